@@ -1,0 +1,55 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Layers point one way: qactd/qactl -> QuickActionsDaemon -> Varlink, QuickActions -> Contacts.
+// QuickActions and Contacts are pure (no files, sockets, clocks or logging).
+let package = Package(
+    name: "qactd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "qactd", targets: ["qactd"]),
+        .executable(name: "qactl", targets: ["qactl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "Contacts"),
+        .target(name: "QuickActions", dependencies: ["Contacts"]),
+        .target(name: "Varlink"),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(
+            name: "QuickActionsDaemon",
+            dependencies: [
+                "QuickActions", "Contacts", "Varlink", "CSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "qactd",
+            dependencies: [
+                "QuickActionsDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "qactl",
+            dependencies: [
+                "Varlink", "QuickActions",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "ContactsTests", dependencies: ["Contacts"]),
+        .testTarget(name: "QuickActionsTests", dependencies: ["QuickActions", "Contacts"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "QuickActionsDaemonTests", dependencies: ["QuickActionsDaemon", "Varlink"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Varlink"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

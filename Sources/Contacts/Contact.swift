@@ -1,0 +1,19 @@
+/// One contact as read from the contacts directory (SPEC §2.4, §3).
+public struct Contact: Hashable, Sendable, Codable {
+    /// vCard `UID`, else the file name without its extension (`#2`, `#3`, … for
+    /// later cards of a several-card file). Contacts are identified by this, never by name.
+    public var identifier: String
+    public var name: String
+    /// The preferred email (`PREF=1` / `TYPE=PREF`), else the first.
+    public var email: String?
+    public var emails: [String]
+    public var favorite: Bool
+
+    public init(identifier: String, name: String, email: String? = nil, emails: [String] = [], favorite: Bool = false) {
+        self.identifier = identifier
+        self.name = name
+        self.email = email
+        self.emails = emails
+        self.favorite = favorite
+    }
+}

@@ -1,0 +1,15 @@
+/// The 29 `UIApplicationShortcutIconType` cases, spelled as in UIKit without the prefix.
+public enum SystemIconType: String, CaseIterable, Hashable, Sendable, Codable {
+    case compose, play, pause, add, location, search, share, prohibit, contact, home
+    case markLocation, favorite, love, cloud, invitation, confirmation, mail, message
+    case date, time, capturePhoto, captureVideo, task, taskCompleted, alarm, bookmark
+    case shuffle, audio, update
+}
+
+/// The icon of a shortcut item. When a static item names several, the symbol
+/// wins over the file and the file over the type (SPEC §2.2).
+public enum ShortcutIcon: Hashable, Sendable {
+    case system(SystemIconType)
+    case symbol(String)
+    case templateFile(String)
+}
