@@ -17,7 +17,7 @@ let package = Package(
     targets: [
         .target(name: "Contacts"),
         .target(name: "QuickActions", dependencies: ["Contacts"]),
-        .target(name: "Varlink"),
+        .target(name: "Varlink", dependencies: ["QuickActions", "Contacts"]),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",

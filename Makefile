@@ -1,0 +1,56 @@
+# qactd — see README.md. `make demo` starts the daemon on the demo contacts,
+# `make check` runs every test; both install what they need first.
+
+SHELL := /bin/bash
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+SYSCONFDIR = $(DESTDIR)$(PREFIX)/etc
+USERUNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
+MANDIR = $(DESTDIR)$(PREFIX)/share/man
+DATADIR = $(DESTDIR)$(PREFIX)/share
+CONFIGURATION ?= release
+
+# The toolchain's usual home on these machines, for shells that did not source /etc/profile.d.
+export PATH := $(PATH):/opt/swift/usr/bin
+SWIFT ?= swift
+BUILD_LOG = .build/check-build.log
+
+.PHONY: all build deps test-deps demo check test install uninstall clean
+
+all: build
+
+deps:
+	scripts/install-deps
+
+test-deps:
+	scripts/install-deps --test
+
+build: deps
+	$(SWIFT) build -c $(CONFIGURATION)
+
+demo: deps
+	scripts/demo
+
+# Build first so that compiler warnings in our own sources fail the check
+# (the package must build warning-free in Swift 6 mode), then every test tier.
+check: test-deps
+	@mkdir -p .build
+	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG); test $${PIPESTATUS[0]} -eq 0
+	@if grep -E '/(Sources|Tests)/.*: warning:' $(BUILD_LOG); then echo "check: the build has warnings (above)" >&2; exit 1; fi
+	$(SWIFT) test --skip-build --disable-swift-testing
+
+test: check
+
+install: build
+	install -d $(BINDIR) $(USERUNITDIR) $(SYSCONFDIR)/qactd $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8
+	install -m 0755 .build/$(CONFIGURATION)/qactd .build/$(CONFIGURATION)/qactl $(BINDIR)/
+	scripts/install-extras "$(DESTDIR)" "$(PREFIX)" ".build/$(CONFIGURATION)"
+
+uninstall:
+	scripts/install-extras --uninstall "$(DESTDIR)" "$(PREFIX)"
+	rm -f $(BINDIR)/qactd $(BINDIR)/qactl
+
+clean:
+	rm -rf .build demo

@@ -1,0 +1,206 @@
+import Contacts
+import QuickActions
+import Varlink
+
+/// The errors a client can meet when it calls the daemon; each maps to one
+/// stable Varlink error name (see `QuickActionsHandler`).
+enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
+    case noSuchShortcut(String)
+    case contactRemoved(identifier: String)
+    case contactNotFound(identifier: String)
+    case invalidConfiguration(String)
+    case invalidParameter(name: String)
+    case appNotResponding(timeoutSeconds: Int)
+
+    var description: String {
+        switch self {
+        case .noSuchShortcut(let message): message
+        case .contactRemoved: "This contact is no longer available"
+        case .contactNotFound(let identifier): "No contact with identifier '\(identifier)'."
+        case .invalidConfiguration(let message): message
+        case .invalidParameter(let name): "Invalid parameter '\(name)'."
+        case .appNotResponding(let seconds): "The app did not answer within \(seconds) s."
+        }
+    }
+}
+
+/// Everything the daemon derives from its configuration file and static items:
+/// replaced as a whole on reload, so a reload that fails leaves it untouched.
+struct DaemonSettings: Sendable {
+    var configuration: DaemonConfiguration
+    var staticItems: StaticItemsFile
+    var favoriteIcon: ShortcutIcon?
+    var dynamicItemConfiguration: DynamicItemConfiguration {
+        DynamicItemConfiguration(favoriteType: configuration.favoriteType, favoriteIcon: favoriteIcon)
+    }
+    /// The app version the files declare: `AppVersion=` wins over `CFBundleShortVersionString`.
+    var declaredAppVersion: String? {
+        configuration.appVersion.isEmpty ? staticItems.appVersion : configuration.appVersion
+    }
+}
+
+/// Counters that let tests and users see how much work the daemon did.
+struct ActivityCounters: Sendable {
+    var eventsHandled = 0
+    var filesParsed = 0
+    var rescans = 0
+}
+
+/// The daemon's state and the rules that change it: one actor, so every change
+/// (a trigger, a recompute, a contacts event) is applied whole and in order.
+/// It never reads the contacts directory itself: the index is fed to it.
+actor DaemonCore {
+    private(set) var settings: DaemonSettings
+    private var state: QuickActionsState
+    private(set) var index: ContactIndex
+    private let store: StateStore<PersistedState>
+    private let logger: Logger
+    private var stateError: String?
+    var activity = ActivityCounters()
+    var watchHealth = WatchHealthInfo(state: "scanning-only", message: "contacts are read at start-up and on reload")
+    var appConnected = false
+    let socketPath: String
+
+    init(settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>, socketPath: String, logger: Logger) {
+        self.settings = settings
+        self.index = index
+        self.store = store
+        self.logger = logger
+        self.socketPath = socketPath
+        var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
+            ?? QuickActionsState(staticItems: settings.staticItems.items)
+        if let declared = settings.declaredAppVersion { state.appVersion = declared }
+        self.state = state
+    }
+
+    // MARK: Queries
+
+    func status() -> StatusReply {
+        let configuration = settings.configuration
+        return StatusReply(
+            version: QactdVersion.string, configFile: configuration.configFile,
+            contactsDirectory: configuration.contactsDirectory, staticItemsFile: configuration.staticItemsPath,
+            stateFile: store.path, socket: socketPath,
+            contacts: index.contactCount, favorites: index.favoriteCount,
+            invalidFiles: index.invalidFiles.map { InvalidFileInfo(path: $0.path, reason: $0.reason) },
+            duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
+            appVersion: state.appVersion, appConnected: appConnected,
+            staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
+            rescans: activity.rescans, eventsHandled: activity.eventsHandled, filesParsed: activity.filesParsed,
+            usage: state.usageCounts, stateError: stateError)
+    }
+
+    func list(_ parameters: ListParameters) throws(QuickActionsCallError) -> ListReply {
+        if let limit = parameters.limit, limit < 0 { throw .invalidParameter(name: "limit") }
+        return currentListing(all: parameters.all ?? false, limit: parameters.limit)
+    }
+
+    func currentListing(all: Bool, limit: Int? = nil) -> ListReply {
+        let listed = state.listing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit)
+        return ListReply(
+            generation: state.generation, launched: state.launched,
+            items: listed.map {
+                ListedItemMessage(item: $0.item, source: $0.source == .static ? .static : .dynamic, displayed: $0.displayed, position: $0.position)
+            })
+    }
+
+    func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
+        guard let contact = index.contact(identifier: identifier) else { throw .contactNotFound(identifier: identifier) }
+        return contact
+    }
+
+    // MARK: App lifecycle
+
+    /// The Linux twin of `sceneWillResignActive(_:)`: derive the dynamic set from
+    /// the live index; only a set that differs bumps the generation and is written.
+    func resignActive(appVersion: String?) -> ResignActiveReply {
+        let outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
+        if outcome.changed {
+            logger.log(.info, "Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                       fields: ["QACTD_GENERATION": String(outcome.generation)])
+        }
+        persist()
+        return ResignActiveReply(changed: outcome.changed, generation: outcome.generation, dynamicCount: outcome.dynamicCount)
+    }
+
+    func recordLifecycleMessage(appVersion: String?) {
+        state.recordLifecycleMessage(appVersion: appVersion)
+        persist()
+    }
+
+    // MARK: Triggers
+
+    func trigger(_ parameters: TriggerParameters) throws(QuickActionsCallError) -> TriggerReply {
+        let target: TriggerTarget
+        switch (parameters.position, parameters.type) {
+        case (let position?, nil):
+            guard parameters.contactIdentifier == nil else { throw .invalidParameter(name: "contactIdentifier") }
+            target = .position(position)
+        case (nil, let type?): target = .type(type, contactIdentifier: parameters.contactIdentifier)
+        case (.some, .some): throw .invalidParameter(name: "type")
+        case (nil, nil): throw .invalidParameter(name: "position")
+        }
+        let index = self.index
+        let result = state.trigger(
+            target, displayLimit: settings.configuration.displayLimit,
+            contactLookup: { index.contact(identifier: $0) }, appConnected: appConnected)
+        switch result {
+        case .success(let resolution):
+            persist()
+            let contactIdentifier = resolution.contact?.identifier ?? ""
+            logger.log(.info, "Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery == .running ? "running" : "launch").",
+                       fields: ["QACTD_SHORTCUT_TYPE": resolution.item.type, "QACTD_CONTACT_ID": contactIdentifier])
+            return TriggerReply(
+                item: resolution.item, contact: resolution.contact,
+                delivery: resolution.delivery == .running ? .running : .launch,
+                handled: false, stale: resolution.stale, position: parameters.position)
+        case .failure(let error):
+            switch error {
+            case .noSuchShortcut(let message): throw .noSuchShortcut(message)
+            case .contactRemoved(let identifier): throw .contactRemoved(identifier: identifier)
+            }
+        }
+    }
+
+    // MARK: Contacts and settings
+
+    func replaceIndex(_ newIndex: ContactIndex, counting activity: ActivityCounters) {
+        index = newIndex
+        self.activity.filesParsed += activity.filesParsed
+        self.activity.rescans += activity.rescans
+        self.activity.eventsHandled += activity.eventsHandled
+    }
+
+    func replaceSettings(_ newSettings: DaemonSettings) {
+        settings = newSettings
+        state.replaceStaticItems(newSettings.staticItems.items)
+        if let declared = newSettings.declaredAppVersion { state.appVersion = declared }
+        persist()
+    }
+
+    // MARK: Persistence
+
+    /// Writes the persisted part of the state if it changed. A failed write keeps
+    /// the previous file and the in-memory state; the next change retries it.
+    private func persist() {
+        do {
+            if try store.saveIfChanged(PersistedState(state)) {
+                logger.log(.debug, "Saved state, generation \(state.generation).", fields: ["QACTD_PATH": store.path])
+            }
+            if stateError != nil {
+                logger.log(.notice, "Writing the state file '\(store.path)' works again.", fields: ["QACTD_PATH": store.path])
+                stateError = nil
+            }
+        } catch {
+            let message = String(describing: error)
+            if stateError != message {
+                logger.log(.error, "Could not save the state, keeping the previous file and the in-memory set: \(message)", fields: ["QACTD_PATH": store.path])
+            }
+            stateError = message
+        }
+    }
+}
+
+public enum QactdVersion {
+    public static let string = "0.1.0"
+}

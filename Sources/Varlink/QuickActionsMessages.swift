@@ -1,0 +1,236 @@
+import Contacts
+import QuickActions
+
+/// The typed messages of `io.qactd.QuickActions`, shared by the daemon and
+/// `qactl` so both sides agree on the wire by construction. Field names follow
+/// the interface description in `QuickActionsInterfaceDescription.swift`.
+public enum QuickActionsInterface {
+    public static let name = "io.qactd.QuickActions"
+
+    public enum Method: String, CaseIterable, Sendable {
+        case status = "Status", list = "List", resignActive = "ResignActive"
+        case becomeActive = "BecomeActive", enterBackground = "EnterBackground"
+        case trigger = "Trigger", connect = "Connect", complete = "Complete", watch = "Watch"
+        case reload = "Reload", getContact = "GetContact"
+
+        public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
+    }
+
+    /// Error names of the interface; the parameters of each are documented in the IDL.
+    public enum ErrorName: String, CaseIterable, Sendable {
+        case noSuchShortcut = "NoSuchShortcut", contactRemoved = "ContactRemoved"
+        case contactNotFound = "ContactNotFound", appNotResponding = "AppNotResponding"
+        case invalidConfiguration = "InvalidConfiguration"
+
+        public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
+    }
+}
+
+/// Decodes any of `{}`, `null` or omitted parameters: the methods that take none.
+public struct NoParameters: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+public struct InvalidFileInfo: Codable, Sendable, Equatable {
+    public var path: String
+    public var reason: String
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+}
+
+public struct WatchHealthInfo: Codable, Sendable, Equatable {
+    /// `watching`, `degraded` (periodic rescans instead of inotify somewhere), `reattaching`, `scanning-only`.
+    public var state: String
+    public var degradedTrees: [String]
+    public var message: String?
+    public init(state: String, degradedTrees: [String] = [], message: String? = nil) {
+        self.state = state
+        self.degradedTrees = degradedTrees
+        self.message = message
+    }
+}
+
+public struct StatusReply: Codable, Sendable, Equatable {
+    public var version: String
+    public var configFile: String?
+    public var contactsDirectory: String
+    public var staticItemsFile: String
+    public var stateFile: String
+    public var socket: String
+    public var contacts: Int
+    public var favorites: Int
+    public var invalidFiles: [InvalidFileInfo]
+    public var duplicates: Int
+    public var generation: UInt64
+    public var launched: Bool
+    public var appVersion: String
+    public var appConnected: Bool
+    public var staticItems: Int
+    public var dynamicItems: Int
+    public var watch: WatchHealthInfo
+    public var rescans: Int
+    public var eventsHandled: Int
+    public var filesParsed: Int
+    public var usage: [String: Int]
+    /// Why the last state write failed, while it keeps failing (it is retried on the next change).
+    public var stateError: String?
+
+    public init(
+        version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
+        stateFile: String, socket: String, contacts: Int, favorites: Int, invalidFiles: [InvalidFileInfo],
+        duplicates: Int, generation: UInt64, launched: Bool, appVersion: String, appConnected: Bool,
+        staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
+        filesParsed: Int, usage: [String: Int], stateError: String?
+    ) {
+        self.version = version
+        self.configFile = configFile
+        self.contactsDirectory = contactsDirectory
+        self.staticItemsFile = staticItemsFile
+        self.stateFile = stateFile
+        self.socket = socket
+        self.contacts = contacts
+        self.favorites = favorites
+        self.invalidFiles = invalidFiles
+        self.duplicates = duplicates
+        self.generation = generation
+        self.launched = launched
+        self.appVersion = appVersion
+        self.appConnected = appConnected
+        self.staticItems = staticItems
+        self.dynamicItems = dynamicItems
+        self.watch = watch
+        self.rescans = rescans
+        self.eventsHandled = eventsHandled
+        self.filesParsed = filesParsed
+        self.usage = usage
+        self.stateError = stateError
+    }
+}
+
+public struct ListParameters: Codable, Sendable, Equatable {
+    public var all: Bool?
+    public var limit: Int?
+    public init(all: Bool? = nil, limit: Int? = nil) {
+        self.all = all
+        self.limit = limit
+    }
+}
+
+public struct ListedItemMessage: Codable, Sendable, Equatable {
+    public enum Source: String, Codable, Sendable { case `static`, dynamic }
+    public var item: ShortcutItem
+    public var source: Source
+    public var displayed: Bool
+    public var position: Int
+    public init(item: ShortcutItem, source: Source, displayed: Bool, position: Int) {
+        self.item = item
+        self.source = source
+        self.displayed = displayed
+        self.position = position
+    }
+}
+
+/// The reply of `List`, and each reply of a `Watch` stream.
+public struct ListReply: Codable, Sendable, Equatable {
+    public var generation: UInt64
+    public var launched: Bool
+    public var items: [ListedItemMessage]
+    public init(generation: UInt64, launched: Bool, items: [ListedItemMessage]) {
+        self.generation = generation
+        self.launched = launched
+        self.items = items
+    }
+}
+
+/// `ResignActive`, `BecomeActive` and `Connect` all take the app's version.
+public struct AppVersionParameters: Codable, Sendable, Equatable {
+    public var appVersion: String?
+    public init(appVersion: String? = nil) { self.appVersion = appVersion }
+}
+
+public struct ResignActiveReply: Codable, Sendable, Equatable {
+    public var changed: Bool
+    public var generation: UInt64
+    public var dynamicCount: Int
+    public init(changed: Bool, generation: UInt64, dynamicCount: Int) {
+        self.changed = changed
+        self.generation = generation
+        self.dynamicCount = dynamicCount
+    }
+}
+
+public struct TriggerParameters: Codable, Sendable, Equatable {
+    public var position: Int?
+    public var type: String?
+    public var contactIdentifier: String?
+    public init(position: Int? = nil, type: String? = nil, contactIdentifier: String? = nil) {
+        self.position = position
+        self.type = type
+        self.contactIdentifier = contactIdentifier
+    }
+}
+
+public struct TriggerReply: Codable, Sendable, Equatable {
+    public enum Delivery: String, Codable, Sendable { case running, launch }
+    public var item: ShortcutItem
+    public var contact: Contact?
+    public var delivery: Delivery
+    public var handled: Bool
+    public var stale: Bool
+    public var position: Int?
+    public init(item: ShortcutItem, contact: Contact?, delivery: Delivery, handled: Bool, stale: Bool, position: Int?) {
+        self.item = item
+        self.contact = contact
+        self.delivery = delivery
+        self.handled = handled
+        self.stale = stale
+        self.position = position
+    }
+}
+
+public struct ReloadReply: Codable, Sendable, Equatable {
+    public var staticItems: Int
+    public var configFile: String?
+    public init(staticItems: Int, configFile: String?) {
+        self.staticItems = staticItems
+        self.configFile = configFile
+    }
+}
+
+public struct GetContactParameters: Codable, Sendable, Equatable {
+    public var identifier: String
+    public init(identifier: String) { self.identifier = identifier }
+}
+
+public struct GetContactReply: Codable, Sendable, Equatable {
+    public var contact: Contact
+    public init(contact: Contact) { self.contact = contact }
+}
+
+// MARK: Error parameters
+
+public struct MessageErrorParameters: Codable, Sendable, Equatable {
+    public var message: String
+    public init(message: String) { self.message = message }
+}
+
+public struct ContactRemovedErrorParameters: Codable, Sendable, Equatable {
+    public var contactIdentifier: String
+    public var message: String
+    public init(contactIdentifier: String, message: String) {
+        self.contactIdentifier = contactIdentifier
+        self.message = message
+    }
+}
+
+public struct ContactNotFoundErrorParameters: Codable, Sendable, Equatable {
+    public var identifier: String
+    public init(identifier: String) { self.identifier = identifier }
+}
+
+public struct AppNotRespondingErrorParameters: Codable, Sendable, Equatable {
+    public var timeoutSeconds: Int
+    public init(timeoutSeconds: Int) { self.timeoutSeconds = timeoutSeconds }
+}

@@ -1,0 +1,156 @@
+import ArgumentParser
+import QuickActions
+import Varlink
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show the daemon's counts, paths, generation and watch health.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: StatusReply = try session.call(.status, NoParameters())
+        session.output.emit(reply) { Render.status(reply, style: $0) }
+    }
+}
+
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the quick actions the launcher shows, in display order.")
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(name: .long, help: "List every item, each marked displayed or not, not only the displayed ones.")
+    var all = false
+    @Option(name: .long, help: ArgumentHelp("Display limit for this listing (default: the configured DisplayLimit).", valueName: "n"))
+    var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit).") }
+    }
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: ListReply = try session.call(.list, ListParameters(all: all ? true : nil, limit: limit))
+        session.output.emit(reply) { Render.list(reply, showDisplayedColumn: all, style: $0) }
+    }
+}
+
+struct TriggerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trigger",
+        abstract: "Trigger a quick action as if the user picked it on the Home Screen.",
+        discussion: """
+            Name the item by its displayed position (1 is the first), or by --type (plus \
+            --contact for a favorite). With an app connected the action is delivered to it; \
+            otherwise it becomes the pending launch item and the configured LaunchCommand starts.
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: ArgumentHelp("The item's displayed position, from 1.", valueName: "position"))
+    var position: Int?
+    @Option(name: .long, help: ArgumentHelp("The item's type, e.g. SearchAction or FavoriteAction.", valueName: "type"))
+    var type: String?
+    @Option(name: .long, help: ArgumentHelp("With --type: the contact identifier of a favorite.", valueName: "id"))
+    var contact: String?
+
+    func validate() throws {
+        switch (position, type) {
+        case (nil, nil): throw ValidationError("Name the item: a POSITION, or --type TYPE.")
+        case (.some, .some): throw ValidationError("Give either a POSITION or --type, not both.")
+        case (let position?, nil) where position < 1:
+            throw ValidationError("POSITION counts from 1; \(position) names no item.")
+        case (.some, nil) where contact != nil: throw ValidationError("--contact goes with --type.")
+        default: break
+        }
+    }
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: TriggerReply = try session.call(
+            .trigger, TriggerParameters(position: position, type: type, contactIdentifier: contact))
+        session.output.emit(reply) { Render.trigger(reply, style: $0) }
+    }
+}
+
+struct ResignActiveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resign-active",
+        abstract: "Tell the daemon the app resigned active, so it recomputes the favorites' quick actions.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(name: .customLong("app-version"), help: ArgumentHelp("The app's version (CFBundleShortVersionString).", valueName: "version"))
+    var appVersion: String?
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: ResignActiveReply = try session.call(.resignActive, AppVersionParameters(appVersion: appVersion))
+        session.output.emit(reply) { Render.resignActive(reply, style: $0) }
+    }
+}
+
+struct ReloadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reload", abstract: "Re-read the configuration and static items (like SIGHUP).")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: ReloadReply = try session.call(.reload, NoParameters())
+        session.output.emit(reply) { Render.reload(reply, style: $0) }
+    }
+}
+
+struct ContactCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "contact", abstract: "Show one contact of the live index by its identifier.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: ArgumentHelp("The contact's identifier (vCard UID, else the file name).", valueName: "id"))
+    var identifier: String
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: GetContactReply = try session.call(.getContact, GetContactParameters(identifier: identifier))
+        session.output.emit(reply) { Render.contact(reply.contact, style: $0) }
+    }
+}
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check a static-items property list offline, without a daemon.",
+        discussion: "Exits 1 and names the file, the item's index and the key when the file does not validate.")
+    @Flag(name: .long, help: "Print machine-readable JSON instead of aligned text.")
+    var json = false
+    @Argument(help: ArgumentHelp("An Info.plist or a plist holding UIApplicationShortcutItems (XML or binary).", valueName: "file"), completion: .file())
+    var file: String
+
+    func run() throws {
+        let output = Output(json: json)
+        let bytes: [UInt8]
+        do {
+            bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        } catch {
+            output.fail(name: "FileNotReadable", message: "cannot read '\(file)': \(Render.describe(error))")
+            throw ExitCode(1)
+        }
+        do {
+            let decoded = try StaticItemsFile.decode(bytes, fileName: file)
+            output.emit(ValidationReport(file: file, valid: true, items: decoded.items, appVersion: decoded.appVersion)) {
+                Render.validation(file: file, decoded, style: $0)
+            }
+        } catch {
+            output.fail(name: "InvalidStaticItems", message: String(describing: error))
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct ValidationReport: Encodable {
+    var file: String
+    var valid: Bool
+    var items: [ShortcutItem]
+    var appVersion: String?
+}

@@ -1,0 +1,28 @@
+import ArgumentParser
+
+@main
+struct Qactl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qactl",
+        abstract: "Query and drive qactd, the Home Screen quick actions daemon.",
+        discussion: """
+            qactl talks to qactd over its Varlink socket: it lists the quick actions a \
+            launcher shows on the app's icon, triggers one as if the user picked it, \
+            tells the daemon the app resigned active, and validates static-item files \
+            offline.
+
+            Exit status: 0 on success, 1 when the daemon answered with an error (or a \
+            file does not validate), 64 on a usage error, 69 when the daemon cannot be \
+            reached.
+            """,
+        version: QactlVersion.string,
+        subcommands: [
+            StatusCommand.self, ListCommand.self, TriggerCommand.self, ResignActiveCommand.self,
+            ReloadCommand.self, ContactCommand.self, ValidateCommand.self,
+        ]
+    )
+}
+
+enum QactlVersion {
+    static let string = "0.1.0"
+}

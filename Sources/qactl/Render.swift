@@ -1,0 +1,132 @@
+import Contacts
+import QuickActions
+import Varlink
+
+/// Human-readable renderings of the daemon's replies.
+enum Render {
+    static func status(_ status: StatusReply, style: Style) -> String {
+        let favorites = "\(status.favorites) favorite\(status.favorites == 1 ? "" : "s")"
+        var contacts = "\(status.contacts) (\(favorites)"
+        if !status.invalidFiles.isEmpty { contacts += ", \(status.invalidFiles.count) invalid file\(status.invalidFiles.count == 1 ? "" : "s")" }
+        if status.duplicates > 0 { contacts += ", \(status.duplicates) duplicate identifier\(status.duplicates == 1 ? "" : "s")" }
+        contacts += ")"
+        let watchState = status.watch.state == "watching" ? style.green(status.watch.state) : style.yellow(status.watch.state)
+        var rows: [(String, String)] = [
+            ("contacts", contacts),
+            ("quick actions", "\(status.staticItems) static, \(status.dynamicItems) dynamic, generation \(status.generation)"),
+            ("app", "\(status.launched ? "launched" : "not launched yet")"
+                + (status.appVersion.isEmpty ? "" : ", version \(status.appVersion)")
+                + (status.appConnected ? ", connected" : "")),
+            ("watch", watchState + (status.watch.message.map { " (\($0))" } ?? "")),
+            ("activity", "\(status.eventsHandled) events, \(status.filesParsed) files parsed, \(status.rescans) rescans"),
+            ("contacts dir", status.contactsDirectory),
+            ("static items", status.staticItemsFile),
+            ("config", status.configFile ?? "(built-in defaults)"),
+            ("state", status.stateFile),
+            ("socket", status.socket),
+        ]
+        for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
+        for (key, count) in status.usage.sorted(by: { $0.key < $1.key }) { rows.append(("used", "\(count)× \(key)")) }
+        let width = rows.map(\.0.count).max() ?? 0
+        var lines = [style.bold("qactd \(status.version)")]
+        lines += rows.map { "  " + style.dim($0.0.padding(to: width)) + "  " + $0.1 }
+        if !status.invalidFiles.isEmpty {
+            lines.append(style.bold("invalid files"))
+            lines += status.invalidFiles.map { "  " + style.red($0.path) + ": " + $0.reason }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func list(_ reply: ListReply, showDisplayedColumn: Bool, style: Style) -> String {
+        if reply.items.isEmpty { return style.dim("no quick actions (generation \(reply.generation))") }
+        var header = ["#", "SOURCE", "TYPE", "TITLE", "SUBTITLE", "ICON"]
+        if showDisplayedColumn { header.insert("SHOWN", at: 1) }
+        var table = Table(header: header)
+        for listed in reply.items {
+            var row = [
+                String(listed.position), listed.source.rawValue, listed.item.type, listed.item.title,
+                listed.item.subtitle ?? "", listed.item.icon?.configurationValue ?? "",
+            ]
+            if showDisplayedColumn { row.insert(listed.displayed ? "yes" : "no", at: 1) }
+            table.rows.append(row)
+        }
+        let body = table.render(style: style) { row, _, text in
+            reply.items[row].displayed ? text : style.dim(text)
+        }
+        let footer = reply.launched ? "" : "\n" + style.dim("(the app has not launched yet: only static items are shown)")
+        return body + footer
+    }
+
+    static func trigger(_ reply: TriggerReply, style: Style) -> String {
+        var lines = ["\(style.bold(reply.item.title)) (\(reply.item.type))"]
+        if let contact = reply.contact {
+            lines.append("  contact   \(contact.name) [\(contact.identifier)]" + (contact.email.map { " <\($0)>" } ?? ""))
+        }
+        switch reply.delivery {
+        case .running:
+            lines.append("  delivery  to the running app, " + (reply.handled ? style.green("handled") : style.yellow("not handled")))
+        case .launch:
+            lines.append("  delivery  at launch (pending until the app connects)")
+        }
+        if reply.stale {
+            lines.append("  " + style.yellow("stale: the app was updated since this item was made; it is refreshed at the next resign-active"))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func resignActive(_ reply: ResignActiveReply, style: Style) -> String {
+        let items = "\(reply.dynamicCount) dynamic item\(reply.dynamicCount == 1 ? "" : "s")"
+        return reply.changed
+            ? "updated: \(items), generation \(reply.generation)"
+            : "unchanged: \(items), generation \(reply.generation)"
+    }
+
+    static func reload(_ reply: ReloadReply, style: Style) -> String {
+        "reloaded \(reply.configFile ?? "built-in defaults"): \(reply.staticItems) static item\(reply.staticItems == 1 ? "" : "s")"
+    }
+
+    static func contact(_ contact: Contact, style: Style) -> String {
+        var lines = [style.bold(contact.name) + (contact.favorite ? " " + style.yellow("★ favorite") : "")]
+        lines.append("  identifier  \(contact.identifier)")
+        if let email = contact.email { lines.append("  email       \(email)") }
+        for other in contact.emails where other != contact.email { lines.append("              \(other)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func validation(file: String, _ decoded: StaticItemsFile, style: Style) -> String {
+        var lines = ["\(file): " + style.green("valid") + ", \(decoded.items.count) static item\(decoded.items.count == 1 ? "" : "s")"
+            + (decoded.appVersion.map { ", app version \($0)" } ?? "")]
+        var table = Table(header: ["#", "TYPE", "TITLE", "SUBTITLE", "ICON"])
+        for (index, item) in decoded.items.enumerated() {
+            table.rows.append([String(index), item.type, item.title, item.subtitle ?? "", item.icon?.configurationValue ?? ""])
+        }
+        if !decoded.items.isEmpty { lines.append(table.render(style: style)) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The daemon's own sentence when the error carries one, else the error name and its parameters.
+    static func remoteError(name: String, parameters: JSONValue?) -> String {
+        if case .object(let fields)? = parameters, case .string(let message)? = fields["message"] {
+            return message
+        }
+        let shortName = name.split(separator: ".").last.map(String.init) ?? name
+        switch (shortName, parameters) {
+        case ("ContactNotFound", .object(let fields)?):
+            if case .string(let identifier)? = fields["identifier"] { return "no contact with identifier '\(identifier)'" }
+        case ("InvalidParameter", .object(let fields)?):
+            if case .string(let parameter)? = fields["parameter"] { return "the daemon rejected parameter '\(parameter)'" }
+        default: break
+        }
+        return "the daemon answered \(name)" + (parameters.map { " \($0)" } ?? "")
+    }
+
+    static func describe(_ error: any Error) -> String {
+        String(describing: error)
+    }
+}
+
+extension String {
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Varlink
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One call to the daemon: the only place qactl touches the Varlink client, and
+/// the place where client errors become exit statuses (1 remote error, 69 unreachable).
+struct Session {
+    let socketPath: String
+    let output: Output
+
+    init(_ connection: ConnectionOptions) {
+        socketPath = connection.socketPath
+        output = Output(json: connection.json)
+    }
+
+    func call<Parameters: Encodable, Reply: Decodable>(
+        _ method: QuickActionsInterface.Method, _ parameters: Parameters
+    ) throws -> Reply {
+        do {
+            let client = try VarlinkClient(unixSocketPath: socketPath)
+            let reply = try client.call(method.qualifiedName, parameters: try JSONValue(encoding: parameters))
+            return try reply.decode(Reply.self)
+        } catch let error as VarlinkClientError {
+            throw report(error)
+        }
+    }
+
+    private func report(_ error: VarlinkClientError) -> ExitCode {
+        switch error {
+        case .daemonUnreachable:
+            output.fail(
+                name: "DaemonUnreachable", message: String(describing: error),
+                hint: "start it with: systemctl --user start qactd.socket (or run qactd by hand)")
+            return ExitCode(69)
+        case .remote(let name, let parameters):
+            output.fail(name: name, message: Render.remoteError(name: name, parameters: parameters), parameters: parameters)
+            return ExitCode(1)
+        default:
+            output.fail(name: "ProtocolError", message: String(describing: error))
+            return ExitCode(1)
+        }
+    }
+}
