@@ -78,7 +78,7 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     private var lastPersisted: Payload?
     private var temporaryFileCounter = 0
     private let now: @Sendable () -> Date
-    /// Lets tests fail a chosen step after it ran, to prove the clean-up path.
+    /// Lets tests fail a chosen step in place of its system call, to prove the clean-up path.
     var injectedFailure: StateSaveStep?
 
     public init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -170,33 +170,45 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         bytes.append(UInt8(ascii: "\n"))
 
         try ensureDirectory()
-        temporaryFileCounter += 1
-        let temporaryPath = paths.directory + "/.\(StatePaths.stateFileName).tmp-\(getpid())-\(temporaryFileCounter)"
         var step = StateSaveStep.createTemporaryFile
         var descriptor: CInt = -1
+        var temporaryPath = ""
         do throws(SystemCallError) {
-            descriptor = try retryingSystemCall("open", path: temporaryPath) {
-                open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            try failIfInjected(step, paths.directory)
+            // A crashed earlier daemon with the same (reused) pid may have left a file of
+            // the same name: O_EXCL refuses it, and the next counter value is tried.
+            while descriptor < 0 {
+                temporaryFileCounter += 1
+                let candidate =
+                    paths.directory + "/.\(StatePaths.stateFileName).tmp-\(getpid())-\(temporaryFileCounter)"
+                do {
+                    descriptor = try retryingSystemCall("open", path: candidate) {
+                        open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                    }
+                    temporaryPath = candidate
+                } catch where error.errno == EEXIST && temporaryFileCounter % 1000 != 0 {
+                    continue
+                }
             }
-            try failIfInjected(step, temporaryPath)
             step = .write
+            try failIfInjected(step, temporaryPath)
             try FileIO.writeAll(descriptor, bytes, path: temporaryPath)
-            try failIfInjected(step, temporaryPath)
             step = .syncFile
-            try retryingSystemCall("fsync", path: temporaryPath) { fsync(descriptor) }
             try failIfInjected(step, temporaryPath)
+            try retryingSystemCall("fsync", path: temporaryPath) { fsync(descriptor) }
             step = .close
             // close(2) must not be retried on EINTR on Linux: the descriptor is gone either way.
             let closeResult = close(descriptor)
             descriptor = -1
             if closeResult != 0 { throw SystemCallError(call: "close", path: temporaryPath, errno: errno) }
             step = .rename
-            try retryingSystemCall("rename", path: temporaryPath) { rename(temporaryPath, paths.stateFile) }
             try failIfInjected(step, temporaryPath)
+            try retryingSystemCall("rename", path: temporaryPath) { rename(temporaryPath, paths.stateFile) }
         } catch {
             if descriptor >= 0 { close(descriptor) }
-            unlink(temporaryPath)
-            throw .saveFailed(step: step, path: step == .rename ? paths.stateFile : temporaryPath, reason: error.description)
+            // Only a file this call created is removed; an empty path means open never succeeded.
+            if !temporaryPath.isEmpty { unlink(temporaryPath) }
+            throw .saveFailed(step: step, path: error.path ?? paths.stateFile, reason: error.description)
         }
         // The rename is only durable once the folder entry is on disk; the new file is in
         // place either way, so the payload counts as persisted even if this fsync fails.
@@ -210,10 +222,6 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     private func failIfInjected(_ step: StateSaveStep, _ path: String) throws(SystemCallError) {
         if injectedFailure == step {
-            if step == .rename {
-                // Undo the rename so the test sees what a real rename failure leaves behind.
-                rename(paths.stateFile, path)
-            }
             throw SystemCallError(call: "injected", path: path, errno: EIO)
         }
     }
