@@ -1,0 +1,258 @@
+import Foundation
+import Glibc
+
+/// Where the persisted state lives (SPEC §4).
+public struct StatePaths: Equatable, Sendable {
+    public static let stateFileName = "state.json"
+
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    public var stateFile: String { directory + "/" + Self.stateFileName }
+
+    /// `$STATE_DIRECTORY` (systemd's `StateDirectory=`; the first entry when it lists several),
+    /// else `$XDG_STATE_HOME/qactd`, else `~/.local/state/qactd`.
+    public static func resolve(environment: [String: String]) throws(StateStoreError) -> StatePaths {
+        if let stateDirectory = environment["STATE_DIRECTORY"],
+            let first = stateDirectory.split(separator: ":").first, first.hasPrefix("/")
+        {
+            return StatePaths(directory: String(first))
+        }
+        if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") {
+            return StatePaths(directory: stateHome + "/qactd")
+        }
+        guard let home = environment["HOME"], home.hasPrefix("/") else {
+            throw .noStateDirectory
+        }
+        return StatePaths(directory: (home == "/" ? "" : home) + "/.local/state/qactd")
+    }
+}
+
+/// The step of an atomic save, named in errors so a failure says what was being done.
+public enum StateSaveStep: String, Sendable, Equatable {
+    case encode, createDirectory = "create the state folder", createTemporaryFile = "create the temporary file"
+    case write = "write the temporary file", syncFile = "fsync the temporary file", close = "close the temporary file"
+    case rename = "rename the temporary file over the state file", syncDirectory = "fsync the state folder"
+}
+
+public enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noStateDirectory
+    case saveFailed(step: StateSaveStep, path: String, reason: String)
+    case loadFailed(path: String, reason: String)
+    case moveAsideFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .noStateDirectory:
+            return "Neither STATE_DIRECTORY, XDG_STATE_HOME nor HOME is set, so there is no folder to keep state in."
+        case .saveFailed(let step, let path, let reason):
+            return "Could not save the state: failed to \(step.rawValue) \"\(path)\": \(reason) The previous state file is unchanged."
+        case .loadFailed(let path, let reason):
+            return "Could not read the state file \"\(path)\": \(reason)"
+        case .moveAsideFailed(let path, let reason):
+            return "The state file \"\(path)\" is corrupt and could not be moved aside: \(reason)"
+        }
+    }
+}
+
+public enum StateLoadOutcome<Payload: Sendable>: Sendable {
+    /// No state file yet: the first run.
+    case fresh
+    case loaded(Payload)
+    /// The file did not decode; it was renamed to `movedTo` so the daemon can start clean
+    /// while the evidence is kept for a bug report.
+    case corrupt(movedTo: String, reason: String)
+}
+
+extension StateLoadOutcome: Equatable where Payload: Equatable {}
+
+/// Persists one `Codable` payload atomically and durably: a crash at any instant
+/// leaves either the old or the new file, complete (SPEC §4).
+///
+/// A value type: the one owner of the daemon's state holds it and serialises access.
+public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
+    public let paths: StatePaths
+    private var lastPersisted: Payload?
+    private var temporaryFileCounter = 0
+    private let now: @Sendable () -> Date
+    /// Lets tests fail a chosen step in place of its system call, to prove the clean-up path.
+    var injectedFailure: StateSaveStep?
+
+    public init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.paths = paths
+        self.now = now
+    }
+
+    // MARK: Loading
+
+    public mutating func load() throws(StateStoreError) -> StateLoadOutcome<Payload> {
+        let path = paths.stateFile
+        let bytes: [UInt8]
+        do {
+            guard let read = try FileIO.readFileIfPresent(path) else {
+                lastPersisted = nil
+                return .fresh
+            }
+            bytes = read
+        } catch {
+            throw .loadFailed(path: path, reason: error.description)
+        }
+        do {
+            let payload = try JSONDecoder().decode(Payload.self, from: Data(bytes))
+            lastPersisted = payload
+            return .loaded(payload)
+        } catch {
+            let reason = bytes.isEmpty ? "the file is empty" : Self.describe(decodingError: error)
+            let destination = try moveAside(path)
+            lastPersisted = nil
+            return .corrupt(movedTo: destination, reason: reason)
+        }
+    }
+
+    private func moveAside(_ path: String) throws(StateStoreError) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let base = path + ".corrupt-" + formatter.string(from: now())
+        var candidate = base
+        var attempt = 1
+        do {
+            // Two corrupt files within one second must not overwrite each other's evidence.
+            while try FileIO.fileExists(candidate) {
+                attempt += 1
+                candidate = base + "-\(attempt)"
+            }
+            try retryingSystemCall("rename", path: path) { rename(path, candidate) }
+        } catch {
+            throw .moveAsideFailed(path: path, reason: error.description)
+        }
+        return candidate
+    }
+
+    private static func describe(decodingError error: Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context):
+            return "it is not valid JSON (\(context.debugDescription))"
+        case DecodingError.keyNotFound(let key, _):
+            return "the key \"\(key.stringValue)\" is missing"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "the value at \"\(path)\" has the wrong type (\(context.debugDescription))"
+        default:
+            return "\(error)"
+        }
+    }
+
+    // MARK: Saving
+
+    /// Saves only when `payload` differs from what was last saved or loaded; returns whether it wrote.
+    @discardableResult
+    public mutating func saveIfChanged(_ payload: Payload) throws(StateStoreError) -> Bool {
+        if let lastPersisted, lastPersisted == payload { return false }
+        try save(payload)
+        return true
+    }
+
+    /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
+    public mutating func save(_ payload: Payload) throws(StateStoreError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var bytes: [UInt8]
+        do {
+            bytes = Array(try encoder.encode(payload))
+        } catch {
+            throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
+        }
+        bytes.append(UInt8(ascii: "\n"))
+
+        try ensureDirectory()
+        var step = StateSaveStep.createTemporaryFile
+        var descriptor: CInt = -1
+        var temporaryPath = ""
+        do throws(SystemCallError) {
+            try failIfInjected(step, paths.directory)
+            // A crashed earlier daemon with the same (reused) pid may have left a file of
+            // the same name: O_EXCL refuses it, and the next counter value is tried.
+            while descriptor < 0 {
+                temporaryFileCounter += 1
+                let candidate =
+                    paths.directory + "/.\(StatePaths.stateFileName).tmp-\(getpid())-\(temporaryFileCounter)"
+                do {
+                    descriptor = try retryingSystemCall("open", path: candidate) {
+                        open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                    }
+                    temporaryPath = candidate
+                } catch where error.errno == EEXIST && temporaryFileCounter % 1000 != 0 {
+                    continue
+                }
+            }
+            step = .write
+            try failIfInjected(step, temporaryPath)
+            try FileIO.writeAll(descriptor, bytes, path: temporaryPath)
+            step = .syncFile
+            try failIfInjected(step, temporaryPath)
+            try retryingSystemCall("fsync", path: temporaryPath) { fsync(descriptor) }
+            step = .close
+            // close(2) must not be retried on EINTR on Linux: the descriptor is gone either way.
+            let closeResult = close(descriptor)
+            descriptor = -1
+            if closeResult != 0 { throw SystemCallError(call: "close", path: temporaryPath, errno: errno) }
+            step = .rename
+            try failIfInjected(step, temporaryPath)
+            try retryingSystemCall("rename", path: temporaryPath) { rename(temporaryPath, paths.stateFile) }
+        } catch {
+            if descriptor >= 0 { close(descriptor) }
+            // Only a file this call created is removed; an empty path means open never succeeded.
+            if !temporaryPath.isEmpty { unlink(temporaryPath) }
+            throw .saveFailed(step: step, path: error.path ?? paths.stateFile, reason: error.description)
+        }
+        // The rename is only durable once the folder entry is on disk; the new file is in
+        // place either way, so the payload counts as persisted even if this fsync fails.
+        lastPersisted = payload
+        do {
+            try syncDirectory()
+        } catch {
+            throw .saveFailed(step: .syncDirectory, path: paths.directory, reason: error.description)
+        }
+    }
+
+    private func failIfInjected(_ step: StateSaveStep, _ path: String) throws(SystemCallError) {
+        if injectedFailure == step {
+            throw SystemCallError(call: "injected", path: path, errno: EIO)
+        }
+    }
+
+    private func syncDirectory() throws(SystemCallError) {
+        let directory = paths.directory
+        let descriptor = try retryingSystemCall("open", path: directory) {
+            open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        defer { close(descriptor) }
+        try retryingSystemCall("fsync", path: directory) { fsync(descriptor) }
+    }
+
+    /// Creates the state folder (and missing parents) with mode 0700: state may name contacts.
+    private func ensureDirectory() throws(StateStoreError) {
+        var missing: [String] = []
+        var current = paths.directory
+        do {
+            while !current.isEmpty, current != "/", !(try FileIO.fileExists(current)) {
+                missing.append(current)
+                current = ConfigurationLoader.directoryName(of: current)
+            }
+            for directory in missing.reversed() {
+                do {
+                    try retryingSystemCall("mkdir", path: directory) { mkdir(directory, 0o700) }
+                } catch where error.errno == EEXIST {
+                    continue
+                }
+            }
+        } catch {
+            throw .saveFailed(step: .createDirectory, path: paths.directory, reason: error.description)
+        }
+    }
+}

@@ -1,0 +1,314 @@
+import Foundation
+import XCTest
+
+@testable import QuickActionsDaemon
+
+final class ConfigurationTests: XCTestCase {
+    let environment = ["HOME": "/home/ada", "XDG_RUNTIME_DIR": "/run/user/1000"]
+
+    func parse(_ text: String, file: String? = "/etc/qactd/qactd.conf") throws -> LoadedConfiguration {
+        try ConfigurationLoader.parse(text: text, file: file, environment: environment, userID: 1000)
+    }
+
+    func assertError(_ text: String, _ expected: String, line: UInt = #line) {
+        XCTAssertThrowsError(try parse(text), line: line) { error in
+            XCTAssertEqual("\(error)", expected, line: line)
+        }
+    }
+
+    // MARK: INI syntax
+
+    func testCommentsWhitespaceAndEmptyLines() throws {
+        let assignments = try INIParser.parse(
+            """
+            # a comment
+              ; another comment
+
+            [Shortcuts]
+              DisplayLimit   =   6  \r
+            FavoriteType=Call=Now
+            Empty=
+            """, file: "x.conf")
+        XCTAssertEqual(
+            assignments,
+            [
+                INIAssignment(section: "Shortcuts", key: "DisplayLimit", value: "6", line: 5),
+                INIAssignment(section: "Shortcuts", key: "FavoriteType", value: "Call=Now", line: 6),
+                INIAssignment(section: "Shortcuts", key: "Empty", value: "", line: 7),
+            ])
+    }
+
+    func testSyntaxErrorsNameFileAndLine() {
+        XCTAssertThrowsError(try INIParser.parse("# c\nDisplayLimit=4\n", file: "a.conf")) { error in
+            XCTAssertEqual(error as? ConfigurationError, .entryOutsideSection(file: "a.conf", line: 2, key: "DisplayLimit"))
+            XCTAssertEqual("\(error)", "a.conf:2: the key \"DisplayLimit\" appears before any [Section] header.")
+        }
+        XCTAssertThrowsError(try INIParser.parse("[App]\n\nnonsense\n", file: "a.conf")) { error in
+            XCTAssertEqual(error as? ConfigurationError, .lineWithoutAssignment(file: "a.conf", line: 3, text: "nonsense"))
+        }
+        XCTAssertThrowsError(try INIParser.parse("[App\n", file: "a.conf")) { error in
+            XCTAssertEqual(error as? ConfigurationError, .malformedSectionHeader(file: "a.conf", line: 1, text: "[App"))
+        }
+        XCTAssertThrowsError(try INIParser.parse("[App]\n = x\n", file: "a.conf")) { error in
+            XCTAssertEqual(error as? ConfigurationError, .emptyKey(file: "a.conf", line: 2))
+        }
+    }
+
+    func testLaterAssignmentWins() throws {
+        let loaded = try parse("[Shortcuts]\nDisplayLimit=2\n[Shortcuts]\nDisplayLimit=3\n")
+        XCTAssertEqual(loaded.configuration.displayLimit, 3)
+    }
+
+    // MARK: Defaults and typed values
+
+    func testBuiltInDefaults() throws {
+        let loaded = try parse("", file: nil)
+        let configuration = loaded.configuration
+        XCTAssertEqual(configuration.source, .builtInDefaults)
+        XCTAssertEqual(configuration.contactsDirectory, "/home/ada/.local/share/contacts")
+        XCTAssertEqual(configuration.favoriteCategories, ["favorite", "favorites", "starred"])
+        XCTAssertEqual(configuration.maxFileBytes, 1_048_576)
+        XCTAssertEqual(configuration.staticItemsPath, "/home/ada/.config/qactd/shortcuts.plist")
+        XCTAssertEqual(configuration.displayLimit, 4)
+        XCTAssertEqual(configuration.favoriteType, "FavoriteAction")
+        XCTAssertEqual(configuration.favoriteIcon, "symbol:star.fill")
+        XCTAssertNil(configuration.appVersion)
+        XCTAssertEqual(configuration.recompute, .resignActive)
+        XCTAssertEqual(configuration.recomputeSettle, .milliseconds(50))
+        XCTAssertEqual(configuration.launchCommand, [])
+        XCTAssertEqual(configuration.responseTimeout, .seconds(5))
+        XCTAssertEqual(configuration.socketPath, "/run/user/1000/qactd/qactd.sock")
+        XCTAssertEqual(configuration.maxConnections, 256)
+        XCTAssertEqual(configuration.maxMessageBytes, 1_048_576)
+        XCTAssertEqual(loaded.warnings, [])
+    }
+
+    func testEveryKeySet() throws {
+        let configuration = try parse(
+            """
+            [Contacts]
+            Directory=contacts
+            FavoriteCategories= VIP , starred,,
+            MaxFileBytes=2048
+            [Shortcuts]
+            StaticItems=/opt/app/Info.plist
+            DisplayLimit=6
+            FavoriteType=CallFavorite
+            FavoriteIcon=file:icons/star.png
+            AppVersion=2.1
+            Recompute=change
+            RecomputeSettleMSec=0
+            [App]
+            LaunchCommand=/usr/bin/contacts-app --open 'my shortcut'
+            ResponseTimeoutSec=500ms
+            [Daemon]
+            Socket=~/qactd.sock
+            MaxConnections=8
+            MaxMessageBytes=4096
+            """
+        ).configuration
+        XCTAssertEqual(configuration.source, .file("/etc/qactd/qactd.conf"))
+        XCTAssertEqual(configuration.contactsDirectory, "/etc/qactd/contacts")
+        XCTAssertEqual(configuration.favoriteCategories, ["VIP", "starred"])
+        XCTAssertEqual(configuration.maxFileBytes, 2048)
+        XCTAssertEqual(configuration.staticItemsPath, "/opt/app/Info.plist")
+        XCTAssertEqual(configuration.displayLimit, 6)
+        XCTAssertEqual(configuration.favoriteType, "CallFavorite")
+        XCTAssertEqual(configuration.favoriteIcon, "file:/etc/qactd/icons/star.png")
+        XCTAssertEqual(configuration.appVersion, "2.1")
+        XCTAssertEqual(configuration.recompute, .change)
+        XCTAssertEqual(configuration.recomputeSettle, .zero)
+        XCTAssertEqual(configuration.launchCommand, ["/usr/bin/contacts-app", "--open", "my shortcut"])
+        XCTAssertEqual(configuration.responseTimeout, .milliseconds(500))
+        XCTAssertEqual(configuration.socketPath, "/home/ada/qactd.sock")
+        XCTAssertEqual(configuration.maxConnections, 8)
+        XCTAssertEqual(configuration.maxMessageBytes, 4096)
+    }
+
+    func testIconPrefixesAccepted() throws {
+        for icon in ["symbol:heart", "type:favorite", "system:love"] {
+            XCTAssertEqual(try parse("[Shortcuts]\nFavoriteIcon=\(icon)\n").configuration.favoriteIcon, icon)
+        }
+    }
+
+    func testTimeoutSpellings() throws {
+        XCTAssertEqual(try parse("[App]\nResponseTimeoutSec=2\n").configuration.responseTimeout, .seconds(2))
+        XCTAssertEqual(try parse("[App]\nResponseTimeoutSec=1.5\n").configuration.responseTimeout, .milliseconds(1500))
+        XCTAssertEqual(try parse("[App]\nResponseTimeoutSec=3s\n").configuration.responseTimeout, .seconds(3))
+    }
+
+    func testRuntimeDirectoryFallsBackToRunUser() throws {
+        let configuration = try ConfigurationLoader.parse(
+            text: "", file: nil, environment: ["HOME": "/home/ada"], userID: 1234
+        ).configuration
+        XCTAssertEqual(configuration.socketPath, "/run/user/1234/qactd/qactd.sock")
+    }
+
+    func testMissingHomeIsAClearError() {
+        XCTAssertThrowsError(try ConfigurationLoader.parse(text: "", file: nil, environment: [:], userID: 0)) { error in
+            XCTAssertEqual(error as? ConfigurationError, .homeDirectoryUnknown)
+        }
+    }
+
+    // MARK: Malformed values
+
+    func testMalformedValuesNameFileLineKeyAndValue() {
+        assertError(
+            "[Contacts]\n\n\n\n\n[Shortcuts]\nDisplayLimit=four\n",
+            "/etc/qactd/qactd.conf:7: [Shortcuts] DisplayLimit: \"four\" is not a positive integer")
+        assertError(
+            "[Shortcuts]\nDisplayLimit=0\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] DisplayLimit: \"0\" is not a positive integer")
+        assertError(
+            "[Contacts]\nMaxFileBytes=-5\n",
+            "/etc/qactd/qactd.conf:2: [Contacts] MaxFileBytes: \"-5\" is not a positive integer")
+        assertError(
+            "[Daemon]\nMaxConnections=1e3\n",
+            "/etc/qactd/qactd.conf:2: [Daemon] MaxConnections: \"1e3\" is not a positive integer")
+        assertError(
+            "[Daemon]\nMaxMessageBytes=\n",
+            "/etc/qactd/qactd.conf:2: [Daemon] MaxMessageBytes: \"\" is not a positive integer")
+        assertError(
+            "[Shortcuts]\nRecompute=sometimes\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] Recompute: \"sometimes\" is not one of \"resign-active\" or \"change\"")
+        assertError(
+            "[Shortcuts]\nFavoriteType=\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteType: \"\" must not be empty")
+        assertError(
+            "[Shortcuts]\nRecomputeSettleMSec=-1\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] RecomputeSettleMSec: \"-1\" is not a non-negative integer")
+        assertError(
+            "[App]\nResponseTimeoutSec=0\n",
+            "/etc/qactd/qactd.conf:2: [App] ResponseTimeoutSec: \"0\" is not a positive number of seconds (e.g. 5, 0.5, 500ms)")
+        assertError(
+            "[App]\nResponseTimeoutSec=soon\n",
+            "/etc/qactd/qactd.conf:2: [App] ResponseTimeoutSec: \"soon\" is not a positive number of seconds (e.g. 5, 0.5, 500ms)")
+        assertError(
+            "[Shortcuts]\nFavoriteIcon=star.fill\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteIcon: \"star.fill\" is not an icon: use \"symbol:NAME\", \"type:NAME\" (or \"system:NAME\") or \"file:PATH\"")
+        assertError(
+            "[Shortcuts]\nFavoriteIcon=symbol:\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteIcon: \"symbol:\" names no icon after \"symbol:\"")
+        assertError(
+            "[Contacts]\nDirectory=\n",
+            "/etc/qactd/qactd.conf:2: [Contacts] Directory: \"\" is not a path")
+        assertError(
+            "[App]\nLaunchCommand=app --name 'unfinished\n",
+            "/etc/qactd/qactd.conf:2: [App] LaunchCommand: \"app --name 'unfinished\" has an unterminated quote.")
+        assertError(
+            "[App]\nLaunchCommand=app \\\n",
+            "/etc/qactd/qactd.conf:2: [App] LaunchCommand: \"app \\\" ends with a backslash that escapes nothing.")
+    }
+
+    func testUnknownSectionsAndKeysAreWarnings() throws {
+        let loaded = try parse("[Shortcuts]\nDisplayLimt=3\n[Extras]\nColour=red\n[Extras]\n")
+        XCTAssertEqual(loaded.configuration.displayLimit, 4)
+        XCTAssertEqual(
+            loaded.warnings,
+            [
+                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 3, section: "Extras", key: nil, kind: .unknownSection),
+                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 2, section: "Shortcuts", key: "DisplayLimt", kind: .unknownKey),
+            ])
+        XCTAssertEqual(
+            loaded.warnings[1].description,
+            "/etc/qactd/qactd.conf:2: [Shortcuts] unknown key \"DisplayLimt\", ignoring.")
+    }
+
+    // MARK: Command-line splitting
+
+    func testLaunchCommandSplitting() throws {
+        XCTAssertEqual(try CommandLineSplitter.split(""), [])
+        XCTAssertEqual(try CommandLineSplitter.split("   "), [])
+        XCTAssertEqual(try CommandLineSplitter.split("a  b\tc"), ["a", "b", "c"])
+        XCTAssertEqual(try CommandLineSplitter.split("app 'two words' \"x y\""), ["app", "two words", "x y"])
+        XCTAssertEqual(try CommandLineSplitter.split("a\\ b c"), ["a b", "c"])
+        XCTAssertEqual(try CommandLineSplitter.split("'' \"\""), ["", ""])
+        XCTAssertEqual(try CommandLineSplitter.split("pre'quoted'post"), ["prequotedpost"])
+        XCTAssertEqual(try CommandLineSplitter.split(#""say \"hi\" \$HOME \n""#), [#"say "hi" $HOME \n"#])
+        XCTAssertEqual(try CommandLineSplitter.split(#"'no \escapes'"#), [#"no \escapes"#])
+        XCTAssertEqual(try CommandLineSplitter.split("$HOME; rm -rf /"), ["$HOME;", "rm", "-rf", "/"])
+        XCTAssertThrowsError(try CommandLineSplitter.split("'open")) { error in
+            XCTAssertEqual(error as? CommandLineSplitError, .unterminatedQuote)
+        }
+        XCTAssertThrowsError(try CommandLineSplitter.split("\"open")) { error in
+            XCTAssertEqual(error as? CommandLineSplitError, .unterminatedQuote)
+        }
+        XCTAssertThrowsError(try CommandLineSplitter.split("end\\")) { error in
+            XCTAssertEqual(error as? CommandLineSplitError, .danglingBackslash)
+        }
+    }
+
+    // MARK: Lookup order and files
+
+    func makeTemporaryDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "qactd-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    func write(_ text: String, to path: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+    }
+
+    func testLookupOrder() throws {
+        let root = try makeTemporaryDirectory()
+        let environment = ["HOME": root + "/home", "XDG_CONFIG_HOME": root + "/config"]
+        let systemLocal = root + "/usr/local/etc/qactd/qactd.conf"
+        let system = root + "/etc/qactd/qactd.conf"
+        let candidates = [systemLocal, system]
+
+        XCTAssertNil(try ConfigurationLoader.locate(explicitPath: nil, environment: environment, systemCandidates: candidates))
+        let none = try ConfigurationLoader.load(explicitPath: nil, environment: environment, systemCandidates: candidates, userID: 1)
+        XCTAssertEqual(none.configuration.source, .builtInDefaults)
+        XCTAssertEqual(none.configuration.staticItemsPath, root + "/config/qactd/shortcuts.plist")
+
+        try write("[Shortcuts]\nDisplayLimit=2\n", to: system)
+        XCTAssertEqual(try ConfigurationLoader.locate(explicitPath: nil, environment: environment, systemCandidates: candidates), system)
+        let fromSystem = try ConfigurationLoader.load(explicitPath: nil, environment: environment, systemCandidates: candidates, userID: 1)
+        XCTAssertEqual(fromSystem.configuration.displayLimit, 2)
+        XCTAssertEqual(fromSystem.configuration.staticItemsPath, root + "/etc/qactd/shortcuts.plist")
+
+        try write("[Shortcuts]\nDisplayLimit=3\n", to: systemLocal)
+        XCTAssertEqual(try ConfigurationLoader.locate(explicitPath: nil, environment: environment, systemCandidates: candidates), systemLocal)
+
+        let user = root + "/config/qactd/qactd.conf"
+        try write("[Shortcuts]\nDisplayLimit=5\n", to: user)
+        XCTAssertEqual(try ConfigurationLoader.locate(explicitPath: nil, environment: environment, systemCandidates: candidates), user)
+
+        let explicit = root + "/elsewhere/my.conf"
+        try write("[Shortcuts]\nDisplayLimit=7\nStaticItems=../items.plist\n", to: explicit)
+        let fromExplicit = try ConfigurationLoader.load(explicitPath: explicit, environment: environment, systemCandidates: candidates, userID: 1)
+        XCTAssertEqual(fromExplicit.configuration.displayLimit, 7)
+        XCTAssertEqual(fromExplicit.configuration.staticItemsPath, root + "/elsewhere/../items.plist")
+        XCTAssertEqual(fromExplicit.configuration.source, .file(explicit))
+    }
+
+    func testXDGConfigHomeDefaultsToDotConfig() throws {
+        let root = try makeTemporaryDirectory()
+        let user = root + "/.config/qactd/qactd.conf"
+        try write("[Shortcuts]\nDisplayLimit=9\n", to: user)
+        XCTAssertEqual(try ConfigurationLoader.locate(explicitPath: nil, environment: ["HOME": root], systemCandidates: []), user)
+    }
+
+    func testMissingExplicitConfigurationIsAnError() throws {
+        let root = try makeTemporaryDirectory()
+        XCTAssertThrowsError(
+            try ConfigurationLoader.load(explicitPath: root + "/nope.conf", environment: ["HOME": root], systemCandidates: [])
+        ) { error in
+            XCTAssertEqual(error as? ConfigurationError, .explicitFileMissing(path: root + "/nope.conf"))
+            XCTAssertEqual("\(error)", "The configuration file \"\(root)/nope.conf\" given with --config does not exist.")
+        }
+    }
+
+    func testErrorsFromAFileNameThatFile() throws {
+        let root = try makeTemporaryDirectory()
+        let path = root + "/qactd.conf"
+        try write("[Daemon]\n# limit\nMaxConnections=lots\n", to: path)
+        XCTAssertThrowsError(try ConfigurationLoader.load(explicitPath: path, environment: ["HOME": root], systemCandidates: [])) { error in
+            XCTAssertEqual("\(error)", "\(path):3: [Daemon] MaxConnections: \"lots\" is not a positive integer")
+        }
+    }
+}

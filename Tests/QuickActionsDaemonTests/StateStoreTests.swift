@@ -1,0 +1,260 @@
+import Foundation
+import XCTest
+
+@testable import QuickActionsDaemon
+
+struct SampleState: Codable, Equatable, Sendable {
+    var formatVersion = 1
+    var generation: Int
+    var names: [String]
+
+    static func numbered(_ generation: Int) -> SampleState {
+        // Sizes vary from a few bytes to several pages, so a torn read would show as broken JSON.
+        let count = (generation * 37) % 120
+        return SampleState(
+            generation: generation,
+            names: (0..<count).map { "contact-\(generation)-\($0)-" + String(repeating: "x", count: $0 % 40) })
+    }
+}
+
+final class StatePathsTests: XCTestCase {
+    func testStateDirectoryFromSystemdTakesTheFirstEntry() throws {
+        let paths = try StatePaths.resolve(environment: [
+            "STATE_DIRECTORY": "/var/lib/qactd:/var/lib/other", "XDG_STATE_HOME": "/x", "HOME": "/h",
+        ])
+        XCTAssertEqual(paths.directory, "/var/lib/qactd")
+        XCTAssertEqual(paths.stateFile, "/var/lib/qactd/state.json")
+    }
+
+    func testXDGStateHomeThenHome() throws {
+        XCTAssertEqual(
+            try StatePaths.resolve(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]).directory, "/s/qactd")
+        XCTAssertEqual(try StatePaths.resolve(environment: ["HOME": "/home/ada"]).directory, "/home/ada/.local/state/qactd")
+        XCTAssertEqual(
+            try StatePaths.resolve(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"]).directory,
+            "/h/.local/state/qactd", "XDG requires absolute paths; relative ones are ignored")
+        XCTAssertThrowsError(try StatePaths.resolve(environment: [:])) { error in
+            XCTAssertEqual(error as? StateStoreError, .noStateDirectory)
+        }
+    }
+}
+
+final class StateStoreTests: XCTestCase {
+    var root = ""
+
+    override func setUpWithError() throws {
+        root = NSTemporaryDirectory() + "qactd-state-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func makeStore(_ directory: String? = nil) -> StateStore<SampleState> {
+        StateStore(paths: StatePaths(directory: directory ?? root + "/state/qactd"))
+    }
+
+    func fileInfo(_ path: String) throws -> stat {
+        var info = stat()
+        try retryingSystemCall("stat", path: path) { stat(path, &info) }
+        return info
+    }
+
+    func directoryEntries(_ path: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+    }
+
+    func testFreshWhenNoFile() throws {
+        var store = makeStore()
+        XCTAssertEqual(try store.load(), .fresh)
+    }
+
+    func testRoundTripCreatesPrivateFolderAndFile() throws {
+        var store = makeStore()
+        let state = SampleState.numbered(7)
+        try store.save(state)
+
+        var reopened = makeStore()
+        XCTAssertEqual(try reopened.load(), .loaded(state))
+
+        XCTAssertEqual(try fileInfo(store.paths.stateFile).st_mode & 0o777, 0o600)
+        XCTAssertEqual(try fileInfo(store.paths.directory).st_mode & 0o777, 0o700)
+        XCTAssertEqual(try directoryEntries(store.paths.directory), ["state.json"], "no temporary file is left behind")
+
+        let text = try String(contentsOfFile: store.paths.stateFile, encoding: .utf8)
+        XCTAssertTrue(text.contains("\"formatVersion\" : 1"), "JSON is written with sorted, readable keys")
+    }
+
+    func testCorruptFileIsMovedAsideAndTheDaemonStartsClean() throws {
+        let directory = root + "/state/qactd"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "{\"generation\": 3, \"names\": [".write(toFile: directory + "/state.json", atomically: false, encoding: .utf8)
+
+        let fixedNow = Date(timeIntervalSince1970: 1_700_000_000)  // 2023-11-14T22:13:20Z
+        var store = StateStore<SampleState>(paths: StatePaths(directory: directory), now: { fixedNow })
+        guard case .corrupt(let movedTo, let reason) = try store.load() else {
+            return XCTFail("a truncated file must be reported as corrupt")
+        }
+        XCTAssertEqual(movedTo, directory + "/state.json.corrupt-20231114T221320Z")
+        XCTAssertTrue(reason.contains("not valid JSON"), reason)
+        XCTAssertEqual(try directoryEntries(directory), ["state.json.corrupt-20231114T221320Z"])
+        XCTAssertEqual(try store.load(), .fresh)
+
+        // A second corruption in the same second keeps the first evidence.
+        try "[]".write(toFile: directory + "/state.json", atomically: false, encoding: .utf8)
+        guard case .corrupt(let secondMove, _) = try store.load() else { return XCTFail("expected corrupt") }
+        XCTAssertEqual(secondMove, directory + "/state.json.corrupt-20231114T221320Z-2")
+
+        // A well-formed file of the wrong shape is corrupt too, and says which key is missing.
+        try "{\"formatVersion\": 1, \"names\": []}".write(toFile: directory + "/state.json", atomically: false, encoding: .utf8)
+        guard case .corrupt(_, let missingReason) = try store.load() else { return XCTFail("expected corrupt") }
+        XCTAssertTrue(missingReason.contains("\"generation\""), missingReason)
+    }
+
+    func testEmptyFileIsCorrupt() throws {
+        let directory = root + "/s"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/state.json", contents: Data()))
+        var store = makeStore(directory)
+        guard case .corrupt(_, let reason) = try store.load() else { return XCTFail("expected corrupt") }
+        XCTAssertEqual(reason, "the file is empty")
+    }
+
+    func testSaveIfChangedSkipsEqualPayloads() throws {
+        var store = makeStore()
+        XCTAssertTrue(try store.saveIfChanged(.numbered(1)))
+        let before = try fileInfo(store.paths.stateFile)
+        XCTAssertFalse(try store.saveIfChanged(.numbered(1)))
+        let after = try fileInfo(store.paths.stateFile)
+        XCTAssertEqual(before.st_ino, after.st_ino, "an unchanged payload must not replace the file")
+        XCTAssertEqual(before.st_mtim.tv_sec, after.st_mtim.tv_sec)
+        XCTAssertEqual(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec)
+
+        XCTAssertTrue(try store.saveIfChanged(.numbered(2)))
+        XCTAssertNotEqual(try fileInfo(store.paths.stateFile).st_ino, before.st_ino)
+
+        // What was loaded counts as saved: a restart does not rewrite an unchanged set.
+        var reopened = makeStore()
+        _ = try reopened.load()
+        let loadedInfo = try fileInfo(store.paths.stateFile)
+        XCTAssertFalse(try reopened.saveIfChanged(.numbered(2)))
+        XCTAssertEqual(try fileInfo(store.paths.stateFile).st_ino, loadedInfo.st_ino)
+    }
+
+    func testFailureWhenParentIsARegularFile() throws {
+        let blocker = root + "/blocker"
+        XCTAssertTrue(FileManager.default.createFile(atPath: blocker, contents: Data("keep me".utf8)))
+        var store = makeStore(blocker + "/qactd")
+        XCTAssertThrowsError(try store.save(.numbered(1))) { error in
+            guard case .saveFailed(let step, let path, _) = error as? StateStoreError else {
+                return XCTFail("unexpected \(error)")
+            }
+            XCTAssertEqual(step, .createDirectory)
+            XCTAssertEqual(path, blocker + "/qactd")
+            XCTAssertTrue("\(error)".contains("\"\(blocker)/qactd\""), "\(error)")
+        }
+        XCTAssertEqual(try String(contentsOfFile: blocker, encoding: .utf8), "keep me")
+        // A failed save is retried by the next change: it must not count as persisted.
+        XCTAssertThrowsError(try store.saveIfChanged(.numbered(1)))
+    }
+
+    func testEveryFailedStepRemovesTheTemporaryFileAndKeepsTheOldState() throws {
+        let steps: [StateSaveStep] = [.createTemporaryFile, .write, .syncFile, .rename]
+        for step in steps {
+            var store = makeStore()
+            try store.save(.numbered(1))
+            let oldBytes = try Data(contentsOf: URL(fileURLWithPath: store.paths.stateFile))
+
+            store.injectedFailure = step
+            XCTAssertThrowsError(try store.save(.numbered(2)), "\(step)") { error in
+                guard case .saveFailed(let failedStep, _, _) = error as? StateStoreError else {
+                    return XCTFail("unexpected \(error)")
+                }
+                XCTAssertEqual(failedStep, step)
+            }
+            XCTAssertEqual(try directoryEntries(store.paths.directory), ["state.json"], "\(step): temporary file removed")
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: store.paths.stateFile)), oldBytes, "\(step)")
+
+            store.injectedFailure = nil
+            XCTAssertTrue(try store.saveIfChanged(.numbered(2)), "\(step): the failed payload is retried")
+            var reopened = makeStore()
+            XCTAssertEqual(try reopened.load(), .loaded(.numbered(2)))
+        }
+    }
+
+    func testStaleTemporaryFileOfTheSamePidIsNotReusedOrRemoved() throws {
+        let directory = root + "/state/qactd"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let stale = directory + "/.state.json.tmp-\(getpid())-1"
+        XCTAssertTrue(FileManager.default.createFile(atPath: stale, contents: Data("stale".utf8)))
+        var store = makeStore(directory)
+        try store.save(.numbered(4))
+        XCTAssertEqual(try String(contentsOfFile: stale, encoding: .utf8), "stale", "O_EXCL never opens another file")
+        var reopened = makeStore(directory)
+        XCTAssertEqual(try reopened.load(), .loaded(.numbered(4)))
+    }
+
+    func testUnencodablePayloadLeavesOldFile() throws {
+        struct Weird: Codable, Equatable, Sendable { var value: Double }
+        var store = StateStore<Weird>(paths: StatePaths(directory: root + "/w"))
+        try store.save(Weird(value: 1))
+        XCTAssertThrowsError(try store.save(Weird(value: .nan))) { error in
+            guard case .saveFailed(.encode, _, _) = error as? StateStoreError else { return XCTFail("\(error)") }
+        }
+        var reopened = StateStore<Weird>(paths: StatePaths(directory: root + "/w"))
+        XCTAssertEqual(try reopened.load(), .loaded(Weird(value: 1)))
+    }
+
+    /// A reader in another process must only ever see a complete file, old or new.
+    func testConcurrentReaderNeverSeesATornFile() throws {
+        var store = makeStore()
+        try store.save(.numbered(0))
+        let directory = store.paths.directory
+        let stopFile = root + "/stop"
+
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = [
+            "-c", #"while [ ! -e "$2" ]; do cat "$1/state.json"; printf '\0'; done"#, "sh", directory, stopFile,
+        ]
+        let output = Pipe()
+        reader.standardOutput = output
+        let collected = CollectedOutput()
+        let finished = DispatchSemaphore(value: 0)
+        let handle = output.fileHandleForReading
+        DispatchQueue.global().async {
+            collected.data = handle.readDataToEndOfFile()
+            finished.signal()
+        }
+        try reader.run()
+
+        let saves = 500
+        for generation in 1...saves {
+            try store.save(.numbered(generation))
+        }
+        XCTAssertTrue(FileManager.default.createFile(atPath: stopFile, contents: nil))
+        reader.waitUntilExit()
+        finished.wait()
+
+        let chunks = collected.data.split(separator: 0, omittingEmptySubsequences: false).dropLast()
+        XCTAssertGreaterThan(chunks.count, 10, "the reader must actually have raced the writer")
+        var seen: Set<Int> = []
+        for (index, chunk) in chunks.enumerated() {
+            do {
+                let state = try JSONDecoder().decode(SampleState.self, from: Data(chunk))
+                XCTAssertEqual(state, .numbered(state.generation), "read \(index) is a mix of two payloads")
+                seen.insert(state.generation)
+            } catch {
+                XCTFail("read \(index) of \(chunks.count) (\(chunk.count) bytes) did not parse: \(error)")
+                break
+            }
+        }
+        XCTAssertGreaterThan(seen.count, 1, "the reader should observe several generations")
+        XCTAssertEqual(reader.terminationStatus, 0)
+    }
+}
+
+private final class CollectedOutput: @unchecked Sendable {
+    var data = Data()
+}
