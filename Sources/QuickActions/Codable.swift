@@ -1,0 +1,121 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// The JSON shapes below are shared by the state file and the Varlink wire, so
+// they are written by hand rather than synthesised: a renamed Swift case must
+// never silently change what is on disk or on the socket.
+
+extension ShortcutIcon: Codable {
+    private enum CodingKeys: String, CodingKey { case kind, name }
+
+    /// `{"kind":"system","name":"search"}`, `{"kind":"symbol","name":"star.fill"}`,
+    /// `{"kind":"file","name":"/p/x.png"}`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .system(let type):
+            try container.encode("system", forKey: .kind)
+            try container.encode(type.rawValue, forKey: .name)
+        case .symbol(let name):
+            try container.encode("symbol", forKey: .kind)
+            try container.encode(name, forKey: .name)
+        case .templateFile(let path):
+            try container.encode("file", forKey: .kind)
+            try container.encode(path, forKey: .name)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try container.decode(String.self, forKey: .kind)
+        let name = try container.decode(String.self, forKey: .name)
+        switch kind {
+        case "system":
+            guard let type = SystemIconType(spelling: name) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .name, in: container,
+                    debugDescription: "Unknown icon type \"\(name)\"; expected one of \(SystemIconType.allSpellings).")
+            }
+            self = .system(type)
+        case "symbol":
+            self = .symbol(name)
+        case "file":
+            self = .templateFile(name)
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind, in: container,
+                debugDescription: "Unknown icon kind \"\(kind)\"; expected \"system\", \"symbol\" or \"file\".")
+        }
+    }
+}
+
+extension ShortcutItem: Codable {
+    private enum CodingKeys: String, CodingKey { case type, title, subtitle, icon, userInfo }
+
+    /// `subtitle` and `icon` are omitted when nil and `userInfo` when empty.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(title, forKey: .title)
+        try container.encodeIfPresent(subtitle, forKey: .subtitle)
+        try container.encodeIfPresent(icon, forKey: .icon)
+        if !userInfo.isEmpty { try container.encode(userInfo, forKey: .userInfo) }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            type: try container.decode(String.self, forKey: .type),
+            title: try container.decode(String.self, forKey: .title),
+            subtitle: try container.decodeIfPresent(String.self, forKey: .subtitle),
+            icon: try container.decodeIfPresent(ShortcutIcon.self, forKey: .icon),
+            userInfo: try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo) ?? [:])
+    }
+}
+
+/// Natural JSON: strings, numbers, booleans, arrays and objects. JSON has no date
+/// or data type, so a date encodes as an ISO 8601 string and data as a base64
+/// string; this is one-way, and both decode back as `.string`. An integral JSON
+/// number decodes as `.integer`, any other as `.real` (so a whole-valued `.real`
+/// such as 2.0, which JSON writes as `2`, comes back as `.integer(2)`).
+extension PropertyListValue: Codable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let string): try container.encode(string)
+        case .integer(let integer): try container.encode(integer)
+        case .real(let real): try container.encode(real)
+        case .bool(let bool): try container.encode(bool)
+        case .date(let date): try container.encode(PropertyListDate.format(date))
+        case .data(let data): try container.encode(data.base64EncodedString())
+        case .array(let array): try container.encode(array)
+        case .dictionary(let dictionary): try container.encode(dictionary)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        // Bool first: decoders refuse to read a JSON bool as a number, but the
+        // order keeps `true` from ever becoming 1 with a more lenient decoder.
+        if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
+        } else if let real = try? container.decode(Double.self) {
+            self = .real(real)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([PropertyListValue].self) {
+            self = .array(array)
+        } else if let dictionary = try? container.decode([String: PropertyListValue].self) {
+            self = .dictionary(dictionary)
+        } else {
+            throw DecodingError.dataCorruptedError(
+                in: container,
+                debugDescription: "Expected a string, number, boolean, array or object; null has no property-list equivalent.")
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Contacts
+
+/// How favorites become dynamic items (SPEC §2.5); set from `[Shortcuts]` in the configuration.
+public struct DynamicItemConfiguration: Hashable, Sendable {
+    public var favoriteType: String
+    public var favoriteIcon: ShortcutIcon?
+
+    public init(favoriteType: String = "FavoriteAction", favoriteIcon: ShortcutIcon? = .symbol("star.fill")) {
+        self.favoriteType = favoriteType
+        self.favoriteIcon = favoriteIcon
+    }
+}
+
+/// The `userInfo` keys a dynamic item carries.
+public enum DynamicItemUserInfoKey {
+    public static let contactIdentifier = "contactIdentifier"
+    public static let appVersion = "appVersion"
+}
+
+/// One item per favorite, in the order given (the contacts index already orders
+/// favorites). Not capped: the display limit applies only when the set is shown,
+/// as the seeds advise.
+public func dynamicItems(
+    for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration
+) -> [ShortcutItem] {
+    favorites.map { contact in
+        ShortcutItem(
+            type: configuration.favoriteType,
+            title: contact.name,
+            subtitle: contact.email,
+            icon: configuration.favoriteIcon,
+            userInfo: [
+                DynamicItemUserInfoKey.contactIdentifier: .string(contact.identifier),
+                DynamicItemUserInfoKey.appVersion: .string(appVersion),
+            ])
+    }
+}
+
+extension ShortcutItem {
+    /// The contact a favorite item points at; nil for items without one.
+    public var contactIdentifier: String? {
+        guard case .string(let identifier)? = userInfo[DynamicItemUserInfoKey.contactIdentifier] else { return nil }
+        return identifier
+    }
+
+    /// The key usage is counted under: the type, plus `/identifier` for a favorite,
+    /// because every favorite shares one type.
+    public var usageKey: String {
+        contactIdentifier.map { "\(type)/\($0)" } ?? type
+    }
+}

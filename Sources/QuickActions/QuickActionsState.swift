@@ -1,0 +1,193 @@
+import Contacts
+
+/// The result of deriving the dynamic set (SPEC §2.8).
+public struct RecomputeOutcome: Hashable, Sendable {
+    /// False when the derived set equals the current one: nothing was replaced
+    /// and nothing needs persisting or announcing.
+    public var changed: Bool
+    public var generation: UInt64
+    public var dynamicCount: Int
+
+    public init(changed: Bool, generation: UInt64, dynamicCount: Int) {
+        self.changed = changed
+        self.generation = generation
+        self.dynamicCount = dynamicCount
+    }
+}
+
+/// The whole quick-action state the daemon holds, as a value: every event is a
+/// mutating method, so tests drive it with no I/O and the daemon only persists
+/// and announces what the methods report.
+public struct QuickActionsState: Hashable, Sendable {
+    public private(set) var staticItems: [ShortcutItem]
+    public private(set) var dynamicItems: [ShortcutItem]
+    /// Bumped each time the dynamic set is replaced by a different one.
+    public private(set) var generation: UInt64
+    /// True from the app's first lifecycle message on; until then only static items show.
+    public private(set) var launched: Bool
+    /// The current app version; "" when unknown.
+    public var appVersion: String
+    /// The item triggered while no app was connected, waiting for the app to connect.
+    public private(set) var pendingLaunchItem: ShortcutItem?
+    /// Triggers per item, keyed by `ShortcutItem.usageKey`.
+    public private(set) var usageCounts: [String: Int]
+
+    public init(
+        staticItems: [ShortcutItem] = [], dynamicItems: [ShortcutItem] = [], generation: UInt64 = 0,
+        launched: Bool = false, appVersion: String = "", pendingLaunchItem: ShortcutItem? = nil,
+        usageCounts: [String: Int] = [:]
+    ) {
+        self.staticItems = staticItems
+        self.dynamicItems = dynamicItems
+        self.generation = generation
+        self.launched = launched
+        self.appVersion = appVersion
+        self.pendingLaunchItem = pendingLaunchItem
+        self.usageCounts = usageCounts
+    }
+
+    /// Any lifecycle message (`BecomeActive`, `EnterBackground`, `Connect`, …) proves the app has run.
+    public mutating func recordLifecycleMessage(appVersion: String?) {
+        launched = true
+        if let appVersion { self.appVersion = appVersion }
+    }
+
+    /// The Linux twin of `sceneWillResignActive(_:)`: the app has run, so derive
+    /// the dynamic set from the favorites.
+    public mutating func resignActive(
+        favorites: [Contact], appVersion: String?, configuration: DynamicItemConfiguration
+    ) -> RecomputeOutcome {
+        recordLifecycleMessage(appVersion: appVersion)
+        return recompute(favorites: favorites, configuration: configuration)
+    }
+
+    /// Derives the dynamic set and replaces it, as a whole, only if it differs.
+    /// Used directly by `Recompute=change`, which must not count as a launch.
+    public mutating func recompute(favorites: [Contact], configuration: DynamicItemConfiguration) -> RecomputeOutcome {
+        let derived = QuickActions.dynamicItems(for: favorites, appVersion: appVersion, configuration: configuration)
+        let changed = derived != dynamicItems
+        if changed {
+            dynamicItems = derived
+            generation &+= 1
+        }
+        return RecomputeOutcome(changed: changed, generation: generation, dynamicCount: dynamicItems.count)
+    }
+
+    /// Static items come from the plist; a reload swaps them without touching the
+    /// dynamic set or its generation.
+    public mutating func replaceStaticItems(_ items: [ShortcutItem]) {
+        staticItems = items
+    }
+
+    /// `all == false` returns only the displayed items; `limit`, when given,
+    /// overrides `displayLimit` for this listing only.
+    public func listing(all: Bool, limit: Int?, displayLimit: Int) -> [ListedShortcut] {
+        let composed = ShortcutListing.compose(
+            staticItems: staticItems, dynamicItems: dynamicItems, launched: launched,
+            displayLimit: limit ?? displayLimit)
+        return all ? composed : composed.filter(\.displayed)
+    }
+
+    /// Resolves a trigger, counts it, and decides the delivery. With no app
+    /// connected the item becomes the pending launch item, replacing an older
+    /// one: only the latest choice of the user should open the app.
+    public mutating func trigger(
+        _ target: TriggerTarget, displayLimit: Int, contactLookup: (String) -> Contact?, appConnected: Bool
+    ) -> Result<TriggerResolution, TriggerError> {
+        let composed = ShortcutListing.compose(
+            staticItems: staticItems, dynamicItems: dynamicItems, launched: launched, displayLimit: displayLimit)
+        let searchable: [ListedShortcut]
+        switch target {
+        case .position: searchable = composed
+        case .type: searchable = composed.filter { $0.source == .static || launched }
+        }
+        let listed: ListedShortcut
+        switch target.select(in: searchable) {
+        case .success(let match): listed = match
+        case .failure(let error): return .failure(error)
+        }
+        let item = listed.item
+        var contact: Contact?
+        var stale = false
+        if listed.source == .dynamic {
+            if let identifier = item.contactIdentifier {
+                guard let found = contactLookup(identifier) else { return .failure(.contactRemoved(identifier)) }
+                contact = found
+            }
+            // With the current version unknown there is nothing to compare against.
+            if !appVersion.isEmpty, item.userInfo[DynamicItemUserInfoKey.appVersion] != .string(appVersion) {
+                stale = true
+            }
+        }
+        usageCounts[item.usageKey, default: 0] += 1
+        let delivery: TriggerDelivery
+        if appConnected {
+            delivery = .running
+        } else {
+            pendingLaunchItem = item
+            delivery = .launch
+        }
+        return .success(TriggerResolution(item: item, contact: contact, stale: stale, delivery: delivery))
+    }
+
+    /// Hands the pending launch item to the app that just connected, exactly once.
+    public mutating func takePendingLaunchItem() -> ShortcutItem? {
+        defer { pendingLaunchItem = nil }
+        return pendingLaunchItem
+    }
+}
+
+/// What the state file holds (SPEC §4). Static items are absent on purpose:
+/// they come from the plist, so editing it takes effect without a stale copy.
+public struct PersistedState: Codable, Hashable, Sendable {
+    public static let currentFormatVersion = 1
+
+    public var formatVersion: Int
+    public var generation: UInt64
+    public var launched: Bool
+    public var appVersion: String
+    public var dynamicItems: [ShortcutItem]
+    public var pendingLaunchItem: ShortcutItem?
+    public var usageCounts: [String: Int]
+
+    public init(_ state: QuickActionsState) {
+        formatVersion = Self.currentFormatVersion
+        generation = state.generation
+        launched = state.launched
+        appVersion = state.appVersion
+        dynamicItems = state.dynamicItems
+        pendingLaunchItem = state.pendingLaunchItem
+        usageCounts = state.usageCounts
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case formatVersion, generation, launched, appVersion, dynamicItems, pendingLaunchItem, usageCounts
+    }
+
+    /// Refuses other format versions so a newer daemon's file is moved aside, not misread.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        formatVersion = try container.decode(Int.self, forKey: .formatVersion)
+        guard formatVersion == Self.currentFormatVersion else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .formatVersion, in: container,
+                debugDescription: "Unsupported state format version \(formatVersion); expected \(Self.currentFormatVersion).")
+        }
+        generation = try container.decode(UInt64.self, forKey: .generation)
+        launched = try container.decode(Bool.self, forKey: .launched)
+        appVersion = try container.decode(String.self, forKey: .appVersion)
+        dynamicItems = try container.decode([ShortcutItem].self, forKey: .dynamicItems)
+        pendingLaunchItem = try container.decodeIfPresent(ShortcutItem.self, forKey: .pendingLaunchItem)
+        usageCounts = try container.decodeIfPresent([String: Int].self, forKey: .usageCounts) ?? [:]
+    }
+}
+
+extension QuickActionsState {
+    /// Restores the state saved in `persisted`, with static items from the plist.
+    public init(restoring persisted: PersistedState, staticItems: [ShortcutItem]) {
+        self.init(
+            staticItems: staticItems, dynamicItems: persisted.dynamicItems, generation: persisted.generation,
+            launched: persisted.launched, appVersion: persisted.appVersion,
+            pendingLaunchItem: persisted.pendingLaunchItem, usageCounts: persisted.usageCounts)
+    }
+}

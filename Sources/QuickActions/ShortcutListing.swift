@@ -1,0 +1,45 @@
+/// Where an item came from.
+public enum ShortcutSource: String, Hashable, Sendable, Codable {
+    case `static`
+    case dynamic
+}
+
+/// One row of a listing: `position` is 1-based in the full list (static items in
+/// file order, then dynamic items), and because the displayed items are always a
+/// prefix, a displayed item's position is also its displayed position.
+public struct ListedShortcut: Hashable, Sendable {
+    public var item: ShortcutItem
+    public var source: ShortcutSource
+    public var displayed: Bool
+    public var position: Int
+
+    public init(item: ShortcutItem, source: ShortcutSource, displayed: Bool, position: Int) {
+        self.item = item
+        self.source = source
+        self.displayed = displayed
+        self.position = position
+    }
+}
+
+/// What the launcher shows (SPEC §2.6).
+public enum ShortcutListing {
+    /// Every item, each marked displayed or not. Before the app's first launch
+    /// only static items are displayed: iOS shows dynamic items only after the
+    /// app has run and set them.
+    public static func compose(
+        staticItems: [ShortcutItem], dynamicItems: [ShortcutItem], launched: Bool, displayLimit: Int
+    ) -> [ListedShortcut] {
+        let limit = max(0, displayLimit)
+        var listing: [ListedShortcut] = []
+        listing.reserveCapacity(staticItems.count + dynamicItems.count)
+        for item in staticItems {
+            let position = listing.count + 1
+            listing.append(ListedShortcut(item: item, source: .static, displayed: position <= limit, position: position))
+        }
+        for item in dynamicItems {
+            let position = listing.count + 1
+            listing.append(ListedShortcut(item: item, source: .dynamic, displayed: launched && position <= limit, position: position))
+        }
+        return listing
+    }
+}

@@ -1,0 +1,208 @@
+/// The static quick actions read from an `Info.plist`-compatible file (SPEC §2.3).
+public struct StaticItemsFile: Hashable, Sendable {
+    public static let shortcutItemsKey = "UIApplicationShortcutItems"
+    public static let appVersionKey = "CFBundleShortVersionString"
+
+    public enum ItemKey {
+        public static let type = "UIApplicationShortcutItemType"
+        public static let title = "UIApplicationShortcutItemTitle"
+        public static let subtitle = "UIApplicationShortcutItemSubtitle"
+        public static let iconType = "UIApplicationShortcutItemIconType"
+        public static let iconFile = "UIApplicationShortcutItemIconFile"
+        public static let iconSymbolName = "UIApplicationShortcutItemIconSymbolName"
+        public static let userInfo = "UIApplicationShortcutItemUserInfo"
+    }
+
+    public var items: [ShortcutItem]
+    /// `CFBundleShortVersionString`, when the file is a whole Info.plist that has one.
+    public var appVersion: String?
+
+    public init(items: [ShortcutItem], appVersion: String? = nil) {
+        self.items = items
+        self.appVersion = appVersion
+    }
+
+    /// Decodes a whole Info.plist (other keys ignored), a plist holding just the
+    /// `UIApplicationShortcutItems` array, or a bare `<key>UIApplicationShortcutItems</key><array>…`
+    /// fragment. `fileName` only labels errors.
+    public static func decode(_ bytes: [UInt8], fileName: String) throws(StaticItemsError) -> StaticItemsFile {
+        let root: PropertyListValue
+        do {
+            root = try PropertyListParser.parse(bytes)
+        } catch {
+            throw .unreadable(fileName: fileName, error)
+        }
+        let itemValues: [PropertyListValue]
+        var appVersion: String?
+        switch root {
+        case .array(let array):
+            itemValues = array
+        case .dictionary(let dictionary):
+            guard let value = dictionary[shortcutItemsKey] else {
+                throw .missingShortcutItems(fileName: fileName)
+            }
+            guard case .array(let array) = value else {
+                throw .shortcutItemsNotArray(fileName: fileName, found: value.kindDescription)
+            }
+            itemValues = array
+            switch dictionary[appVersionKey] {
+            case nil: break
+            case .string(let version): appVersion = version
+            case let other?:
+                throw .appVersionNotString(fileName: fileName, found: other.kindDescription)
+            }
+        default:
+            throw .rootNotDictionaryOrArray(fileName: fileName, found: root.kindDescription)
+        }
+        var items: [ShortcutItem] = []
+        items.reserveCapacity(itemValues.count)
+        for (index, value) in itemValues.enumerated() {
+            do {
+                items.append(try decodeItem(value))
+            } catch {
+                throw .invalidItem(fileName: fileName, index: index, problem: error)
+            }
+        }
+        return StaticItemsFile(items: items, appVersion: appVersion)
+    }
+
+    private static func decodeItem(_ value: PropertyListValue) throws(StaticItemProblem) -> ShortcutItem {
+        guard case .dictionary(let entries) = value else {
+            throw .notADictionary(found: value.kindDescription)
+        }
+        func string(_ key: String, required: Bool) throws(StaticItemProblem) -> String? {
+            guard let value = entries[key] else {
+                if required { throw .missingKey(key) }
+                return nil
+            }
+            guard case .string(let string) = value else {
+                throw .wrongType(key: key, expected: "a string", found: value.kindDescription)
+            }
+            if required, string.isEmpty { throw .emptyString(key: key) }
+            return string
+        }
+        // The type is checked first so the message for a completely empty item names it.
+        guard let type = try string(ItemKey.type, required: true),
+              let title = try string(ItemKey.title, required: true)
+        else { throw .missingKey(ItemKey.type) }
+        let subtitle = try string(ItemKey.subtitle, required: false)
+        let iconTypeSpelling = try string(ItemKey.iconType, required: false)
+        let iconFile = try string(ItemKey.iconFile, required: false)
+        let symbolName = try string(ItemKey.iconSymbolName, required: false)
+        // Every icon key is validated even when a higher-priority one wins, so a
+        // typo in a fallback icon type is not hidden until the symbol is removed.
+        var systemIcon: SystemIconType?
+        if let iconTypeSpelling {
+            guard let type = SystemIconType(spelling: iconTypeSpelling) else {
+                throw .unknownIconType(iconTypeSpelling)
+            }
+            systemIcon = type
+        }
+        if iconFile?.isEmpty == true { throw .emptyString(key: ItemKey.iconFile) }
+        if symbolName?.isEmpty == true { throw .emptyString(key: ItemKey.iconSymbolName) }
+        let icon: ShortcutIcon?
+        if let symbolName {
+            icon = .symbol(symbolName)
+        } else if let iconFile {
+            icon = .templateFile(iconFile)
+        } else {
+            icon = systemIcon.map(ShortcutIcon.system)
+        }
+        var userInfo: [String: PropertyListValue] = [:]
+        if let value = entries[ItemKey.userInfo] {
+            guard case .dictionary(let dictionary) = value else {
+                throw .wrongType(key: ItemKey.userInfo, expected: "a dictionary", found: value.kindDescription)
+            }
+            userInfo = dictionary
+        }
+        return ShortcutItem(type: type, title: title, subtitle: subtitle, icon: icon, userInfo: userInfo)
+    }
+}
+
+/// What is wrong with one entry of `UIApplicationShortcutItems`.
+public enum StaticItemProblem: Error, Hashable, Sendable, CustomStringConvertible {
+    case notADictionary(found: String)
+    case missingKey(String)
+    case wrongType(key: String, expected: String, found: String)
+    case emptyString(key: String)
+    case unknownIconType(String)
+
+    /// The key the problem is about, if any.
+    public var key: String? {
+        switch self {
+        case .notADictionary: return nil
+        case .missingKey(let key), .wrongType(let key, _, _), .emptyString(let key): return key
+        case .unknownIconType: return StaticItemsFile.ItemKey.iconType
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notADictionary(let found):
+            return "expected a dictionary but found \(found)"
+        case .missingKey(let key):
+            return "\(key): the required key is missing"
+        case .wrongType(let key, let expected, let found):
+            return "\(key): expected \(expected) but found \(found)"
+        case .emptyString(let key):
+            return "\(key): must not be empty"
+        case .unknownIconType(let spelling):
+            return "\(StaticItemsFile.ItemKey.iconType): unknown icon type \"\(spelling)\"; expected one of \(SystemIconType.allSpellings)"
+        }
+    }
+}
+
+/// Why a static-items file was refused; every case names the file, and item
+/// problems name the item (1-based, as a user counts) with its array index and key.
+public enum StaticItemsError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unreadable(fileName: String, PropertyListError)
+    case rootNotDictionaryOrArray(fileName: String, found: String)
+    case missingShortcutItems(fileName: String)
+    case shortcutItemsNotArray(fileName: String, found: String)
+    case appVersionNotString(fileName: String, found: String)
+    /// `index` is the 0-based position in the `UIApplicationShortcutItems` array.
+    case invalidItem(fileName: String, index: Int, problem: StaticItemProblem)
+
+    public var fileName: String {
+        switch self {
+        case .unreadable(let fileName, _), .rootNotDictionaryOrArray(let fileName, _),
+             .missingShortcutItems(let fileName), .shortcutItemsNotArray(let fileName, _),
+             .appVersionNotString(let fileName, _), .invalidItem(let fileName, _, _):
+            return fileName
+        }
+    }
+
+    public var description: String {
+        let items = StaticItemsFile.shortcutItemsKey
+        switch self {
+        case .unreadable(let fileName, let error):
+            return "\(fileName): \(error)"
+        case .rootNotDictionaryOrArray(let fileName, let found):
+            return "\(fileName): expected a dictionary holding \(items), or the array itself, at the top level but found \(found)."
+        case .missingShortcutItems(let fileName):
+            return "\(fileName): the key \(items) is missing."
+        case .shortcutItemsNotArray(let fileName, let found):
+            return "\(fileName): \(items): expected an array but found \(found)."
+        case .appVersionNotString(let fileName, let found):
+            return "\(fileName): \(StaticItemsFile.appVersionKey): expected a string but found \(found)."
+        case .invalidItem(let fileName, let index, let problem):
+            return "\(fileName): item \(index + 1) (\(items)[\(index)]): \(problem)."
+        }
+    }
+}
+
+extension PropertyListValue {
+    /// "a string", "an integer", … for error messages.
+    public var kindDescription: String {
+        switch self {
+        case .string: return "a string"
+        case .integer: return "an integer"
+        case .real: return "a real"
+        case .bool: return "a boolean"
+        case .date: return "a date"
+        case .data: return "data"
+        case .array: return "an array"
+        case .dictionary: return "a dictionary"
+        }
+    }
+}
