@@ -11,6 +11,11 @@ public struct ContactIndex: Sendable {
         public var path: String
         public var reason: ContactFileProblem
 
+        public init(path: String, reason: ContactFileProblem) {
+            self.path = path
+            self.reason = reason
+        }
+
         public var description: String { "Skipped contact file \"\(path)\": \(reason.description)" }
     }
 
@@ -18,6 +23,12 @@ public struct ContactIndex: Sendable {
         public var identifier: String
         public var keptPath: String
         public var ignoredPath: String
+
+        public init(identifier: String, keptPath: String, ignoredPath: String) {
+            self.identifier = identifier
+            self.keptPath = keptPath
+            self.ignoredPath = ignoredPath
+        }
 
         public var description: String {
             "The contact identifier \"\(identifier)\" in \"\(ignoredPath)\" is already used in \"\(keptPath)\"; ignoring the duplicate."

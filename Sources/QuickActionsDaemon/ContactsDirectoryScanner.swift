@@ -201,6 +201,11 @@ public struct ContactsScanResult: Sendable {
     public struct File: Sendable {
         public var path: String
         public var result: Result<[Contact], ContactFileProblem>
+
+        public init(path: String, result: Result<[Contact], ContactFileProblem>) {
+            self.path = path
+            self.result = result
+        }
     }
 
     /// Every contact file, valid or not, in code-point order of path.
