@@ -1,0 +1,58 @@
+/// Which files of the contacts directory hold contacts (SPEC §3). Everything else is
+/// ignored: hidden names, editors' temporary and backup files, and vdir metadata files
+/// such as `displayname` or `color`, which have no extension.
+public enum ContactFileKind: Hashable, Sendable {
+    case vcard
+    case json
+
+    /// The kind for a file name (the last path component), or nil when it is ignored.
+    public static func classify(fileName: String) -> ContactFileKind? {
+        guard !fileName.isEmpty, !fileName.hasPrefix("."), !fileName.hasSuffix("~"),
+              let fileExtension = extensionOf(fileName)?.lowercased()
+        else { return nil }
+        switch fileExtension {
+        case "vcf": return .vcard
+        case "json": return .json
+        default: return nil  // includes "tmp"
+        }
+    }
+
+    /// The file name without its extension: the identifier of a contact without `UID`.
+    public static func stem(of fileName: String) -> String {
+        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return fileName }
+        return String(fileName[..<dot])
+    }
+
+    /// The last component of a slash-separated path.
+    public static func fileName(ofPath path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// Parses a file's bytes according to its kind.
+    public func parse(_ bytes: [UInt8], fileStem: String, options: ContactParsingOptions = .default) throws(ContactParseError) -> [Contact] {
+        switch self {
+        case .vcard: return try VCardParser.parse(bytes, fileStem: fileStem, options: options)
+        case .json: return try JSONContactParser.parse(bytes, fileStem: fileStem)
+        }
+    }
+
+    /// Classifies, parses and maps failures to a `ContactFileProblem`: what the index stores per path.
+    public static func contacts(inFileAt path: String, bytes: [UInt8], options: ContactParsingOptions = .default) -> Result<[Contact], ContactFileProblem> {
+        let fileName = fileName(ofPath: path)
+        guard let kind = classify(fileName: fileName) else {
+            return .failure(.notAContactFile(fileName: fileName))
+        }
+        do {
+            return .success(try kind.parse(bytes, fileStem: stem(of: fileName), options: options))
+        } catch {
+            return .failure(ContactFileProblem(error))
+        }
+    }
+
+    private static func extensionOf(_ fileName: String) -> Substring? {
+        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return nil }
+        let fileExtension = fileName[fileName.index(after: dot)...]
+        return fileExtension.isEmpty ? nil : fileExtension
+    }
+}

@@ -1,0 +1,241 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Contacts
+
+/// Reads the contacts directory (SPEC §3): a vdir tree of root → optional collection
+/// folders (any depth) → contact files. Hidden entries and symbolic links below the
+/// root are never followed, so the walk cannot loop or escape the tree; the root itself
+/// may be a link because the user chose it. No problem with one file or folder stops the walk.
+public struct ContactsDirectoryScanner: Sendable {
+    public var root: String
+    public var maxFileBytes: Int
+    public var options: ContactParsingOptions
+
+    public static let defaultMaxFileBytes = 1_048_576
+
+    public init(root: String, maxFileBytes: Int = ContactsDirectoryScanner.defaultMaxFileBytes, options: ContactParsingOptions = .default) {
+        self.root = root
+        self.maxFileBytes = maxFileBytes
+        self.options = options
+    }
+
+    /// Walks the whole tree under `root`.
+    public func scan() -> ContactsScanResult {
+        scan(under: root)
+    }
+
+    /// Walks one folder of the tree and everything below it, for example a folder that
+    /// appeared after its watch was added, so nothing created in between is missed.
+    public func scan(under directory: String) -> ContactsScanResult {
+        var result = ContactsScanResult()
+        let start = Self.withoutTrailingSlashes(directory)
+        var info = stat()
+        // The starting folder may be reached through a link (the configured root often is).
+        guard stat(start, &info) == 0 else {
+            let error = errno
+            result.problems.append(ContactsScanProblem(
+                path: start, kind: error == ENOENT ? .missing : .unreadable(reason: Self.errorText(error))
+            ))
+            return result
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            result.problems.append(ContactsScanProblem(path: start, kind: .notADirectory))
+            return result
+        }
+        walk(start, followLink: true, into: &result)
+        result.files.sort { Self.precedesByCodePoint($0.path, $1.path) }
+        return result
+    }
+
+    /// Reads and parses ONE file; standalone so the watcher can call it per event.
+    public func read(path: String) -> Result<[Contact], ContactFileProblem> {
+        let fileName = ContactFileKind.fileName(ofPath: path)
+        guard ContactFileKind.classify(fileName: fileName) != nil else {
+            return .failure(.notAContactFile(fileName: fileName))
+        }
+        // O_NONBLOCK: a FIFO named like a contact file must not hang the daemon in open().
+        let descriptor = Self.retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        guard descriptor >= 0 else {
+            let error = errno
+            if error == ELOOP {
+                return .failure(.unreadable(reason: "it is a symbolic link, and links are not followed"))
+            }
+            return .failure(.unreadable(reason: Self.errorText(error)))
+        }
+        defer { close(descriptor) }
+
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            return .failure(.unreadable(reason: Self.errorText(errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            return .failure(.unreadable(reason: "it is not a regular file"))
+        }
+        let size = Int(info.st_size)
+        guard size <= maxFileBytes else {
+            return .failure(.tooLarge(size: size, limit: maxFileBytes))
+        }
+
+        switch readAll(descriptor, expectedSize: size) {
+        case .success(let bytes):
+            return ContactFileKind.contacts(inFileAt: path, bytes: bytes, options: options)
+        case .failure(let problem):
+            return .failure(problem)
+        }
+    }
+
+    /// Scans the whole tree into a fresh index.
+    public func buildIndex() -> ContactIndex {
+        var index = ContactIndex()
+        for file in scan().files {
+            index.apply(path: file.path, result: file.result)
+        }
+        return index
+    }
+
+    // MARK: - Walking
+
+    private func walk(_ directory: String, followLink: Bool, into result: inout ContactsScanResult) {
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW)
+        let descriptor = Self.retryingOnInterrupt { open(directory, flags) }
+        guard descriptor >= 0 else {
+            let error = errno
+            // Deleted between listing and opening: the watcher reports that, not the scan.
+            if error != ENOENT {
+                result.problems.append(ContactsScanProblem(path: directory, kind: .unreadable(reason: Self.errorText(error))))
+            }
+            return
+        }
+        guard let stream = fdopendir(descriptor) else {
+            result.problems.append(ContactsScanProblem(path: directory, kind: .unreadable(reason: Self.errorText(errno))))
+            close(descriptor)
+            return
+        }
+        defer { closedir(stream) }
+        result.directories.append(directory)
+
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
+                    String(cString: $0)
+                }
+            }
+            // Hidden entries include "." and "..", and vdir tools' own state folders.
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        names.sort(by: Self.precedesByCodePoint)
+
+        for name in names {
+            let path = directory == "/" ? "/" + name : directory + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0 else {
+                let error = errno
+                if error != ENOENT {
+                    result.problems.append(ContactsScanProblem(path: path, kind: .unreadable(reason: Self.errorText(error))))
+                }
+                continue
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR:
+                walk(path, followLink: false, into: &result)
+            case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
+                result.files.append(ContactsScanResult.File(path: path, result: read(path: path)))
+            default:
+                continue  // symbolic links, other names, sockets, devices
+            }
+        }
+    }
+
+    // MARK: - System calls
+
+    /// Reads to end of file, but never more than the limit: the file may grow after `fstat`.
+    private func readAll(_ descriptor: Int32, expectedSize: Int) -> Result<[UInt8], ContactFileProblem> {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(expectedSize)
+        let chunkSize = 64 * 1024
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { buffer in
+                Self.retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress, chunkSize) }
+            }
+            if count < 0 {
+                return .failure(.unreadable(reason: Self.errorText(errno)))
+            }
+            if count == 0 { return .success(bytes) }
+            bytes.append(contentsOf: chunk[..<count])
+            if bytes.count > maxFileBytes {
+                return .failure(.tooLarge(size: bytes.count, limit: maxFileBytes))
+            }
+        }
+    }
+
+    private static func retryingOnInterrupt<Value: BinaryInteger>(_ call: () -> Value) -> Value {
+        while true {
+            let value = call()
+            if value >= 0 || errno != EINTR { return value }
+        }
+    }
+
+    static func errorText(_ error: Int32) -> String {
+        guard let text = strerror(error) else { return "error \(error)" }
+        return String(cString: text)
+    }
+
+    private static func withoutTrailingSlashes(_ path: String) -> String {
+        var trimmed = path
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return trimmed
+    }
+
+    private static func precedesByCodePoint(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+}
+
+/// What one walk of the contacts directory found.
+public struct ContactsScanResult: Sendable {
+    public struct File: Sendable {
+        public var path: String
+        public var result: Result<[Contact], ContactFileProblem>
+
+        public init(path: String, result: Result<[Contact], ContactFileProblem>) {
+            self.path = path
+            self.result = result
+        }
+    }
+
+    /// Every contact file, valid or not, in code-point order of path.
+    public var files: [File] = []
+    /// Every folder walked (the start first), so the watcher knows what to watch.
+    public var directories: [String] = []
+    /// Folders that could not be read, or a start folder that is missing.
+    public var problems: [ContactsScanProblem] = []
+
+    public init() {}
+}
+
+public struct ContactsScanProblem: Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Hashable, Sendable {
+        case missing
+        case notADirectory
+        case unreadable(reason: String)
+    }
+
+    public var path: String
+    public var kind: Kind
+
+    public var description: String {
+        switch kind {
+        case .missing:
+            return "The contacts folder \"\(path)\" does not exist; no contacts are loaded from it."
+        case .notADirectory:
+            return "The contacts path \"\(path)\" is not a folder; no contacts are loaded from it."
+        case .unreadable(let reason):
+            return "The contacts folder entry \"\(path)\" cannot be read: \(reason)."
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import XCTest
+@testable import Contacts
+
+final class ContactIndexTests: XCTestCase {
+    private func contact(_ identifier: String, _ name: String, favorite: Bool = false) -> Contact {
+        Contact(identifier: identifier, name: name, favorite: favorite)
+    }
+
+    func testApplyReplacesWhatTheFileContributed() {
+        var index = ContactIndex()
+        index.apply(path: "/c/a.vcf", result: .success([contact("a", "Ann", favorite: true), contact("a#2", "Bob")]))
+        XCTAssertEqual(index.contactCount, 2)
+        XCTAssertEqual(index.favorites.map(\.identifier), ["a"])
+
+        index.apply(path: "/c/a.vcf", result: .success([contact("a", "Ann")]))
+        XCTAssertEqual(index.contactCount, 1)
+        XCTAssertNil(index.contact(identifier: "a#2"))
+        XCTAssertEqual(index.favoriteCount, 0)
+        XCTAssertEqual(index.favorites, [])
+        XCTAssertEqual(index.paths, ["/c/a.vcf"])
+    }
+
+    func testFavoritesAreOrderedByFoldedNameThenIdentifier() {
+        var index = ContactIndex()
+        index.apply(path: "/c/1.vcf", result: .success([contact("z1", "zoë", favorite: true)]))
+        index.apply(path: "/c/2.vcf", result: .success([contact("e2", "Émile", favorite: true)]))
+        index.apply(path: "/c/3.vcf", result: .success([contact("e1", "emile", favorite: true)]))
+        index.apply(path: "/c/4.vcf", result: .success([contact("a1", "Åsa", favorite: true), contact("n1", "Not", favorite: false)]))
+        XCTAssertEqual(index.favorites.map(\.identifier), ["a1", "e1", "e2", "z1"])
+
+        // Renaming a favorite moves it.
+        index.apply(path: "/c/1.vcf", result: .success([contact("z1", "Aaron", favorite: true)]))
+        XCTAssertEqual(index.favorites.map(\.identifier), ["z1", "a1", "e1", "e2"])
+        // Unstarring removes it; deleting a file removes its favorites.
+        index.apply(path: "/c/2.vcf", result: .success([contact("e2", "Émile")]))
+        index.remove(path: "/c/4.vcf")
+        XCTAssertEqual(index.favorites.map(\.identifier), ["z1", "e1"])
+        XCTAssertEqual(index.favoriteCount, 2)
+    }
+
+    func testFavoritesOrderDoesNotDependOnInsertionOrder() {
+        let files: [(String, Contact)] = (0..<30).map { number in
+            let name = ["Ängel", "angel", "Zed", "Øyvind", "oyvind", "Ça"][number % 6]
+            return ("/c/\(number).vcf", contact("id\(number)", name, favorite: number % 4 != 0))
+        }
+        var forward = ContactIndex()
+        files.forEach { forward.apply(path: $0.0, result: .success([$0.1])) }
+        var backward = ContactIndex()
+        files.reversed().forEach { backward.apply(path: $0.0, result: .success([$0.1])) }
+        XCTAssertEqual(forward.favorites, backward.favorites)
+        XCTAssertEqual(forward.favorites, files.map(\.1).filter(\.favorite).sorted(by: NameFolding.areInFavoriteOrder))
+    }
+
+    func testDuplicateIdentifierFirstPathWinsAndNextTakesOver() {
+        var index = ContactIndex()
+        index.apply(path: "/c/b.vcf", result: .success([contact("same", "From B", favorite: true)]))
+        index.apply(path: "/c/c.vcf", result: .success([contact("same", "From C")]))
+        index.apply(path: "/c/a.vcf", result: .success([contact("same", "From A")]))
+
+        XCTAssertEqual(index.contact(identifier: "same")?.name, "From A")
+        XCTAssertEqual(index.contactCount, 1)
+        XCTAssertEqual(index.duplicateCount, 2)
+        XCTAssertEqual(index.duplicates, [
+            .init(identifier: "same", keptPath: "/c/a.vcf", ignoredPath: "/c/b.vcf"),
+            .init(identifier: "same", keptPath: "/c/a.vcf", ignoredPath: "/c/c.vcf"),
+        ])
+        // The winner is not a favorite, so the ignored favorite from b.vcf is not shown.
+        XCTAssertEqual(index.favorites, [])
+        XCTAssertEqual(index.duplicates.first?.description,
+                       "The contact identifier \"same\" in \"/c/b.vcf\" is already used in \"/c/a.vcf\"; ignoring the duplicate.")
+
+        index.remove(path: "/c/a.vcf")
+        XCTAssertEqual(index.contact(identifier: "same")?.name, "From B")
+        XCTAssertEqual(index.favorites.map(\.name), ["From B"])
+        XCTAssertEqual(index.duplicateCount, 1)
+
+        index.apply(path: "/c/b.vcf", result: .success([contact("other", "Other")]))
+        XCTAssertEqual(index.contact(identifier: "same")?.name, "From C")
+        XCTAssertEqual(index.favorites, [])
+        XCTAssertEqual(index.duplicateCount, 0)
+        XCTAssertEqual(index.duplicates, [])
+        XCTAssertEqual(index.contactCount, 2)
+    }
+
+    func testDuplicateWithinOneFileKeepsTheFirstCard() {
+        var index = ContactIndex()
+        index.apply(path: "/c/x.vcf", result: .success([contact("dup", "First"), contact("dup", "Second", favorite: true)]))
+        XCTAssertEqual(index.contact(identifier: "dup")?.name, "First")
+        XCTAssertEqual(index.duplicateCount, 1)
+        XCTAssertEqual(index.favorites, [])
+        index.remove(path: "/c/x.vcf")
+        XCTAssertEqual(index.duplicateCount, 0)
+        XCTAssertEqual(index.contactCount, 0)
+    }
+
+    func testPathOrderIsByCodePoint() {
+        var index = ContactIndex()
+        index.apply(path: "/c/b.vcf", result: .success([contact("k", "lower b")]))
+        index.apply(path: "/c/Z.vcf", result: .success([contact("k", "upper Z")]))
+        XCTAssertEqual(index.contact(identifier: "k")?.name, "upper Z")
+        XCTAssertEqual(index.paths, ["/c/Z.vcf", "/c/b.vcf"])
+    }
+
+    func testInvalidFilesAreListedSortedAndClearedWhenFixed() {
+        var index = ContactIndex()
+        index.apply(path: "/c/b.vcf", result: .failure(.binary))
+        index.apply(path: "/c/a.vcf", result: .failure(.parse(.missingEnd(beginLine: 1))))
+        index.apply(path: "/c/ok.vcf", result: .success([contact("ok", "OK")]))
+        XCTAssertEqual(index.invalidFiles, [
+            .init(path: "/c/a.vcf", reason: .parse(.missingEnd(beginLine: 1))),
+            .init(path: "/c/b.vcf", reason: .binary),
+        ])
+        XCTAssertEqual(index.invalidFiles.last?.description,
+                       "Skipped contact file \"/c/b.vcf\": It holds binary data (NUL bytes), not text.")
+        XCTAssertEqual(index.contactCount, 1)
+
+        // A file that becomes invalid loses its contacts; fixing it brings them back.
+        index.apply(path: "/c/ok.vcf", result: .failure(.tooLarge(size: 10, limit: 5)))
+        XCTAssertEqual(index.contactCount, 0)
+        XCTAssertNil(index.contact(identifier: "ok"))
+        index.apply(path: "/c/b.vcf", result: .success([contact("b", "B")]))
+        index.remove(path: "/c/a.vcf")
+        XCTAssertEqual(index.invalidFiles.map(\.path), ["/c/ok.vcf"])
+        XCTAssertEqual(index.entry(path: "/c/b.vcf"), .success([contact("b", "B")]))
+        XCTAssertNil(index.entry(path: "/c/a.vcf"))
+    }
+
+    func testRemoveAllUnderAFolder() {
+        var index = ContactIndex()
+        index.apply(path: "/c/work/a.vcf", result: .success([contact("a", "A", favorite: true)]))
+        index.apply(path: "/c/work/deep/b.vcf", result: .failure(.binary))
+        index.apply(path: "/c/workshop/c.vcf", result: .success([contact("c", "C", favorite: true)]))
+        index.apply(path: "/c/home/a.vcf", result: .success([contact("a", "A at home")]))
+        index.apply(path: "/c/top.vcf", result: .success([contact("t", "T")]))
+
+        index.removeAll(under: "/c/work/")
+        XCTAssertEqual(index.paths, ["/c/home/a.vcf", "/c/top.vcf", "/c/workshop/c.vcf"])
+        XCTAssertEqual(index.invalidFiles, [])
+        XCTAssertEqual(index.contact(identifier: "a")?.name, "A at home")
+        XCTAssertEqual(index.favorites.map(\.identifier), ["c"])
+        XCTAssertEqual(index.duplicateCount, 0)
+
+        index.removeAll(under: "/c")
+        XCTAssertEqual(index.paths, [])
+        XCTAssertEqual(index.contactCount, 0)
+        XCTAssertEqual(index.favoriteCount, 0)
+    }
+
+    func testRemovingAnUnknownPathChangesNothing() {
+        var index = ContactIndex()
+        index.apply(path: "/c/a.vcf", result: .success([contact("a", "A", favorite: true)]))
+        index.remove(path: "/c/zzz.vcf")
+        index.removeAll(under: "/elsewhere")
+        XCTAssertEqual(index.contactCount, 1)
+        XCTAssertEqual(index.favoriteCount, 1)
+    }
+}

@@ -1,0 +1,362 @@
+import XCTest
+@testable import Contacts
+
+final class VCardParserTests: XCTestCase {
+    private func parse(_ text: String, stem: String = "card", options: ContactParsingOptions = .default) throws -> [Contact] {
+        try VCardParser.parse(Array(text.utf8), fileStem: stem, options: options)
+    }
+
+    private func parseOne(_ text: String, stem: String = "card", options: ContactParsingOptions = .default) throws -> Contact {
+        let contacts = try parse(text, stem: stem, options: options)
+        XCTAssertEqual(contacts.count, 1)
+        return try XCTUnwrap(contacts.first)
+    }
+
+    private func parseError(_ bytes: [UInt8]) -> ContactParseError? {
+        do {
+            _ = try VCardParser.parse(bytes, fileStem: "card")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func parseError(_ text: String) -> ContactParseError? {
+        parseError(Array(text.utf8))
+    }
+
+    // MARK: Encodings and line structure
+
+    func testUTF8ByteOrderMarkIsStripped() throws {
+        let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("BEGIN:VCARD\nVERSION:3.0\nFN:Zoë\nEND:VCARD\n".utf8)
+        let contacts = try VCardParser.parse(bytes, fileStem: "bom")
+        XCTAssertEqual(contacts.map(\.name), ["Zoë"])
+    }
+
+    func testCRLFLineEnds() throws {
+        let contact = try parseOne("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ann Lee\r\nEMAIL:ann@example.org\r\nEND:VCARD\r\n")
+        XCTAssertEqual(contact.name, "Ann Lee")
+        XCTAssertEqual(contact.email, "ann@example.org")
+    }
+
+    func testLFLineEnds() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:4.0\nFN:Ann Lee\nEMAIL:ann@example.org\nEND:VCARD\n")
+        XCTAssertEqual(contact.name, "Ann Lee")
+        XCTAssertEqual(contact.email, "ann@example.org")
+    }
+
+    func testCRLineEnds() throws {
+        let contact = try parseOne("BEGIN:VCARD\rVERSION:2.1\rFN:Ann Lee\rEMAIL:ann@example.org\rEND:VCARD\r")
+        XCTAssertEqual(contact.name, "Ann Lee")
+        XCTAssertEqual(contact.email, "ann@example.org")
+    }
+
+    func testMixedLineEndsAndMissingFinalNewline() throws {
+        let contact = try parseOne("BEGIN:VCARD\r\nFN:Ann\rEMAIL:a@x.org\nEND:VCARD")
+        XCTAssertEqual(contact.name, "Ann")
+        XCTAssertEqual(contact.email, "a@x.org")
+    }
+
+    func testFoldingWithSpace() throws {
+        let contact = try parseOne("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alexandra Ma\r\n rie Example\r\nEND:VCARD\r\n")
+        XCTAssertEqual(contact.name, "Alexandra Marie Example")
+    }
+
+    func testFoldingWithTab() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:3.0\nEMAIL:very.long.addr\n\tess@example.org\nFN:T\nEND:VCARD\n")
+        XCTAssertEqual(contact.email, "very.long.address@example.org")
+    }
+
+    func testFoldingInsideTheHeader() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:3.0\nEMAIL;TYPE=INTERNET,\n PREF:b@x.org\nEMAIL:a@x.org\nFN:T\nEND:VCARD\n")
+        XCTAssertEqual(contact.email, "b@x.org")
+    }
+
+    func testQuotedPrintableSoftLineBreaksWithUTF8Charset() throws {
+        let text = """
+        BEGIN:VCARD\r
+        VERSION:2.1\r
+        FN;CHARSET=UTF-8;ENCODING=QUOTED-PRINTABLE:J=C3=BCrgen M=C3=BC=\r
+        ller-L=C3=BCdensch=\r
+        eid\r
+        END:VCARD\r
+
+        """
+        XCTAssertEqual(try parseOne(text).name, "Jürgen Müller-Lüdenscheid")
+    }
+
+    func testQuotedPrintableWithISO88591Charset() throws {
+        let text = "BEGIN:VCARD\nVERSION:2.1\nFN;CHARSET=ISO-8859-1;ENCODING=QUOTED-PRINTABLE:Jos=E9 Mu=F1oz\nEND:VCARD\n"
+        XCTAssertEqual(try parseOne(text).name, "José Muñoz")
+    }
+
+    func testBareQuotedPrintableParameterOfVCard21() throws {
+        let text = "BEGIN:VCARD\nVERSION:2.1\nN;CHARSET=UTF-8;QUOTED-PRINTABLE:=C3=85berg;=C3=85sa;;;\nEND:VCARD\n"
+        XCTAssertEqual(try parseOne(text).name, "Åsa Åberg")
+    }
+
+    func testQuotedPrintableWithoutCharsetAndInvalidUTF8IsReadAsWindows1252() throws {
+        let text = "BEGIN:VCARD\nVERSION:2.1\nFN;ENCODING=QUOTED-PRINTABLE:Fran=E7ois =80 =93Frank=94\nEND:VCARD\n"
+        XCTAssertEqual(try parseOne(text).name, "François € “Frank”")
+    }
+
+    func testQuotedPrintableWithoutCharsetAndValidUTF8IsReadAsUTF8() throws {
+        let text = "BEGIN:VCARD\nVERSION:2.1\nFN;ENCODING=QUOTED-PRINTABLE:Fran=C3=A7ois\nEND:VCARD\n"
+        XCTAssertEqual(try parseOne(text).name, "François")
+    }
+
+    func testBadQuotedPrintableNamesLineAndProperty() {
+        let text = "BEGIN:VCARD\nVERSION:2.1\nFN;ENCODING=QUOTED-PRINTABLE:Bad =ZZ escape\nEND:VCARD\n"
+        let error = parseError(text)
+        XCTAssertEqual(error, .badQuotedPrintable(line: 3, property: "FN"))
+        XCTAssertEqual(error?.description, "Line 3: the quoted-printable value of \"FN\" has an invalid \"=\" escape.")
+    }
+
+    func testBadQuotedPrintableInAnUnusedPropertyDoesNotCostTheContact() throws {
+        let text = "BEGIN:VCARD\nVERSION:2.1\nNOTE;ENCODING=QUOTED-PRINTABLE:=XY\nFN:Kept\nEND:VCARD\n"
+        XCTAssertEqual(try parseOne(text).name, "Kept")
+    }
+
+    func testWindows1252File() throws {
+        // "Ren\xE9 M\xFCller" with a cp1252 right single quote (0x92) in the organisation.
+        var bytes = Array("BEGIN:VCARD\nVERSION:3.0\nN:M".utf8)
+        bytes += [0xFC] + Array("ller;Ren".utf8) + [0xE9] + Array(";;;\nORG:O".utf8) + [0x92]
+        bytes += Array("Brien Ltd\nEND:VCARD\n".utf8)
+        let contacts = try VCardParser.parse(bytes, fileStem: "cp1252")
+        XCTAssertEqual(contacts.map(\.name), ["René Müller"])
+    }
+
+    func testNULByteIsBinaryData() {
+        var bytes = Array("BEGIN:VCARD\nFN:A".utf8)
+        bytes.append(0)
+        bytes += Array("\nEND:VCARD\n".utf8)
+        let error = parseError(bytes)
+        XCTAssertEqual(error, .binaryData(byteOffset: 16))
+        XCTAssertEqual(ContactFileProblem(error ?? .noVCard), .binary)
+    }
+
+    // MARK: Names, groups, escapes
+
+    func testLowercasePropertyAndParameterNames() throws {
+        let contact = try parseOne("begin:vcard\nversion:3.0\nfn:Low Case\nemail;type=internet;type=pref:p@x.org\nend:vcard\n")
+        XCTAssertEqual(contact.name, "Low Case")
+        XCTAssertEqual(contact.email, "p@x.org")
+    }
+
+    func testGroupPrefixes() throws {
+        let text = "BEGIN:VCARD\nVERSION:3.0\nFN:Grouped\nitem1.EMAIL;TYPE=INTERNET:g1@x.org\nitem1.X-ABLabel:Work\nitem2.EMAIL:g2@x.org\nitem2.X-STARRED:true\nEND:VCARD\n"
+        let contact = try parseOne(text)
+        XCTAssertEqual(contact.emails, ["g1@x.org", "g2@x.org"])
+        XCTAssertTrue(contact.favorite)
+    }
+
+    func testEscapesInValues() throws {
+        let text = #"""
+        BEGIN:VCARD
+        VERSION:3.0
+        FN:Smith\, John \; Co\\Ltd\nSecond\NThird
+        END:VCARD
+
+        """#
+        // Escaped newlines collapse into spaces in a display name.
+        XCTAssertEqual(try parseOne(text).name, #"Smith, John ; Co\Ltd Second Third"#)
+        XCTAssertEqual(VCardParser.unescapedComponents(of: #"a\,b,c\;d\\,e\nf\x"#, separatedBy: ","), ["a,b", #"c;d\"#, "e\nf\\x"])
+    }
+
+    func testEscapedSemicolonInStructuredName() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:Doe\\;Ray;Jane;;;\nEND:VCARD\n").name, "Jane Doe;Ray")
+    }
+
+    func testQuotedParameterValuesMayHoldColons() throws {
+        let text = "BEGIN:VCARD\nVERSION:4.0\nFN:Q\nEMAIL;X-LABEL=\"a:b\";PREF=1:q@x.org\nEND:VCARD\n"
+        XCTAssertEqual(try parseOne(text).email, "q@x.org")
+    }
+
+    // MARK: Several cards and identifiers
+
+    func testSeveralCardsGetNumberedIdentifiers() throws {
+        let text = """
+        BEGIN:VCARD
+        FN:One
+        END:VCARD
+        BEGIN:VCARD
+        FN:Two
+        END:VCARD
+
+        BEGIN:VCARD
+        UID:urn:uuid:1234
+        FN:Three
+        END:VCARD
+        BEGIN:VCARD
+        FN:Four
+        END:VCARD
+        """
+        let contacts = try parse(text, stem: "export")
+        XCTAssertEqual(contacts.map(\.identifier), ["export", "export#2", "urn:uuid:1234", "export#4"])
+        XCTAssertEqual(contacts.map(\.name), ["One", "Two", "Three", "Four"])
+    }
+
+    func testUIDIsKeptVerbatimButTrimmed() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nUID:  urn:uuid:ABC-def \nFN:U\nEND:VCARD\n").identifier, "urn:uuid:ABC-def")
+    }
+
+    func testEmptyUIDFallsBackToTheStem() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nUID:\nFN:U\nEND:VCARD\n", stem: "file").identifier, "file")
+    }
+
+    func testNestedAgentCardIsNotAContact() throws {
+        let text = "BEGIN:VCARD\nVERSION:2.1\nFN:Boss\nAGENT:\nBEGIN:VCARD\nFN:Assistant\nEND:VCARD\nEMAIL:boss@x.org\nEND:VCARD\n"
+        let contact = try parseOne(text)
+        XCTAssertEqual(contact.name, "Boss")
+        XCTAssertEqual(contact.email, "boss@x.org")
+    }
+
+    // MARK: Name fallbacks
+
+    func testNameFromStructuredNameIsGivenThenFamilyWithPrefixAndSuffix() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:Public;John;Quinlan;Dr.;Jr.\nEND:VCARD\n").name, "Dr. John Public Jr.")
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:  Doe ;  Jane ;;;\nEND:VCARD\n").name, "Jane Doe")
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:Doe;Jane,Ann;;;\nEND:VCARD\n").name, "Jane Ann Doe")
+    }
+
+    func testFormattedNameWinsOverStructuredName() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:Doe;Jane;;;\nFN:  Janie   D.  \nEND:VCARD\n").name, "Janie D.")
+    }
+
+    func testBlankFormattedNameFallsBackToStructuredName() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nFN:   \nN:Doe;Jane;;;\nEND:VCARD\n").name, "Jane Doe")
+    }
+
+    func testNameFallsBackToOrganization() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:;;;;\nORG:Acme\\, Inc.;Sales\nEND:VCARD\n").name, "Acme, Inc.")
+    }
+
+    func testNameFallsBackToFirstEmail() throws {
+        let contact = try parseOne("BEGIN:VCARD\nEMAIL:first@x.org\nEMAIL;TYPE=PREF:pref@x.org\nEND:VCARD\n")
+        XCTAssertEqual(contact.name, "first@x.org")
+        XCTAssertEqual(contact.email, "pref@x.org")
+    }
+
+    func testNameFallsBackToFileStem() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:3.0\nEND:VCARD\n", stem: "nameless")
+        XCTAssertEqual(contact.name, "nameless")
+        XCTAssertEqual(contact.identifier, "nameless")
+        XCTAssertNil(contact.email)
+        XCTAssertEqual(contact.emails, [])
+    }
+
+    // MARK: Preferred email
+
+    func testPref1OfVCard40() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:4.0\nEMAIL;PREF=2:two@x.org\nEMAIL:none@x.org\nEMAIL;TYPE=work;PREF=1:one@x.org\nEND:VCARD\n")
+        XCTAssertEqual(contact.email, "one@x.org")
+        XCTAssertEqual(contact.emails, ["two@x.org", "none@x.org", "one@x.org"])
+    }
+
+    func testTypePrefOfVCard30() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:3.0\nEMAIL;TYPE=INTERNET:a@x.org\nEMAIL;TYPE=INTERNET,PREF:b@x.org\nEND:VCARD\n")
+        XCTAssertEqual(contact.email, "b@x.org")
+    }
+
+    func testSeparateTypePrefParameterOfVCard30() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:3.0\nEMAIL;TYPE=INTERNET:a@x.org\nEMAIL;TYPE=INTERNET;TYPE=pref:b@x.org\nEND:VCARD\n")
+        XCTAssertEqual(contact.email, "b@x.org")
+    }
+
+    func testBarePrefParameterOfVCard21() throws {
+        let contact = try parseOne("BEGIN:VCARD\nVERSION:2.1\nEMAIL;INTERNET:a@x.org\nEMAIL;INTERNET;PREF:b@x.org\nEND:VCARD\n")
+        XCTAssertEqual(contact.email, "b@x.org")
+    }
+
+    func testWithoutPreferenceTheFirstEmailIsPrimary() throws {
+        let contact = try parseOne("BEGIN:VCARD\nEMAIL:a@x.org\nEMAIL:b@x.org\nEND:VCARD\n")
+        XCTAssertEqual(contact.email, "a@x.org")
+    }
+
+    // MARK: Favorites
+
+    func testGoogleCategoriesWithStarred() throws {
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:myContacts,starred\nEND:VCARD\n").favorite)
+    }
+
+    func testCategoriesAreCaseInsensitiveAndTrimmed() throws {
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:Work, FAVORITES \nEND:VCARD\n").favorite)
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:Favorite\nEND:VCARD\n").favorite)
+    }
+
+    func testEscapedCommaInCategoriesIsNotASeparator() throws {
+        XCTAssertFalse(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:not\\,starred\nEND:VCARD\n").favorite)
+        let options = ContactParsingOptions(favoriteCategories: ["not,starred"])
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:not\\,starred\nEND:VCARD\n", options: options).favorite)
+    }
+
+    func testCategoriesOnSeveralLines() throws {
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:work\nCATEGORIES:starred\nEND:VCARD\n").favorite)
+    }
+
+    func testOtherCategoriesAreNotFavorites() throws {
+        XCTAssertFalse(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:myContacts,starredish\nEND:VCARD\n").favorite)
+    }
+
+    func testConfiguredCategoriesReplaceTheDefaults() throws {
+        let options = ContactParsingOptions(favoriteCategories: ["VIP"])
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:vip\nEND:VCARD\n", options: options).favorite)
+        XCTAssertFalse(try parseOne("BEGIN:VCARD\nFN:G\nCATEGORIES:starred\nEND:VCARD\n", options: options).favorite)
+    }
+
+    func testXFavoriteFlag() throws {
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:F\nX-FAVORITE:TRUE\nEND:VCARD\n").favorite)
+    }
+
+    func testXStarredFlag() throws {
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:F\nX-STARRED:1\nEND:VCARD\n").favorite)
+    }
+
+    func testXDavdroidStarredFlag() throws {
+        XCTAssertTrue(try parseOne("BEGIN:VCARD\nFN:F\nx-davdroid-starred: Yes \nEND:VCARD\n").favorite)
+    }
+
+    func testFalseFlagsAreNotFavorites() throws {
+        XCTAssertFalse(try parseOne("BEGIN:VCARD\nFN:F\nX-FAVORITE:0\nX-STARRED:false\nX-DAVDROID-STARRED:no\nEND:VCARD\n").favorite)
+    }
+
+    // MARK: Structure errors
+
+    func testEmptyFileHasNoVCard() {
+        XCTAssertEqual(parseError(""), .noVCard)
+        XCTAssertEqual(parseError("\n\r\n  \n"), .noVCard)
+    }
+
+    func testTextBeforeBeginIsAnError() {
+        let error = parseError("\nhello\nBEGIN:VCARD\nEND:VCARD\n")
+        XCTAssertEqual(error, .expectedBegin(line: 2, text: "hello"))
+        XCTAssertEqual(error?.description, "Line 2: expected \"BEGIN:VCARD\" but found \"hello\".")
+    }
+
+    func testOtherObjectIsNotAVCard() {
+        XCTAssertEqual(parseError("BEGIN:VCALENDAR\nEND:VCALENDAR\n"), .expectedBegin(line: 1, text: "BEGIN:VCALENDAR"))
+    }
+
+    func testMissingEnd() {
+        let error = parseError("BEGIN:VCARD\nFN:A\nEND:VCARD\nBEGIN:VCARD\nFN:B\n")
+        XCTAssertEqual(error, .missingEnd(beginLine: 4))
+        XCTAssertEqual(error?.description, "The vCard that begins on line 4 has no \"END:VCARD\".")
+    }
+
+    func testEndWithoutBegin() {
+        let error = parseError("BEGIN:VCARD\nFN:A\nEND:VCARD\nEND:VCARD\n")
+        XCTAssertEqual(error, .endWithoutBegin(line: 4))
+        XCTAssertEqual(error?.description, "Line 4: \"END:VCARD\" without a matching \"BEGIN:VCARD\".")
+    }
+
+    func testLineWithoutColonIsMalformed() {
+        let error = parseError("BEGIN:VCARD\r\nFN:A\r\nthis is not a property\r\nEND:VCARD\r\n")
+        XCTAssertEqual(error, .malformedProperty(line: 3, text: "this is not a property"))
+        XCTAssertEqual(error?.description, "Line 3: \"this is not a property\" is not a vCard property (it has no \":\").")
+    }
+
+    func testLineNumbersCountPhysicalLinesAcrossFolds() {
+        let error = parseError("BEGIN:VCARD\nFN:A\n b\n c\nbroken\nEND:VCARD\n")
+        XCTAssertEqual(error, .malformedProperty(line: 5, text: "broken"))
+    }
+}

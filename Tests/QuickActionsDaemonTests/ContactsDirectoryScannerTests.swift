@@ -1,0 +1,165 @@
+import Contacts
+import Foundation
+import XCTest
+@testable import QuickActionsDaemon
+
+final class ContactsDirectoryScannerTests: XCTestCase {
+    private var root = ""
+
+    override func setUpWithError() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-scanner-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        root = folder.path
+    }
+
+    override func tearDownWithError() throws {
+        if !root.isEmpty { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    private func write(_ relativePath: String, _ text: String) throws {
+        try write(relativePath, bytes: Array(text.utf8))
+    }
+
+    private func write(_ relativePath: String, bytes: [UInt8]) throws {
+        let url = URL(fileURLWithPath: root + "/" + relativePath)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: url)
+    }
+
+    private func card(_ name: String, favorite: Bool = false) -> String {
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:\(name)\r\n\(favorite ? "CATEGORIES:starred\r\n" : "")END:VCARD\r\n"
+    }
+
+    func testNestedCollectionsAreWalkedAndIgnoredNamesSkipped() throws {
+        try write("top.vcf", card("Top"))
+        try write("personal/ann.vcf", card("Ann", favorite: true))
+        try write("personal/displayname", "Personal")
+        try write("personal/color", "#ff0000")
+        try write("work/team/deep/bob.json", #"{"name": "Bob", "favorite": true}"#)
+        try write("work/.hidden.vcf", card("Hidden"))
+        try write(".git/config.vcf", card("In hidden folder"))
+        try write("work/draft.vcf.tmp", card("Temp"))
+        try write("work/old.vcf~", card("Backup"))
+        try write("work/notes.txt", "BEGIN:VCARD")
+
+        let result = ContactsDirectoryScanner(root: root).scan()
+        XCTAssertEqual(result.problems, [])
+        XCTAssertEqual(result.files.map(\.path), [
+            root + "/personal/ann.vcf", root + "/top.vcf", root + "/work/team/deep/bob.json",
+        ])
+        XCTAssertEqual(try result.files.map { try $0.result.get().map(\.identifier) }, [["ann"], ["top"], ["bob"]])
+        XCTAssertEqual(result.directories, [
+            root, root + "/personal", root + "/work", root + "/work/team", root + "/work/team/deep",
+        ])
+
+        let index = ContactsDirectoryScanner(root: root).buildIndex()
+        XCTAssertEqual(index.contactCount, 3)
+        XCTAssertEqual(index.favorites.map(\.name), ["Ann", "Bob"])
+    }
+
+    func testSymlinksAreNeverFollowed() throws {
+        try write("real/ann.vcf", card("Ann"))
+        try FileManager.default.createSymbolicLink(atPath: root + "/link.vcf", withDestinationPath: root + "/real/ann.vcf")
+        try FileManager.default.createSymbolicLink(atPath: root + "/linked-folder", withDestinationPath: root + "/real")
+        try FileManager.default.createSymbolicLink(atPath: root + "/real/loop", withDestinationPath: root)
+
+        let scanner = ContactsDirectoryScanner(root: root)
+        let result = scanner.scan()
+        XCTAssertEqual(result.files.map(\.path), [root + "/real/ann.vcf"])
+        XCTAssertEqual(result.directories, [root, root + "/real"])
+
+        guard case .failure(.unreadable(let reason)) = scanner.read(path: root + "/link.vcf") else {
+            return XCTFail("a symbolic link must not be read")
+        }
+        XCTAssertEqual(reason, "it is a symbolic link, and links are not followed")
+    }
+
+    func testRootReachedThroughALinkIsWalked() throws {
+        try write("real/ann.vcf", card("Ann"))
+        let link = root + "/root-link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: root + "/real")
+        let result = ContactsDirectoryScanner(root: link + "/").scan()
+        XCTAssertEqual(result.files.map(\.path), [link + "/ann.vcf"])
+    }
+
+    func testOversizeFileIsSkippedWithSizeAndLimit() throws {
+        let big = card("Big") + String(repeating: "NOTE:padding\r\n", count: 20)
+        try write("big.vcf", big)
+        try write("small.vcf", card("Small"))
+        let scanner = ContactsDirectoryScanner(root: root, maxFileBytes: 100)
+        let result = scanner.scan()
+        XCTAssertEqual(result.files.count, 2)
+        XCTAssertEqual(scanner.read(path: root + "/big.vcf"), .failure(.tooLarge(size: big.utf8.count, limit: 100)))
+
+        let index = scanner.buildIndex()
+        XCTAssertEqual(index.contactCount, 1)
+        XCTAssertEqual(index.invalidFiles.map(\.path), [root + "/big.vcf"])
+    }
+
+    func testFileExactlyAtTheLimitIsRead() throws {
+        let text = card("Exact")
+        try write("exact.vcf", text)
+        let scanner = ContactsDirectoryScanner(root: root, maxFileBytes: text.utf8.count)
+        XCTAssertEqual(try scanner.read(path: root + "/exact.vcf").get().map(\.name), ["Exact"])
+    }
+
+    func testNULFileIsBinaryAndDoesNotAffectOthers() throws {
+        try write("nul.vcf", bytes: Array("BEGIN:VCARD\nFN:X".utf8) + [0] + Array("\nEND:VCARD\n".utf8))
+        try write("bad.vcf", "BEGIN:VCARD\nFN:Unfinished\n")
+        try write("good.vcf", card("Good"))
+        let index = ContactsDirectoryScanner(root: root).buildIndex()
+        XCTAssertEqual(index.contactCount, 1)
+        XCTAssertEqual(index.invalidFiles, [
+            .init(path: root + "/bad.vcf", reason: .parse(.missingEnd(beginLine: 1))),
+            .init(path: root + "/nul.vcf", reason: .binary),
+        ])
+    }
+
+    func testMissingRootIsAnEmptyResultWithANote() {
+        let missing = root + "/does-not-exist"
+        let result = ContactsDirectoryScanner(root: missing).scan()
+        XCTAssertEqual(result.files.count, 0)
+        XCTAssertEqual(result.directories, [])
+        XCTAssertEqual(result.problems, [ContactsScanProblem(path: missing, kind: .missing)])
+        XCTAssertEqual(result.problems.first?.description,
+                       "The contacts folder \"\(missing)\" does not exist; no contacts are loaded from it.")
+        XCTAssertEqual(ContactsDirectoryScanner(root: missing).buildIndex().contactCount, 0)
+    }
+
+    func testRootThatIsAFileIsReported() throws {
+        try write("file.vcf", card("F"))
+        let result = ContactsDirectoryScanner(root: root + "/file.vcf").scan()
+        XCTAssertEqual(result.problems, [ContactsScanProblem(path: root + "/file.vcf", kind: .notADirectory)])
+    }
+
+    func testReadOfMissingFileAndOfIgnoredName() {
+        let scanner = ContactsDirectoryScanner(root: root)
+        XCTAssertEqual(scanner.read(path: root + "/gone.vcf"), .failure(.unreadable(reason: "No such file or directory")))
+        XCTAssertEqual(scanner.read(path: root + "/displayname"), .failure(.notAContactFile(fileName: "displayname")))
+    }
+
+    func testFIFONamedLikeAContactDoesNotHang() throws {
+        XCTAssertEqual(mkfifo(root + "/pipe.vcf", 0o600), 0)
+        let scanner = ContactsDirectoryScanner(root: root)
+        XCTAssertEqual(scanner.scan().files.count, 0)
+        XCTAssertEqual(scanner.read(path: root + "/pipe.vcf"), .failure(.unreadable(reason: "it is not a regular file")))
+    }
+
+    func testScanUnderASubfolderAndRereadAfterChange() throws {
+        try write("a/one.vcf", card("One"))
+        try write("b/two.vcf", card("Two"))
+        let scanner = ContactsDirectoryScanner(root: root)
+        XCTAssertEqual(scanner.scan(under: root + "/b").files.map(\.path), [root + "/b/two.vcf"])
+
+        var index = scanner.buildIndex()
+        try write("b/two.vcf", card("Two, renamed", favorite: true))
+        index.apply(path: root + "/b/two.vcf", result: scanner.read(path: root + "/b/two.vcf"))
+        XCTAssertEqual(index.favorites.map(\.name), ["Two, renamed"])
+    }
+
+    func testParsingOptionsReachTheParser() throws {
+        try write("vip.vcf", "BEGIN:VCARD\nFN:V\nCATEGORIES:VIP\nEND:VCARD\n")
+        let scanner = ContactsDirectoryScanner(root: root, options: ContactParsingOptions(favoriteCategories: ["vip"]))
+        XCTAssertEqual(scanner.buildIndex().favoriteCount, 1)
+    }
+}
