@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "ContactsTests", dependencies: ["Contacts"]),
         .testTarget(name: "QuickActionsTests", dependencies: ["QuickActions", "Contacts"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
-        .testTarget(name: "QuickActionsDaemonTests", dependencies: ["QuickActionsDaemon", "Varlink"]),
+        .testTarget(name: "QuickActionsDaemonTests", dependencies: ["QuickActionsDaemon", "Varlink", "QuickActions", "Contacts"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Varlink"]),
     ],
     swiftLanguageModes: [.v6]

@@ -35,7 +35,7 @@ struct DaemonSettings: Sendable {
     }
     /// The app version the files declare: `AppVersion=` wins over `CFBundleShortVersionString`.
     var declaredAppVersion: String? {
-        configuration.appVersion.isEmpty ? staticItems.appVersion : configuration.appVersion
+        configuration.appVersion ?? staticItems.appVersion
     }
 }
 
@@ -53,7 +53,7 @@ actor DaemonCore {
     private(set) var settings: DaemonSettings
     private var state: QuickActionsState
     private(set) var index: ContactIndex
-    private let store: StateStore<PersistedState>
+    private var store: StateStore<PersistedState>
     private let logger: Logger
     private var stateError: String?
     var activity = ActivityCounters()
@@ -80,7 +80,7 @@ actor DaemonCore {
         return StatusReply(
             version: QactdVersion.string, configFile: configuration.configFile,
             contactsDirectory: configuration.contactsDirectory, staticItemsFile: configuration.staticItemsPath,
-            stateFile: store.path, socket: socketPath,
+            stateFile: store.paths.stateFile, socket: socketPath,
             contacts: index.contactCount, favorites: index.favoriteCount,
             invalidFiles: index.invalidFiles.map { InvalidFileInfo(path: $0.path, reason: $0.reason) },
             duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
@@ -185,16 +185,16 @@ actor DaemonCore {
     private func persist() {
         do {
             if try store.saveIfChanged(PersistedState(state)) {
-                logger.log(.debug, "Saved state, generation \(state.generation).", fields: ["QACTD_PATH": store.path])
+                logger.log(.debug, "Saved state, generation \(state.generation).", fields: ["QACTD_PATH": store.paths.stateFile])
             }
             if stateError != nil {
-                logger.log(.notice, "Writing the state file '\(store.path)' works again.", fields: ["QACTD_PATH": store.path])
+                logger.log(.notice, "Writing the state file '\(store.paths.stateFile)' works again.", fields: ["QACTD_PATH": store.paths.stateFile])
                 stateError = nil
             }
         } catch {
             let message = String(describing: error)
             if stateError != message {
-                logger.log(.error, "Could not save the state, keeping the previous file and the in-memory set: \(message)", fields: ["QACTD_PATH": store.path])
+                logger.log(.error, "Could not save the state, keeping the previous file and the in-memory set: \(message)", fields: ["QACTD_PATH": store.paths.stateFile])
             }
             stateError = message
         }
@@ -203,4 +203,38 @@ actor DaemonCore {
 
 public enum QactdVersion {
     public static let string = "0.1.0"
+}
+
+extension DaemonConfiguration {
+    /// The configuration file in effect, or nil for built-in defaults.
+    var configFile: String? {
+        if case .file(let path) = source { return path }
+        return nil
+    }
+}
+
+/// One change to the contacts index, parsed outside the actor so that reading
+/// and parsing files never holds up socket calls.
+enum ContactIndexChange: Sendable {
+    case file(path: String, result: Result<[Contact], ContactFileProblem>)
+    case removed(path: String)
+    case removedTree(directory: String)
+}
+
+extension DaemonCore {
+    /// Applies a batch of per-file changes; returns whether favorites (and so the
+    /// dynamic set a `Recompute=change` would derive) may have changed.
+    @discardableResult
+    func apply(_ changes: [ContactIndexChange], counting work: ActivityCounters) -> Bool {
+        let favoritesBefore = index.favorites
+        for change in changes {
+            switch change {
+            case .file(let path, let result): index.apply(path: path, result: result)
+            case .removed(let path): index.remove(path: path)
+            case .removedTree(let directory): index.removeAll(under: directory)
+            }
+        }
+        record(work)
+        return index.favorites != favoritesBefore
+    }
 }
