@@ -1,6 +1,8 @@
 import Contacts
 import Dispatch
 import Foundation
+import NIOCore
+import NIOPosix
 import QuickActions
 import Varlink
 
@@ -14,7 +16,7 @@ public struct DaemonOptions: Sendable {
     public var logLevel: LogLevel
     public var environment: [String: String]
 
-    public init(configPath: String?, logLevel: LogLevel, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(configPath: String?, logLevel: LogLevel, environment: [String: String]) {
         self.configPath = configPath
         self.logLevel = logLevel
         self.environment = environment
@@ -26,6 +28,11 @@ public struct DaemonStartupError: Error, CustomStringConvertible {
     public let description: String
     /// sysexits-style status: 78 (EX_CONFIG) for configuration and static items, 1 otherwise.
     public let exitStatus: Int32
+
+    init(_ description: String, exitStatus: Int32 = 1) {
+        self.description = description
+        self.exitStatus = exitStatus
+    }
 }
 
 /// Reads configuration and static items from disk into `DaemonSettings`.
@@ -33,24 +40,27 @@ public struct DaemonStartupError: Error, CustomStringConvertible {
 struct SettingsLoader: Sendable {
     let environment: [String: String]
     let explicitConfigPath: String?
+    let systemCandidates: [String]
     let logger: Logger
 
     func load() throws(DaemonStartupError) -> DaemonSettings {
         let loaded: LoadedConfiguration
         do {
-            loaded = try ConfigurationLoader(environment: environment).load(explicitPath: explicitConfigPath)
+            loaded = try ConfigurationLoader.load(
+                explicitPath: explicitConfigPath, environment: environment, systemCandidates: systemCandidates)
         } catch {
-            throw DaemonStartupError(description: String(describing: error), exitStatus: 78)
+            throw DaemonStartupError(error.description, exitStatus: 78)
         }
         for warning in loaded.warnings {
-            logger.log(.warning, "\(warning), ignoring.", fields: ["QACTD_PATH": loaded.configuration.configFile ?? ""])
+            logger.log(.warning, "\(warning), ignoring.", fields: ["QACTD_PATH": warning.file])
         }
         let configuration = loaded.configuration
         let favoriteIcon: ShortcutIcon
         do {
             favoriteIcon = try ShortcutIcon(configurationValue: configuration.favoriteIcon)
         } catch {
-            throw DaemonStartupError(description: "\(configuration.configFile ?? "built-in configuration"): [Shortcuts] FavoriteIcon: \(error)", exitStatus: 78)
+            throw DaemonStartupError(
+                "\(configuration.source): [Shortcuts] FavoriteIcon: \(error)", exitStatus: 78)
         }
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
         return DaemonSettings(configuration: configuration, staticItems: staticItems, favoriteIcon: favoriteIcon)
@@ -59,36 +69,50 @@ struct SettingsLoader: Sendable {
     private func readStaticItems(at path: String) throws(DaemonStartupError) -> StaticItemsFile {
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(atPath: path, limit: 16 << 20)
-        } catch let error as SystemCallError where error.errno == ENOENT {
-            // The daemon must start with no configuration at all, so the default
-            // static-items file may be missing: that means "no static items".
-            logger.log(.notice, "No static items file at '\(path)': serving no static items.", fields: ["QACTD_PATH": path])
-            return StaticItemsFile(items: [], appVersion: nil)
+            guard let read = try FileIO.readFileIfPresent(path) else {
+                // The daemon must start with no configuration at all, so the default
+                // static-items file may be missing: that means "no static items".
+                logger.log(.notice, "No static items file at '\(path)': serving no static items.", fields: ["QACTD_PATH": path])
+                return StaticItemsFile(items: [], appVersion: nil)
+            }
+            bytes = read
         } catch {
-            throw DaemonStartupError(description: "Cannot read the static items file: \(error)", exitStatus: 78)
+            throw DaemonStartupError("Cannot read the static items file: \(error)", exitStatus: 78)
         }
         do {
             return try StaticItemsFile.decode(bytes, fileName: path)
         } catch {
-            throw DaemonStartupError(description: String(describing: error), exitStatus: 78)
+            throw DaemonStartupError(error.description, exitStatus: 78)
         }
+    }
+
+    /// System-wide defaults: next to the installed binary (`PREFIX/etc/qactd`), then `/etc/qactd`.
+    static func systemCandidates() -> [String] {
+        var candidates: [String] = []
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent().path
+            candidates.append("\(prefix == "/" ? "" : prefix)/etc/qactd/\(ConfigurationLoader.fileName)")
+        }
+        let etc = "/etc/qactd/\(ConfigurationLoader.fileName)"
+        if !candidates.contains(etc) { candidates.append(etc) }
+        return candidates
     }
 }
 
 /// The running daemon: wires configuration, state, contacts, the socket and
 /// systemd together, in the order systemd expects (READY=1 only once state is
 /// loaded, the first scan is done and the socket listens).
-public final class Daemon: Sendable {
+public actor Daemon {
     private let core: DaemonCore
-    private let server: VarlinkServer
+    private var server: VarlinkServer?
+    private let group: any EventLoopGroup
     private let notifier: any ServiceManagerNotifier
     private let logger: Logger
     private let loader: SettingsLoader
 
-    private init(core: DaemonCore, server: VarlinkServer, notifier: any ServiceManagerNotifier, logger: Logger, loader: SettingsLoader) {
+    private init(core: DaemonCore, group: any EventLoopGroup, notifier: any ServiceManagerNotifier, logger: Logger, loader: SettingsLoader) {
         self.core = core
-        self.server = server
+        self.group = group
         self.notifier = notifier
         self.logger = logger
         self.loader = loader
@@ -96,8 +120,11 @@ public final class Daemon: Sendable {
 
     /// Runs until SIGTERM or SIGINT; returns the process exit status.
     public static func run(_ options: DaemonOptions) async -> Int32 {
-        let logger = Logger.forCurrentProcess(level: options.logLevel, environment: options.environment)
+        let logger = Logger(minimumLevel: options.logLevel, sink: LogDestination.sink(environment: options.environment))
         let notifier = SystemdNotifier()
+        // Signals become events of the main loop; block their default action first
+        // so a SIGTERM during start-up is not lost nor fatal.
+        let signals = SignalEvents(watching: [SIGTERM, SIGINT, SIGHUP])
         let daemon: Daemon
         do {
             daemon = try await start(options, logger: logger, notifier: notifier)
@@ -108,78 +135,204 @@ public final class Daemon: Sendable {
             logger.log(.error, "Cannot start: \(error)")
             return 1
         }
-        return await daemon.serveUntilStopped()
+        return await daemon.serve(signals)
     }
 
     private static func start(_ options: DaemonOptions, logger: Logger, notifier: any ServiceManagerNotifier) async throws -> Daemon {
-        let loader = SettingsLoader(environment: options.environment, explicitConfigPath: options.configPath, logger: logger)
+        let loader = SettingsLoader(
+            environment: options.environment, explicitConfigPath: options.configPath,
+            systemCandidates: SettingsLoader.systemCandidates(), logger: logger)
         let settings = try loader.load()
         let configuration = settings.configuration
+        logger.log(.info, "Using configuration from \(configuration.source).")
 
-        let store = StateStore<PersistedState>(directory: StatePaths.directory(environment: options.environment))
+        let paths: StatePaths
+        do {
+            paths = try StatePaths.resolve(environment: options.environment)
+        } catch {
+            throw DaemonStartupError(error.description)
+        }
+        var store = StateStore<PersistedState>(paths: paths)
         var restored: PersistedState?
-        switch store.load() {
-        case .fresh:
-            logger.log(.info, "No saved state at '\(store.path)', starting clean.", fields: ["QACTD_PATH": store.path])
-        case .loaded(let payload):
-            restored = payload
-        case .corrupt(let movedTo, let reason):
-            logger.log(.error, "The state file could not be loaded (\(reason)); moved it aside to '\(movedTo)' and starting clean.",
-                       fields: ["QACTD_PATH": store.path])
+        do {
+            switch try store.load() {
+            case .fresh:
+                logger.log(.info, "No saved state at '\(paths.stateFile)', starting clean.", fields: ["QACTD_PATH": paths.stateFile])
+            case .loaded(let payload):
+                restored = payload
+            case .corrupt(let movedTo, let reason):
+                logger.log(.error, "The state file could not be loaded (\(reason)); moved it aside to '\(movedTo)', starting clean.",
+                           fields: ["QACTD_PATH": paths.stateFile])
+            }
+        } catch {
+            throw DaemonStartupError(error.description)
         }
 
-        let scan = Self.scanContacts(configuration)
-        Self.report(scan.index, logger: logger)
-        let core = DaemonCore(settings: settings, restored: restored, index: scan.index, store: store,
-                              socketPath: configuration.socketPath, logger: logger)
-        await core.replaceIndex(scan.index, counting: ActivityCounters(filesParsed: scan.filesParsed, rescans: 0))
+        let scan = ContactsScan.run(configuration, logger: logger)
+        let core = DaemonCore(
+            settings: settings, restored: restored, index: scan.index, store: store,
+            socketPath: configuration.socketPath, logger: logger, notifier: notifier)
+        await core.record(ActivityCounters(filesParsed: scan.filesParsed))
 
-        let server = VarlinkServer(
-            configuration: VarlinkServerConfiguration(
-                socketPath: configuration.socketPath, maxConnections: configuration.maxConnections,
-                maxMessageBytes: configuration.maxMessageBytes),
-            serviceInfo: VarlinkServiceInfo(
-                vendor: "qactd", product: "qactd", version: QactdVersion.string, url: "https://github.com/qactd/qactd",
-                interfaces: [(QuickActionsInterface.name, QuickActionsInterfaceDescription.text)]),
-            handler: QuickActionsHandler(core: core, reload: { _ in throw QuickActionsCallError.invalidConfiguration("not ready") }))
-        let inherited = try SocketActivation.listeningDescriptors()
-        if let descriptor = inherited.first {
-            try await server.start(adopting: descriptor)
-            logger.log(.info, "Listening on the socket passed by systemd.")
-        } else {
-            try await server.start()
-            logger.log(.info, "Listening on '\(configuration.socketPath)'.", fields: ["QACTD_PATH": configuration.socketPath])
-        }
-        let daemon = Daemon(core: core, server: server, notifier: notifier, logger: logger, loader: loader)
+        let group = MultiThreadedEventLoopGroup.singleton
+        let daemon = Daemon(core: core, group: group, notifier: notifier, logger: logger, loader: loader)
+        try await daemon.listen(configuration)
         return daemon
     }
 
-    struct ContactsScan {
-        var index: ContactIndex
-        var filesParsed: Int
+    private func listen(_ configuration: DaemonConfiguration) async throws {
+        var serverConfiguration = VarlinkServerConfiguration()
+        serverConfiguration.maxConnections = configuration.maxConnections
+        serverConfiguration.maxMessageBytes = configuration.maxMessageBytes
+        let server = VarlinkServer(
+            info: VarlinkServiceInfo(
+                vendor: "qactd", product: "qactd", version: QactdVersion.string,
+                url: "https://github.com/qactd/qactd",
+                interfaces: [.init(name: QuickActionsInterface.name, description: QuickActionsInterface.description)]),
+            handlers: [
+                QuickActionsInterface.name: QuickActionsHandler(core: core, reload: { [weak self] () async throws(QuickActionsCallError) -> ReloadReply in
+                    guard let self else { throw .invalidConfiguration("The daemon is stopping.") }
+                    return try await self.reload()
+                })
+            ],
+            configuration: serverConfiguration, group: group)
+        let inherited: [CInt]
+        do {
+            inherited = try SocketActivation.listeningDescriptors()
+        } catch {
+            throw DaemonStartupError(error.description)
+        }
+        do {
+            if let descriptor = inherited.first {
+                try await server.listen(adoptingDescriptor: descriptor)
+                logger.log(.info, "Listening on the socket passed by systemd.")
+            } else {
+                try await server.listen(unixSocketPath: configuration.socketPath)
+                logger.log(.info, "Listening on '\(configuration.socketPath)'.", fields: ["QACTD_PATH": configuration.socketPath])
+            }
+        } catch {
+            throw DaemonStartupError(error.description)
+        }
+        self.server = server
     }
 
-    static func scanContacts(_ configuration: DaemonConfiguration) -> ContactsScan {
+    /// The main loop: READY=1, then signals until a stop.
+    private func serve(_ signals: SignalEvents) async -> Int32 {
+        notifier.notify(.ready, .status(await core.statusLine()))
+        logger.log(.notice, "Started: \(await core.statusLine()).")
+        let watchdog = startWatchdog()
+        defer { watchdog?.cancel() }
+        for await signal in signals.events {
+            switch signal {
+            case SIGHUP:
+                _ = try? await reload()
+            default:
+                return await stop(signal: signal)
+            }
+        }
+        return await stop(signal: SIGTERM)
+    }
+
+    private func stop(signal: CInt) async -> Int32 {
+        notifier.notify(.stopping)
+        logger.log(.notice, "Stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM").")
+        await server?.stop()
+        server = nil
+        // Every core method runs whole on the actor, so once this call returns any
+        // state write that was under way has finished.
+        await core.finishPendingWork()
+        return 0
+    }
+
+    /// Re-reads configuration, static items and the contacts directory; on failure keeps
+    /// everything as it was and reports the error.
+    func reload() async throws(QuickActionsCallError) -> ReloadReply {
+        notifier.notify(.reloading)
+        let settings: DaemonSettings
+        do {
+            settings = try loader.load()
+        } catch {
+            logger.log(.error, "Reload failed, keeping the previous configuration: \(error.description)")
+            notifier.notify(.ready, .status(await core.statusLine()))
+            throw .invalidConfiguration(error.description)
+        }
+        let previous = await core.settings.configuration
+        if settings.configuration.socketPath != previous.socketPath {
+            logger.log(.warning, "Socket changed to '\(settings.configuration.socketPath)'; it takes effect at the next start.")
+        }
+        let scan = ContactsScan.run(settings.configuration, logger: logger)
+        await core.replaceSettings(settings)
+        await core.replaceIndex(scan.index, counting: ActivityCounters(filesParsed: scan.filesParsed, rescans: 1))
+        let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
+        logger.log(.notice, "Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
+        notifier.notify(.ready, .status(await core.statusLine()))
+        return reply
+    }
+
+    /// Pings WATCHDOG=1 at half the timeout, but only after the core actor and the
+    /// socket event loop have both answered: a wedged daemon stops pinging and
+    /// systemd restarts it.
+    private func startWatchdog() -> Task<Void, Never>? {
+        guard let settings = WatchdogSettings.fromEnvironment() else { return nil }
+        let core = self.core
+        let notifier = self.notifier
+        let loop = group.next()
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: settings.pingInterval)
+                _ = await core.statusLine()
+                guard (try? await loop.submit({}).get()) != nil else { continue }
+                notifier.notify(.watchdog)
+            }
+        }
+    }
+}
+
+/// The result of reading the whole contacts tree.
+struct ContactsScan {
+    var index: ContactIndex
+    var filesParsed: Int
+
+    static func run(_ configuration: DaemonConfiguration, logger: Logger) -> ContactsScan {
         let scanner = ContactsDirectoryScanner(
             root: configuration.contactsDirectory, maxFileBytes: configuration.maxFileBytes,
-            options: ContactParsingOptions(favoriteCategories: Set(configuration.favoriteCategories.map { $0.lowercased() })))
+            options: ContactParsingOptions(favoriteCategories: Set(configuration.favoriteCategories)))
         let result = scanner.scan()
+        for problem in result.problems {
+            logger.log(.warning, "\(problem.description)", fields: ["QACTD_PATH": problem.path])
+        }
         var index = ContactIndex()
         for file in result.files { index.apply(path: file.path, result: file.result) }
-        return ContactsScan(index: index, filesParsed: result.files.count)
-    }
-
-    static func report(_ index: ContactIndex, logger: Logger) {
         for invalid in index.invalidFiles {
-            logger.log(.warning, "Skipping '\(invalid.path)': \(invalid.reason)", fields: ["QACTD_PATH": invalid.path])
+            logger.log(.warning, "Skipping '\(invalid.path)': \(invalid.reason), ignoring.", fields: ["QACTD_PATH": invalid.path])
         }
         for duplicate in index.duplicates {
-            logger.log(.warning, "Contact identifier '\(duplicate.identifier)' in '\(duplicate.ignoredPath)' is already used by '\(duplicate.keptPath)', ignoring.",
-                       fields: ["QACTD_CONTACT_ID": duplicate.identifier, "QACTD_PATH": duplicate.ignoredPath])
+            logger.log(
+                .warning,
+                "Contact identifier '\(duplicate.identifier)' in '\(duplicate.ignoredPath)' is already used by '\(duplicate.keptPath)', ignoring.",
+                fields: ["QACTD_CONTACT_ID": duplicate.identifier, "QACTD_PATH": duplicate.ignoredPath])
         }
+        return ContactsScan(index: index, filesParsed: result.files.count)
     }
+}
 
-    private func serveUntilStopped() async -> Int32 {
-        0
+/// Delivers chosen signals as an async sequence instead of running handlers in
+/// signal context.
+final class SignalEvents: Sendable {
+    let events: AsyncStream<CInt>
+    private let sources: [any DispatchSourceSignal]
+
+    init(watching signals: [CInt]) {
+        let (stream, continuation) = AsyncStream.makeStream(of: CInt.self)
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in signals {
+            Glibc.signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { continuation.yield(signalNumber) }
+            source.resume()
+            sources.append(source)
+        }
+        self.events = stream
+        self.sources = sources
     }
 }

@@ -61,7 +61,14 @@ actor DaemonCore {
     var appConnected = false
     let socketPath: String
 
-    init(settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>, socketPath: String, logger: Logger) {
+    private let notifier: any ServiceManagerNotifier
+    private var lastStatusLine = ""
+
+    init(
+        settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
+        socketPath: String, logger: Logger, notifier: any ServiceManagerNotifier
+    ) {
+        self.notifier = notifier
         self.settings = settings
         self.index = index
         self.store = store
@@ -120,6 +127,7 @@ actor DaemonCore {
                        fields: ["QACTD_GENERATION": String(outcome.generation)])
         }
         persist()
+        publishStatus()
         return ResignActiveReply(changed: outcome.changed, generation: outcome.generation, dynamicCount: outcome.dynamicCount)
     }
 
@@ -164,11 +172,34 @@ actor DaemonCore {
 
     // MARK: Contacts and settings
 
-    func replaceIndex(_ newIndex: ContactIndex, counting activity: ActivityCounters) {
+    func replaceIndex(_ newIndex: ContactIndex, counting work: ActivityCounters) {
         index = newIndex
-        self.activity.filesParsed += activity.filesParsed
-        self.activity.rescans += activity.rescans
-        self.activity.eventsHandled += activity.eventsHandled
+        record(work)
+    }
+
+    func record(_ work: ActivityCounters) {
+        activity.filesParsed += work.filesParsed
+        activity.rescans += work.rescans
+        activity.eventsHandled += work.eventsHandled
+        publishStatus()
+    }
+
+    /// The one-line summary systemd shows (`STATUS=`) and the start-up log repeats.
+    func statusLine() -> String {
+        "\(index.contactCount) contacts, \(index.favoriteCount) favorites, generation \(state.generation)"
+    }
+
+    /// Keeps systemd's `STATUS=` current; sends only when the line changed.
+    private func publishStatus() {
+        let line = statusLine()
+        guard line != lastStatusLine else { return }
+        lastStatusLine = line
+        notifier.notify(.status(line))
+    }
+
+    /// Called before exit: a failed write is retried once more so nothing is lost.
+    func finishPendingWork() {
+        persist()
     }
 
     func replaceSettings(_ newSettings: DaemonSettings) {

@@ -4,9 +4,7 @@ import QuickActions
 /// The typed messages of `io.qactd.QuickActions`, shared by the daemon and
 /// `qactl` so both sides agree on the wire by construction. Field names follow
 /// the interface description in `QuickActionsInterfaceDescription.swift`.
-public enum QuickActionsInterface {
-    public static let name = "io.qactd.QuickActions"
-
+extension QuickActionsInterface {
     public enum Method: String, CaseIterable, Sendable {
         case status = "Status", list = "List", resignActive = "ResignActive"
         case becomeActive = "BecomeActive", enterBackground = "EnterBackground"

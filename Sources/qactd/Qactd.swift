@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import QuickActionsDaemon
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct Qactd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qactd",
+        abstract: "Home Screen quick actions daemon: favorites and static items for a launcher.",
+        discussion: """
+            Runs in the foreground (as a systemd user service, or by hand), watches the \
+            contacts directory, keeps the quick-action set and answers on a Varlink socket. \
+            See qactd(8) and qactd.conf(5).
+            """,
+        version: QactdVersion.string)
+
+    @Option(name: .long, help: ArgumentHelp("The configuration file (default: $XDG_CONFIG_HOME/qactd/qactd.conf, else PREFIX/etc/qactd/qactd.conf).", valueName: "path"), completion: .file())
+    var config: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("debug, info, notice, warning or error.", valueName: "level"))
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard LogLevel(argument: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of debug, info, notice, warning, error; not '\(logLevel)'.")
+        }
+    }
+
+    func run() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        // HOME anchors the default paths; a service started without it still has a passwd entry.
+        if environment["HOME"].map(\.isEmpty) ?? true, let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
+            environment["HOME"] = String(cString: directory)
+        }
+        let status = await Daemon.run(
+            DaemonOptions(configPath: config, logLevel: LogLevel(argument: logLevel) ?? .info, environment: environment))
+        if status != 0 { throw ExitCode(status) }
+    }
+}
