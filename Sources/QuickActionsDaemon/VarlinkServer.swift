@@ -58,27 +58,23 @@ public final class VarlinkServer: Sendable {
         try SocketPath.createParentFolder(of: path)
         try SocketPath.removeIfStale(path)
 
-        // Bind under a restrictive umask so the socket is never reachable with looser
-        // permissions, not even between bind() and chmod().
-        let previousMask = umask(0o077)
-        let channel: any Channel
-        do {
-            channel = try await bootstrap().bind(unixDomainSocketPath: path).get()
-        } catch {
-            umask(previousMask)
-            throw .bindFailed(path: path, reason: "\(error)")
-        }
-        umask(previousMask)
-        guard chmod(path, 0o600) == 0 else {
-            let code = errno
-            try? await channel.close()
-            throw .systemCallFailed(call: "chmod", path: path, errno: code)
-        }
+        // Bound here rather than by NIO: NIO unlinks the path when its own listener closes,
+        // even if the file there is by then another daemon's socket.
+        let descriptor = try SocketPath.bindListening(path, backlog: 128)
         var status = stat()
         guard lstat(path, &status) == 0 else {
             let code = errno
-            try? await channel.close()
+            close(descriptor)
             throw .systemCallFailed(call: "lstat", path: path, errno: code)
+        }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap().withBoundSocket(descriptor).get()
+        } catch {
+            // The descriptor now belongs to NIO, which closes it on failure; closing it here too
+            // could close an unrelated descriptor that reused the number.
+            unlink(path)
+            throw .bindFailed(path: path, reason: "\(error)")
         }
         let owned = OwnedSocketFile(path: path, device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         state.withLock {
@@ -168,6 +164,45 @@ enum SocketPath {
         }
     }
 
+    /// A listening socket at `path` with mode 0600. The umask is tightened around bind() so the
+    /// socket is never reachable with looser permissions, not even before the chmod().
+    static func bindListening(_ path: String, backlog: Int32) throws(VarlinkServerError) -> Int32 {
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .systemCallFailed(call: "socket", path: path, errno: errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes.prefix(raw.count - 1))
+        }
+        let previousMask = umask(0o077)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindErrno = errno
+        umask(previousMask)
+        guard bound == 0 else {
+            close(fd)
+            throw .systemCallFailed(call: "bind", path: path, errno: bindErrno)
+        }
+        guard chmod(path, 0o600) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw .systemCallFailed(call: "chmod", path: path, errno: code)
+        }
+        guard listen(fd, backlog) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw .systemCallFailed(call: "listen", path: path, errno: code)
+        }
+        return fd
+    }
+
     /// Removes a socket file nobody listens on; refuses when a server answers or the path is
     /// something other than a socket.
     static func removeIfStale(_ path: String) throws(VarlinkServerError) {
@@ -220,3 +255,4 @@ enum SocketPath {
         }
     }
 }
+

@@ -246,7 +246,3 @@ final class VarlinkServiceDispatcherTests: XCTestCase {
             ["GetInfo", "GetInterfaceDescription"])
     }
 }
-
-extension JSONValue: ExpressibleByStringLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-}
