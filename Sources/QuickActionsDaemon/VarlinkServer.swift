@@ -1,0 +1,258 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+import Varlink
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The daemon's Varlink listener: answers `org.varlink.service` itself and routes every other
+/// call to the handler registered for its interface.
+public final class VarlinkServer: Sendable {
+    public let configuration: VarlinkServerConfiguration
+    let dispatcher: VarlinkServiceDispatcher
+    let handlers: [String: any VarlinkInterfaceHandler]
+    private let group: any EventLoopGroup
+    private let state = Mutex(State())
+
+    private struct State {
+        var listener: (any Channel)?
+        var ownedSocket: OwnedSocketFile?
+        var connections: [UInt64: any Channel] = [:]
+        var nextConnectionID: UInt64 = 1
+    }
+
+    /// The socket file this server created, identified by inode so `stop()` never removes a
+    /// file that a newer daemon put in its place.
+    private struct OwnedSocketFile {
+        var path: String
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    public init(
+        info: VarlinkServiceInfo,
+        handlers: [String: any VarlinkInterfaceHandler],
+        configuration: VarlinkServerConfiguration = VarlinkServerConfiguration(),
+        group: any EventLoopGroup
+    ) {
+        self.dispatcher = VarlinkServiceDispatcher(info: info)
+        self.handlers = handlers
+        self.configuration = configuration
+        self.group = group
+    }
+
+    /// The path of the socket this server bound itself, if any.
+    public var socketPath: String? { state.withLock { $0.ownedSocket?.path } }
+
+    public var connectionCount: Int { state.withLock { $0.connections.count } }
+
+    /// Binds a fresh socket at `path`: creates a missing parent folder with mode 0700, replaces
+    /// a stale socket file, refuses if another server answers there, and leaves the socket 0600.
+    public func listen(unixSocketPath path: String) async throws(VarlinkServerError) {
+        guard state.withLock({ $0.listener == nil }) else { throw .alreadyStarted }
+        guard path.utf8.count <= 107 else { throw .pathTooLong(path: path) }
+        try SocketPath.createParentFolder(of: path)
+        try SocketPath.removeIfStale(path)
+
+        // Bound here rather than by NIO: NIO unlinks the path when its own listener closes,
+        // even if the file there is by then another daemon's socket.
+        let descriptor = try SocketPath.bindListening(path, backlog: 128)
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .systemCallFailed(call: "lstat", path: path, errno: code)
+        }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap().withBoundSocket(descriptor).get()
+        } catch {
+            // The descriptor now belongs to NIO, which closes it on failure; closing it here too
+            // could close an unrelated descriptor that reused the number.
+            unlink(path)
+            throw .bindFailed(path: path, reason: "\(error)")
+        }
+        let owned = OwnedSocketFile(path: path, device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        state.withLock {
+            $0.listener = channel
+            $0.ownedSocket = owned
+        }
+    }
+
+    /// Serves on a listening socket passed by systemd socket activation. The socket file
+    /// belongs to systemd and is left in place on stop.
+    public func listen(adoptingDescriptor descriptor: Int32) async throws(VarlinkServerError) {
+        guard state.withLock({ $0.listener == nil }) else { throw .alreadyStarted }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap().withBoundSocket(descriptor).get()
+        } catch {
+            throw .adoptFailed(descriptor: descriptor, reason: "\(error)")
+        }
+        state.withLock { $0.listener = channel }
+    }
+
+    /// Stops listening, closes every connection (cancelling their streams) and removes the
+    /// socket file if this server created it.
+    public func stop() async {
+        let (listener, connections, owned) = state.withLock { state in
+            let taken = (state.listener, Array(state.connections.values), state.ownedSocket)
+            state.listener = nil
+            state.ownedSocket = nil
+            return taken
+        }
+        try? await listener?.close()
+        for connection in connections {
+            try? await connection.close()
+        }
+        if let owned {
+            var status = stat()
+            if lstat(owned.path, &status) == 0, UInt64(status.st_dev) == owned.device,
+                UInt64(status.st_ino) == owned.inode
+            {
+                unlink(owned.path)
+            }
+        }
+    }
+
+    private func bootstrap() -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 128)
+            // A peer may shut down its sending side and still wait for the replies it asked for.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(VarlinkConnectionHandler(server: self))
+                }
+            }
+    }
+
+    /// Registers an accepted connection, or returns `nil` when the server is at its limit.
+    func admit(_ channel: any Channel) -> UInt64? {
+        state.withLock { state in
+            guard state.connections.count < configuration.maxConnections else { return nil }
+            let id = state.nextConnectionID
+            state.nextConnectionID += 1
+            state.connections[id] = channel
+            return id
+        }
+    }
+
+    func release(connectionID: UInt64) {
+        _ = state.withLock { $0.connections.removeValue(forKey: connectionID) }
+    }
+}
+
+/// The checks around a socket path that NIO's bind does not make.
+enum SocketPath {
+    static func createParentFolder(of path: String) throws(VarlinkServerError) {
+        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        guard !components.isEmpty else { return }
+        var missing: [String] = []
+        while !components.isEmpty {
+            let folder = components.joined(separator: "/")
+            if folder.isEmpty || access(folder, F_OK) == 0 { break }
+            missing.append(folder)
+            components = components.dropLast()
+        }
+        for folder in missing.reversed() where mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw .systemCallFailed(call: "mkdir", path: folder, errno: errno)
+        }
+    }
+
+    /// A listening socket at `path` with mode 0600. The umask is tightened around bind() so the
+    /// socket is never reachable with looser permissions, not even before the chmod().
+    static func bindListening(_ path: String, backlog: Int32) throws(VarlinkServerError) -> Int32 {
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .systemCallFailed(call: "socket", path: path, errno: errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes.prefix(raw.count - 1))
+        }
+        let previousMask = umask(0o077)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindErrno = errno
+        umask(previousMask)
+        guard bound == 0 else {
+            close(fd)
+            throw .systemCallFailed(call: "bind", path: path, errno: bindErrno)
+        }
+        guard chmod(path, 0o600) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw .systemCallFailed(call: "chmod", path: path, errno: code)
+        }
+        guard listen(fd, backlog) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw .systemCallFailed(call: "listen", path: path, errno: code)
+        }
+        return fd
+    }
+
+    /// Removes a socket file nobody listens on; refuses when a server answers or the path is
+    /// something other than a socket.
+    static func removeIfStale(_ path: String) throws(VarlinkServerError) {
+        var status = stat()
+        if lstat(path, &status) != 0 {
+            if errno == ENOENT { return }
+            throw .systemCallFailed(call: "lstat", path: path, errno: errno)
+        }
+        guard status.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path: path) }
+        switch probe(path) {
+        case .answering:
+            throw .alreadyListening(path: path)
+        case .refused:
+            guard unlink(path) == 0 || errno == ENOENT else {
+                throw .systemCallFailed(call: "unlink", path: path, errno: errno)
+            }
+        case .failed(let code):
+            throw .systemCallFailed(call: "connect", path: path, errno: code)
+        }
+    }
+
+    private enum ProbeResult {
+        case answering, refused, failed(Int32)
+    }
+
+    private static func probe(_ path: String) -> ProbeResult {
+        // Non-blocking, so a live server with a full backlog reads as "answering" instead of hanging start-up.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { return .failed(errno) }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes.prefix(raw.count - 1))
+        }
+        var result: Int32
+        repeat {
+            result = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+        } while result != 0 && errno == EINTR
+        if result == 0 { return .answering }
+        switch errno {
+        case EAGAIN, EINPROGRESS: return .answering
+        case ECONNREFUSED: return .refused
+        default: return .failed(errno)
+        }
+    }
+}
+

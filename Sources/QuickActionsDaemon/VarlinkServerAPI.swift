@@ -1,0 +1,121 @@
+import NIOCore
+import Varlink
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Who sent a call, from `SO_PEERCRED` at accept time.
+public struct VarlinkPeerCredentials: Hashable, Sendable {
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
+
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+}
+
+/// What a handler knows about the call besides its parameters.
+public struct VarlinkCallContext: Hashable, Sendable {
+    /// Unique per connection for the server's lifetime: lets the daemon tie streaming calls
+    /// (the app's `Connect`) to the connection that made them.
+    public var connectionID: UInt64
+    public var peer: VarlinkPeerCredentials
+
+    public init(connectionID: UInt64, peer: VarlinkPeerCredentials) {
+        self.connectionID = connectionID
+        self.peer = peer
+    }
+}
+
+/// Serves the calls of one interface. A plain call yields one reply; a `more` call may yield
+/// many, `continues: true` on all but the last. A thrown `VarlinkError` becomes an error reply.
+///
+/// The server pulls the next reply only after the previous one was written to the socket, so a
+/// slow reader holds the producer back instead of growing memory; and it cancels the stream when
+/// the connection closes, which is how the daemon learns that a streaming peer went away
+/// (`onTermination` of the stream's continuation runs).
+public protocol VarlinkInterfaceHandler: Sendable {
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) -> AsyncThrowingStream<VarlinkReply, any Error>
+}
+
+extension AsyncThrowingStream where Element == VarlinkReply, Failure == any Error {
+    /// A stream with the single reply of a plain call, computed by `body`.
+    public static func single(_ body: @escaping @Sendable () async throws -> VarlinkReply) -> Self {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    continuation.yield(try await body())
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// A stream that fails at once with `error`.
+    public static func failing(_ error: VarlinkError) -> Self {
+        AsyncThrowingStream { continuation in continuation.finish(throwing: error) }
+    }
+}
+
+/// Limits and policy of a `VarlinkServer`. Every resource a peer can make the daemon
+/// allocate is bounded here.
+public struct VarlinkServerConfiguration: Sendable {
+    /// A larger message gets an error reply and the connection is closed.
+    public var maxMessageBytes: Int = 1 << 20
+    /// Connections beyond this get a best-effort error frame and are closed at once.
+    public var maxConnections: Int = 256
+    /// A message must be complete this long after its first byte arrived, or the connection
+    /// is closed: a peer trickling bytes must not hold a connection slot forever.
+    public var partialMessageTimeout: TimeAmount = .seconds(30)
+    /// Calls queued behind the running one before the server stops reading from that peer.
+    public var maxPipelinedCalls: Int = 64
+    /// Peers of this user are served; others are refused with `PermissionDenied`.
+    public var ownerUID: UInt32 = getuid()
+    /// Whether root may connect too (the daemon's owner is always allowed).
+    public var allowsRoot: Bool = true
+
+    public init() {}
+
+    func allows(_ peer: VarlinkPeerCredentials) -> Bool {
+        peer.uid == ownerUID || (allowsRoot && peer.uid == 0)
+    }
+}
+
+/// Why the server could not start listening.
+public enum VarlinkServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    case alreadyListening(path: String)
+    case notASocket(path: String)
+    case pathTooLong(path: String)
+    case systemCallFailed(call: String, path: String, errno: Int32)
+    case bindFailed(path: String, reason: String)
+    case adoptFailed(descriptor: Int32, reason: String)
+    case alreadyStarted
+
+    public var description: String {
+        switch self {
+        case .alreadyListening(let path):
+            return "Another qactd is already listening on '\(path)'."
+        case .notASocket(let path):
+            return "The socket path '\(path)' exists and is not a socket; refusing to replace it."
+        case .pathTooLong(let path):
+            return "The socket path '\(path)' is longer than a Unix socket address allows (107 bytes)."
+        case .systemCallFailed(let call, let path, let code):
+            return "\(call) on '\(path)' failed: \(String(cString: strerror(code))) (errno \(code))."
+        case .bindFailed(let path, let reason):
+            return "Cannot listen on '\(path)': \(reason)."
+        case .adoptFailed(let descriptor, let reason):
+            return "Cannot use the socket-activated descriptor \(descriptor): \(reason)."
+        case .alreadyStarted:
+            return "The Varlink server is already listening."
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import NIOCore
+import Varlink
+
+/// `struct ucred` from <sys/socket.h>, which Swift's Glibc module does not export
+/// (it sits behind _GNU_SOURCE). Same layout: pid, uid, gid.
+private struct PeerCredentialsOption: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+
+private let solSocket: Int32 = 1  // SOL_SOCKET on Linux
+private let soPeerCred: Int32 = 17  // SO_PEERCRED on Linux
+
+/// One Varlink connection: checks the peer, splits the byte stream into calls, runs them
+/// strictly one after another so pipelined calls are answered in order, and writes replies with
+/// back-pressure. All state lives on the channel's event loop.
+final class VarlinkConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum Pending {
+        case call(VarlinkCall)
+        /// The stream is unusable from here on: answer with this error, then close.
+        case fatal(VarlinkError)
+    }
+
+    private let server: VarlinkServer
+    private var decoder: VarlinkFrameDecoder
+    private var queue: [Pending] = []
+    private var queueHead = 0
+    private var connectionID: UInt64?
+    private var peer: VarlinkPeerCredentials?
+    private var runningCall: Task<Void, Never>?
+    private var isBusy = false
+    private var isClosing = false
+    private var inputClosed = false
+    private var readHeld = false
+    private var partialMessageTimer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
+
+    init(server: VarlinkServer) {
+        self.server = server
+        self.decoder = VarlinkFrameDecoder(maxMessageBytes: server.configuration.maxMessageBytes)
+    }
+
+    private var queuedCount: Int { queue.count - queueHead }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        guard let id = server.admit(context.channel) else {
+            refuse(with: .tooManyConnections(maxConnections: server.configuration.maxConnections), context: context)
+            return
+        }
+        connectionID = id
+        guard let options = context.channel as? any SocketOptionProvider else {
+            refuse(with: .permissionDenied, context: context)
+            return
+        }
+        let credentials: EventLoopFuture<PeerCredentialsOption> = options.unsafeGetSocketOption(
+            level: SocketOptionLevel(solSocket), name: SocketOptionName(soPeerCred))
+        credentials.assumeIsolated().whenComplete { result in
+            guard let context = self.context, !self.isClosing else { return }
+            guard case .success(let raw) = result else {
+                self.refuse(with: .permissionDenied, context: context)
+                return
+            }
+            let peer = VarlinkPeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid)
+            guard self.server.configuration.allows(peer) else {
+                self.refuse(with: .permissionDenied, context: context)
+                return
+            }
+            self.peer = peer
+            self.decodeCalls(context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isClosing = true
+        // Cancelling the running call's task ends the handler's stream, which is how the daemon
+        // learns that a streaming peer (an app's Connect, a Watch) went away.
+        runningCall?.cancel()
+        runningCall = nil
+        queue.removeAll()
+        queueHead = 0
+        partialMessageTimer?.cancel()
+        partialMessageTimer = nil
+        if let connectionID { server.release(connectionID: connectionID) }
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isClosing else { return }
+        let buffer = unwrapInboundIn(data)
+        decoder.receive(buffer.readableBytesView)
+        decodeCalls(context: context)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            inputClosed = true
+            closeIfDone(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    // Reading pauses while many calls wait behind a slow one, so a peer that pipelines without
+    // end is held back by the kernel's socket buffer instead of growing the queue.
+    func read(context: ChannelHandlerContext) {
+        if queuedCount >= server.configuration.maxPipelinedCalls {
+            readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func decodeCalls(context: ChannelHandlerContext) {
+        guard peer != nil, !isClosing else { return }
+        decoding: while true {
+            if case .fatal? = queue.last { break }
+            switch decoder.nextCall() {
+            case .call(let call): queue.append(.call(call))
+            case .needMoreData: break decoding
+            case .replyErrorAndClose(let error): queue.append(.fatal(error))
+            }
+        }
+        updatePartialMessageTimer(context: context)
+        startNextCall(context: context)
+    }
+
+    private func updatePartialMessageTimer(context: ChannelHandlerContext) {
+        guard decoder.hasPartialMessage else {
+            partialMessageTimer?.cancel()
+            partialMessageTimer = nil
+            return
+        }
+        guard partialMessageTimer == nil else { return }
+        partialMessageTimer = context.eventLoop.assumeIsolated().scheduleTask(
+            in: server.configuration.partialMessageTimeout
+        ) {
+            self.context?.close(promise: nil)
+        }
+    }
+
+    private func dequeue() -> Pending? {
+        guard queueHead < queue.count else { return nil }
+        let next = queue[queueHead]
+        queueHead += 1
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        }
+        return next
+    }
+
+    private func startNextCall(context: ChannelHandlerContext) {
+        guard !isBusy, !isClosing, let next = dequeue() else {
+            closeIfDone(context: context)
+            return
+        }
+        if readHeld && queuedCount < server.configuration.maxPipelinedCalls {
+            readHeld = false
+            context.read()
+        }
+        switch next {
+        case .fatal(let error):
+            isClosing = true
+            write(VarlinkReply(error: error), context: context).assumeIsolated().whenComplete { _ in
+                self.context?.close(promise: nil)
+            }
+        case .call(let call):
+            isBusy = true
+            switch server.dispatcher.route(call) {
+            case .reply(let reply):
+                answerDirectly(call, with: reply, context: context)
+            case .interface(let name):
+                guard let handler = server.handlers[name], let peer, let connectionID else {
+                    answerDirectly(call, with: VarlinkReply(error: .methodNotImplemented(call.method)), context: context)
+                    return
+                }
+                let stream = handler.handle(call, context: VarlinkCallContext(connectionID: connectionID, peer: peer))
+                runStream(stream, for: call, context: context)
+            }
+        }
+    }
+
+    private func answerDirectly(_ call: VarlinkCall, with reply: VarlinkReply, context: ChannelHandlerContext) {
+        guard !call.oneway else {
+            callFinished()
+            return
+        }
+        write(reply, context: context).assumeIsolated().whenComplete { _ in self.callFinished() }
+    }
+
+    private func runStream(
+        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, context: ChannelHandlerContext
+    ) {
+        let channel = context.channel
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        runningCall = Task {
+            await VarlinkReplyForwarder.forward(stream, for: call, to: channel)
+            channel.eventLoop.execute { handler.value.callFinished() }
+        }
+    }
+
+    private func callFinished() {
+        isBusy = false
+        runningCall = nil
+        guard let context else { return }
+        startNextCall(context: context)
+    }
+
+    private func closeIfDone(context: ChannelHandlerContext) {
+        if inputClosed && !isBusy && queuedCount == 0 && !isClosing {
+            isClosing = true
+            context.close(promise: nil)
+        }
+    }
+
+    private func refuse(with error: VarlinkError, context: ChannelHandlerContext) {
+        isClosing = true
+        write(VarlinkReply(error: error), context: context).assumeIsolated().whenComplete { _ in
+            self.context?.close(promise: nil)
+        }
+    }
+
+    private func write(_ reply: VarlinkReply, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        guard let bytes = try? reply.frameBytes() else {
+            return context.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
+        return context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes)))
+    }
+}
+
+enum VarlinkReplyForwarder {
+    /// Writes the stream's replies one at a time, each only after the previous one reached the
+    /// socket. Runs off the event loop; touches the connection only through the channel.
+    static func forward(
+        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel
+    ) async {
+        var replies = stream.makeAsyncIterator()
+        do {
+            while let next = try await replies.next() {
+                var reply = next
+                // Only a `more` call may be answered with `continues`; an error always ends the call.
+                if !call.more || reply.error != nil { reply.continues = false }
+                if !call.oneway {
+                    try await channel.writeAndFlush(ByteBuffer(bytes: try reply.frameBytes())).get()
+                }
+                if !reply.continues { return }
+            }
+            if Task.isCancelled { return }
+            let error = VarlinkError.internalError(message: "'\(call.method)' ended without a final reply")
+            try await send(error, for: call, to: channel)
+        } catch let error as VarlinkError {
+            try? await send(error, for: call, to: channel)
+        } catch is CancellationError {
+            return
+        } catch is ChannelError {
+            // The connection is gone; nobody is left to tell.
+            return
+        } catch {
+            try? await send(.internalError(message: "\(error)"), for: call, to: channel)
+        }
+    }
+
+    static func send(_ error: VarlinkError, for call: VarlinkCall, to channel: any Channel) async throws {
+        guard !call.oneway, !Task.isCancelled else { return }
+        try await channel.writeAndFlush(ByteBuffer(bytes: try VarlinkReply(error: error).frameBytes())).get()
+    }
+}

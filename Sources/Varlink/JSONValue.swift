@@ -1,0 +1,186 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A JSON document as a value, so Varlink messages can carry interface-specific parameters
+/// without the protocol layer knowing their types.
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+        } else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "The value is not a JSON null, bool, number, string, array or object.")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue: CustomStringConvertible {
+    /// Compact JSON text, keys sorted so the same value always prints the same way.
+    public var description: String {
+        (try? String(decoding: jsonData(), as: UTF8.self)) ?? "<unencodable JSON value>"
+    }
+}
+
+extension JSONValue {
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { return object[key] }
+        return nil
+    }
+
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var intValue: Int64? {
+        if case .int(let value) = self { return value }
+        return nil
+    }
+
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    /// Parses JSON text.
+    public init(jsonData data: Data) throws {
+        self = try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    /// Compact JSON text with sorted keys.
+    public func jsonData() throws -> Data {
+        try JSONValue.encoder.encode(self)
+    }
+
+    /// Converts any `Encodable` value (typically a wire struct) into a JSON value.
+    public init(encoding value: some Encodable) throws {
+        let data = try JSONValue.encoder.encode(value)
+        self = try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    /// Decodes a typed value from this JSON value. A failure names the offending
+    /// parameter, which is exactly what `org.varlink.service.InvalidParameter` reports.
+    public func decode<Value: Decodable>(_ type: Value.Type = Value.self) throws(JSONValueDecodingError) -> Value {
+        // A call's empty parameters arrive omitted or `null`; both mean "no parameters given".
+        let normalized: JSONValue = self == .null ? .object([:]) : self
+        do {
+            let data = try JSONValue.encoder.encode(normalized)
+            return try JSONDecoder().decode(Value.self, from: data)
+        } catch let error as DecodingError {
+            throw JSONValueDecodingError(decodingError: error)
+        } catch {
+            throw JSONValueDecodingError(parameter: "", reason: "\(error)")
+        }
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}
+
+/// A JSON value that did not match the expected type, reduced to the parameter at fault.
+public struct JSONValueDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The dotted path of the offending parameter (`"position"`, `"item.icon.kind"`); empty when
+    /// the value as a whole was wrong (for example an array where an object was expected).
+    public var parameter: String
+    public var reason: String
+
+    public init(parameter: String, reason: String) {
+        self.parameter = parameter
+        self.reason = reason
+    }
+
+    init(decodingError: DecodingError) {
+        switch decodingError {
+        case .keyNotFound(let key, let context):
+            self.init(parameter: Self.path(context.codingPath + [key]), reason: "it is required but missing")
+        case .typeMismatch(let type, let context):
+            self.init(parameter: Self.path(context.codingPath), reason: "expected a value of type \(type)")
+        case .valueNotFound(let type, let context):
+            self.init(parameter: Self.path(context.codingPath), reason: "expected a value of type \(type), found null")
+        case .dataCorrupted(let context):
+            self.init(parameter: Self.path(context.codingPath), reason: context.debugDescription)
+        @unknown default:
+            self.init(parameter: "", reason: "\(decodingError)")
+        }
+    }
+
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.map { key in key.intValue.map { "\($0)" } ?? key.stringValue }.joined(separator: ".")
+    }
+
+    /// The Varlink error a service replies with for this failure.
+    public var varlinkError: VarlinkError { .invalidParameter(parameter) }
+
+    public var description: String {
+        parameter.isEmpty
+            ? "The parameters are invalid: \(reason)."
+            : "The parameter '\(parameter)' is invalid: \(reason)."
+    }
+}
+
+// Literals keep wire structures readable where they are written by hand (tests, handlers).
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(nilLiteral: ()) { self = .null }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}

@@ -1,0 +1,192 @@
+/// The `io.qactd.QuickActions` interface: the daemon's control socket API (SPEC §6).
+/// Served verbatim by `org.varlink.service.GetInterfaceDescription`, so every Varlink client
+/// (the Python `varlink` package included) can list and call it.
+public enum QuickActionsInterface {
+    public static let name = "io.qactd.QuickActions"
+
+    public static let description = """
+        # Home Screen quick actions for a Linux contacts app: static items from a
+        # property list plus one dynamic item per favorite contact, recomputed when
+        # the app resigns active.
+        interface io.qactd.QuickActions
+
+        # An item's icon: a system icon type (e.g. "compose"), a symbol name
+        # (e.g. "star.fill") or a template image file path.
+        type Icon (
+          kind: (system, symbol, file),
+          name: string
+        )
+
+        # One quick action, as UIApplicationShortcutItem describes it.
+        type Item (
+          # Identifies the kind of action; favorites use the configured favorite type.
+          type: string,
+          # The user-visible title.
+          title: string,
+          subtitle: ?string,
+          icon: ?Icon,
+          # Property-list values; favorites carry contactIdentifier and appVersion.
+          userInfo: ?object
+        )
+
+        # An item with where it came from and whether the launcher shows it.
+        type ListedItem (
+          item: Item,
+          source: (static, dynamic),
+          # Whether the item is within the display limit.
+          displayed: bool,
+          # 1-based position in the full list (static items first).
+          position: int
+        )
+
+        # A contact from the contacts directory.
+        type Contact (
+          # The vCard UID, else the file name without its extension.
+          identifier: string,
+          name: string,
+          # The preferred email, else the first.
+          email: ?string,
+          emails: []string,
+          favorite: bool
+        )
+
+        # A contact file that was skipped, and why.
+        type InvalidFile (
+          path: string,
+          reason: string
+        )
+
+        # Health of the contacts directory watcher.
+        type WatchHealth (
+          # "watching", "degraded" (some trees fall back to periodic rescans) or "stopped".
+          state: string,
+          # Trees that could not be watched with inotify and are rescanned periodically.
+          degradedTrees: []string,
+          message: ?string
+        )
+
+        # The daemon's configuration, counters and health.
+        method Status() -> (
+          version: string,
+          configFile: ?string,
+          contactsDirectory: string,
+          staticItemsFile: string,
+          stateFile: string,
+          socket: string,
+          contacts: int,
+          favorites: int,
+          invalidFiles: []InvalidFile,
+          # Contacts skipped because an earlier file has the same identifier.
+          duplicates: int,
+          generation: int,
+          # Whether the app has sent its first lifecycle message.
+          launched: bool,
+          appVersion: string,
+          appConnected: bool,
+          staticItems: int,
+          dynamicItems: int,
+          watch: WatchHealth,
+          rescans: int,
+          eventsHandled: int,
+          filesParsed: int,
+          # Trigger counts per item type (favorites as "type/contactIdentifier").
+          usage: [string]int
+        )
+
+        # The quick actions: the displayed ones, or with all every item marked
+        # displayed or not. limit overrides the configured display limit.
+        method List(all: ?bool, limit: ?int) -> (
+          generation: int,
+          launched: bool,
+          items: []ListedItem
+        )
+
+        # The app resigns active: recompute the dynamic items from the favorites.
+        # changed is false when the set was already current (nothing is written).
+        method ResignActive(appVersion: ?string) -> (
+          changed: bool,
+          generation: int,
+          dynamicCount: int
+        )
+
+        # The app became active (lifecycle bookkeeping; marks the app launched).
+        method BecomeActive(appVersion: ?string) -> ()
+
+        # The app entered the background (lifecycle bookkeeping).
+        method EnterBackground() -> ()
+
+        # The user picked an item: by displayed position (1-based), or by type
+        # (plus contactIdentifier for a favorite). Give position or type, not both;
+        # otherwise org.varlink.service.InvalidParameter names "position".
+        method Trigger(position: ?int, type: ?string, contactIdentifier: ?string) -> (
+          item: Item,
+          contact: ?Contact,
+          # running: delivered to the connected app; launch: kept as the pending
+          # launch item and handed over when the app connects.
+          delivery: (running, launch),
+          # Whether the app reported the action as handled.
+          handled: bool,
+          # The item was made for another app version than the current one.
+          stale: bool,
+          position: ?int
+        )
+
+        # The app process connects (call with more). The first reply carries the
+        # pending launch item, if any; each later reply is one action to perform,
+        # with a token to pass to Complete. Closing the connection disconnects the app.
+        method Connect(appVersion: ?string) -> (
+          pendingItem: ?Item,
+          action: ?Item,
+          contact: ?Contact,
+          token: ?string
+        )
+
+        # The app's answer to an action delivered through Connect.
+        method Complete(token: string, handled: bool) -> ()
+
+        # Follow the quick-action set (call with more): the current set, then one
+        # reply per change. A slow watcher may skip generations and get the latest.
+        method Watch() -> (
+          generation: int,
+          launched: bool,
+          items: []ListedItem
+        )
+
+        # Re-read the configuration and the static items (same as SIGHUP).
+        method Reload() -> (
+          staticItems: int,
+          configFile: ?string
+        )
+
+        # Look up one contact by identifier.
+        method GetContact(identifier: string) -> (contact: Contact)
+
+        # No item matches the trigger.
+        error NoSuchShortcut (message: string)
+
+        # The favorite's contact is no longer in the contacts directory.
+        error ContactRemoved (contactIdentifier: string, message: string)
+
+        # No contact has this identifier.
+        error ContactNotFound (identifier: string)
+
+        # The connected app did not answer within the response timeout.
+        error AppNotResponding (timeoutSeconds: int)
+
+        # The configuration or the static items file is invalid.
+        error InvalidConfiguration (message: string)
+
+        # The peer sent something that is not a Varlink call; the connection is closed.
+        error InvalidMessage (reason: string)
+
+        # A message exceeded the size limit; the connection is closed.
+        error MessageTooLarge (maxBytes: int)
+
+        # The daemon is at its connection limit; the connection is closed.
+        error TooManyConnections (maxConnections: int)
+
+        # The daemon failed unexpectedly while answering.
+        error InternalError (message: string)
+
+        """
+}

@@ -1,0 +1,209 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a client call failed. `daemonUnreachable` is its own case so a CLI can add a
+/// "start the service" hint without matching on message text.
+public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Nothing listens on the socket (missing file, refused, permission denied on the path).
+    case daemonUnreachable(path: String, reason: String)
+    /// The service answered with a Varlink error.
+    case remote(name: String, parameters: [String: JSONValue])
+    /// The service sent something that is not a valid reply, or a reply that is too large.
+    case protocolError(String)
+    /// The service closed the connection before the reply was complete.
+    case connectionClosed
+    /// A system call on an established connection failed.
+    case systemCallFailed(call: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .daemonUnreachable(let path, let reason):
+            return "Cannot connect to the daemon at '\(path)': \(reason)."
+        case .remote(let name, let parameters):
+            return VarlinkError(name: name, parameters: parameters).description
+        case .protocolError(let message):
+            return "The daemon sent an invalid reply: \(message)."
+        case .connectionClosed:
+            return "The daemon closed the connection before replying."
+        case .systemCallFailed(let call, let code):
+            return "The system call \(call) failed: \(String(cString: strerror(code))) (errno \(code))."
+        }
+    }
+}
+
+/// A blocking Varlink client over a Unix stream socket. Made for short-lived command-line
+/// tools: no event loop, no threads, one call at a time.
+public final class VarlinkClient {
+    public let socketPath: String
+    private let descriptor: Int32
+    private var decoder: VarlinkFrameDecoder
+
+    public init(unixSocketPath path: String, maxReplyBytes: Int = 16 << 20) throws(VarlinkClientError) {
+        socketPath = path
+        decoder = VarlinkFrameDecoder(maxMessageBytes: maxReplyBytes)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !pathBytes.isEmpty, pathBytes.count < capacity, !pathBytes.contains(0) else {
+            throw .daemonUnreachable(
+                path: path, reason: "the socket path is empty, contains NUL or is longer than \(capacity - 1) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        #if canImport(Darwin)
+        let socketType = SOCK_STREAM
+        #else
+        let socketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        #endif
+        let fd = socket(AF_UNIX, socketType, 0)
+        guard fd >= 0 else { throw .systemCallFailed(call: "socket", errno: errno) }
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                retryingOnInterrupt { connect(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+        }
+        if result != 0 {
+            let code = errno
+            close(fd)
+            throw .daemonUnreachable(path: path, reason: String(cString: strerror(code)))
+        }
+        descriptor = fd
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Calls a method and returns its reply parameters.
+    public func call(_ method: String, parameters: JSONValue? = nil) throws(VarlinkClientError) -> JSONValue {
+        try send(VarlinkCall(method: method, parameters: try Self.object(parameters)))
+        let reply = try receiveReply()
+        return .object(reply.parameters)
+    }
+
+    /// Calls a method and decodes its reply into a typed value.
+    public func call<Reply: Decodable>(
+        _ method: String, parameters: some Encodable, replying: Reply.Type
+    ) throws(VarlinkClientError) -> Reply {
+        let encoded: JSONValue
+        do { encoded = try JSONValue(encoding: parameters) } catch {
+            throw .protocolError("the parameters of '\(method)' cannot be encoded: \(error)")
+        }
+        let reply = try call(method, parameters: encoded)
+        do { return try reply.decode(Reply.self) } catch {
+            throw .protocolError("the reply to '\(method)' does not match its declaration: \(error)")
+        }
+    }
+
+    /// Sends a call that expects no reply.
+    public func callOneway(_ method: String, parameters: JSONValue? = nil) throws(VarlinkClientError) {
+        try send(VarlinkCall(method: method, parameters: try Self.object(parameters), oneway: true))
+    }
+
+    /// Calls a method with `more` set; iterate the returned replies until `next()` returns `nil`.
+    public func callMore(_ method: String, parameters: JSONValue? = nil) throws(VarlinkClientError) -> Replies {
+        try send(VarlinkCall(method: method, parameters: try Self.object(parameters), more: true))
+        return Replies(client: self)
+    }
+
+    /// The replies of a `more` call, read one at a time as the service sends them.
+    public struct Replies {
+        let client: VarlinkClient
+        var finished = false
+
+        /// The next reply's parameters, or `nil` after the last one (`continues` false).
+        public mutating func next() throws(VarlinkClientError) -> JSONValue? {
+            guard !finished else { return nil }
+            let reply: VarlinkReply
+            do { reply = try client.receiveReply() } catch {
+                finished = true
+                throw error
+            }
+            finished = !reply.continues
+            return .object(reply.parameters)
+        }
+    }
+
+    private static func object(_ parameters: JSONValue?) throws(VarlinkClientError) -> [String: JSONValue] {
+        switch parameters {
+        case nil, .null?: return [:]
+        case .object(let object)?: return object
+        case let other?: throw .protocolError("call parameters must be a JSON object, not \(other)")
+        }
+    }
+
+    private func send(_ call: VarlinkCall) throws(VarlinkClientError) {
+        let bytes: [UInt8]
+        do { bytes = try call.frameBytes() } catch {
+            throw .protocolError("the call '\(call.method)' cannot be encoded: \(error)")
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { raw in
+                retryingOnInterrupt { sendWithoutSignal(descriptor, raw.baseAddress, raw.count) }
+            }
+            if written < 0 {
+                if errno == EPIPE || errno == ECONNRESET { throw .connectionClosed }
+                throw .systemCallFailed(call: "send", errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    private func receiveReply() throws(VarlinkClientError) -> VarlinkReply {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            switch decoder.nextFrame() {
+            case .message(let bytes):
+                let reply: VarlinkReply
+                do { reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(bytes)) } catch {
+                    throw .protocolError("a reply is not a Varlink reply object (\(error))")
+                }
+                if let name = reply.error { throw .remote(name: name, parameters: reply.parameters) }
+                return reply
+            case .tooLarge:
+                throw .protocolError("a reply exceeds the limit of \(decoder.maxMessageBytes) bytes")
+            case .needMoreData:
+                let count = chunk.withUnsafeMutableBytes { raw in
+                    retryingOnInterrupt { recv(descriptor, raw.baseAddress, raw.count, 0) }
+                }
+                if count < 0 {
+                    if errno == ECONNRESET { throw .connectionClosed }
+                    throw .systemCallFailed(call: "recv", errno: errno)
+                }
+                if count == 0 { throw .connectionClosed }
+                decoder.receive(chunk[..<count])
+            }
+        }
+    }
+}
+
+// MSG_NOSIGNAL: a daemon that went away must surface as an error, not kill the CLI with SIGPIPE.
+private func sendWithoutSignal(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    #if canImport(Darwin)
+    return send(fd, buffer, count, 0)
+    #else
+    return send(fd, buffer, count, Int32(MSG_NOSIGNAL))
+    #endif
+}
+
+private func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) -> Result {
+    while true {
+        let result = body()
+        if result < 0 && errno == EINTR { continue }
+        return result
+    }
+}

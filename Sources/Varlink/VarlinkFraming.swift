@@ -1,0 +1,136 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Splits a Varlink byte stream into NUL-terminated messages. A value type with no I/O: the
+/// server and the client feed it whatever bytes arrived and act on what it returns.
+public struct VarlinkFrameDecoder: Sendable {
+    public enum Frame: Hashable, Sendable {
+        /// One complete message, without its NUL terminator.
+        case message([UInt8])
+        /// No complete message is buffered yet.
+        case needMoreData
+        /// A message (complete or not) exceeds `maxMessageBytes`. The stream cannot be resynchronised
+        /// cheaply and a peer sending that much is misbehaving, so the caller must reply and close.
+        case tooLarge
+    }
+
+    /// What the server does next with the calls a peer sent.
+    public enum CallAction: Hashable, Sendable {
+        case call(VarlinkCall)
+        case needMoreData
+        /// Send this error reply, then close the connection.
+        case replyErrorAndClose(VarlinkError)
+    }
+
+    public let maxMessageBytes: Int
+    private var buffer: [UInt8] = []
+    private var messageStart = 0
+    // Where the NUL search resumes, so a message trickling in byte by byte is scanned once, not once per byte.
+    private var scanPosition = 0
+    private var failed = false
+
+    public init(maxMessageBytes: Int) {
+        self.maxMessageBytes = max(1, maxMessageBytes)
+    }
+
+    /// Bytes of a message whose terminator has not arrived yet.
+    public var bufferedPartialBytes: Int { buffer.count - messageStart }
+
+    public var hasPartialMessage: Bool { bufferedPartialBytes > 0 }
+
+    public mutating func receive(_ bytes: some Sequence<UInt8>) {
+        guard !failed else { return }
+        buffer.append(contentsOf: bytes)
+    }
+
+    public mutating func nextFrame() -> Frame {
+        guard !failed else { return .tooLarge }
+        if let terminator = buffer[scanPosition...].firstIndex(of: 0) {
+            let message = Array(buffer[messageStart..<terminator])
+            messageStart = terminator + 1
+            scanPosition = messageStart
+            compactIfWorthwhile()
+            if message.count > maxMessageBytes { return fail() }
+            return .message(message)
+        }
+        scanPosition = buffer.count
+        if bufferedPartialBytes > maxMessageBytes { return fail() }
+        compactIfWorthwhile()
+        return .needMoreData
+    }
+
+    /// The next call, or what to do about a message that is not one.
+    public mutating func nextCall() -> CallAction {
+        switch nextFrame() {
+        case .needMoreData:
+            return .needMoreData
+        case .tooLarge:
+            return .replyErrorAndClose(.messageTooLarge(maxBytes: maxMessageBytes))
+        case .message(let bytes):
+            do {
+                return .call(try JSONDecoder().decode(VarlinkCall.self, from: Data(bytes)))
+            } catch let error as DecodingError {
+                failed = true
+                return .replyErrorAndClose(.invalidMessage(reason: Self.reason(for: error)))
+            } catch {
+                failed = true
+                return .replyErrorAndClose(.invalidMessage(reason: "\(error)"))
+            }
+        }
+    }
+
+    private mutating func fail() -> Frame {
+        failed = true
+        buffer = []
+        messageStart = 0
+        scanPosition = 0
+        return .tooLarge
+    }
+
+    private mutating func compactIfWorthwhile() {
+        if messageStart == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 65536)
+            messageStart = 0
+            scanPosition = 0
+        } else if messageStart > 4096 && messageStart * 2 > buffer.count {
+            buffer.removeFirst(messageStart)
+            scanPosition -= messageStart
+            messageStart = 0
+        }
+    }
+
+    private static func reason(for error: DecodingError) -> String {
+        switch error {
+        case .keyNotFound(let key, _):
+            return "the message has no '\(key.stringValue)' field"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return field.isEmpty ? "the message is not a JSON object" : "the field '\(field)' has the wrong type"
+        case .dataCorrupted:
+            return "the message is not valid JSON"
+        @unknown default:
+            return "the message is not a Varlink call"
+        }
+    }
+}
+
+extension VarlinkCall {
+    /// The call as JSON followed by the NUL terminator.
+    public func frameBytes() throws -> [UInt8] {
+        var bytes = Array(try JSONEncoder().encode(self))
+        bytes.append(0)
+        return bytes
+    }
+}
+
+extension VarlinkReply {
+    /// The reply as JSON followed by the NUL terminator.
+    public func frameBytes() throws -> [UInt8] {
+        var bytes = Array(try JSONEncoder().encode(self))
+        bytes.append(0)
+        return bytes
+    }
+}

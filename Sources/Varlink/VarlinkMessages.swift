@@ -1,0 +1,209 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A method call as it travels on the wire.
+public struct VarlinkCall: Hashable, Sendable {
+    /// Fully qualified: `interface.Method`.
+    public var method: String
+    /// Always an object; omitted and `null` parameters on the wire both become `[:]`.
+    public var parameters: [String: JSONValue]
+    public var more: Bool
+    public var oneway: Bool
+    public var upgrade: Bool
+
+    public init(
+        method: String, parameters: [String: JSONValue] = [:], more: Bool = false, oneway: Bool = false,
+        upgrade: Bool = false
+    ) {
+        self.method = method
+        self.parameters = parameters
+        self.more = more
+        self.oneway = oneway
+        self.upgrade = upgrade
+    }
+
+    /// The part before the last dot (`org.varlink.service`), or `nil` if the name has no dot.
+    public var interfaceName: String? {
+        guard let dot = method.lastIndex(of: ".") else { return nil }
+        return String(method[..<dot])
+    }
+
+    /// The part after the last dot (`GetInfo`).
+    public var memberName: String {
+        guard let dot = method.lastIndex(of: ".") else { return method }
+        return String(method[method.index(after: dot)...])
+    }
+
+    /// Decodes the parameters into a typed struct, or fails with the
+    /// `org.varlink.service.InvalidParameter` error naming the parameter.
+    public func decodeParameters<Parameters: Decodable>(
+        _ type: Parameters.Type = Parameters.self
+    ) throws(VarlinkError) -> Parameters {
+        do {
+            return try JSONValue.object(parameters).decode(Parameters.self)
+        } catch {
+            throw error.varlinkError
+        }
+    }
+}
+
+extension VarlinkCall: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case method, parameters, more, oneway, upgrade
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        method = try container.decode(String.self, forKey: .method)
+        let rawParameters = try container.decodeIfPresent(JSONValue.self, forKey: .parameters) ?? .null
+        switch rawParameters {
+        case .null: parameters = [:]
+        case .object(let object): parameters = object
+        default:
+            throw DecodingError.typeMismatch(
+                [String: JSONValue].self,
+                .init(codingPath: [CodingKeys.parameters], debugDescription: "'parameters' must be an object."))
+        }
+        more = try container.decodeIfPresent(Bool.self, forKey: .more) ?? false
+        oneway = try container.decodeIfPresent(Bool.self, forKey: .oneway) ?? false
+        upgrade = try container.decodeIfPresent(Bool.self, forKey: .upgrade) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(method, forKey: .method)
+        if !parameters.isEmpty { try container.encode(parameters, forKey: .parameters) }
+        // Flags are written only when set: that is what every reference implementation sends.
+        if more { try container.encode(true, forKey: .more) }
+        if oneway { try container.encode(true, forKey: .oneway) }
+        if upgrade { try container.encode(true, forKey: .upgrade) }
+    }
+}
+
+/// A reply as it travels on the wire: parameters, or an error name with its parameters.
+public struct VarlinkReply: Hashable, Sendable {
+    public var parameters: [String: JSONValue]
+    /// `true` on every reply of a `more` call except the last.
+    public var continues: Bool
+    /// The fully qualified error name, when the reply is an error.
+    public var error: String?
+
+    public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
+        self.parameters = parameters
+        self.continues = continues
+        self.error = error
+    }
+
+    public init(error: VarlinkError) {
+        self.init(parameters: error.parameters, continues: false, error: error.name)
+    }
+
+    /// A reply whose parameters are the encoded form of a wire struct.
+    public init(encoding value: some Encodable, continues: Bool = false) throws {
+        guard case .object(let object) = try JSONValue(encoding: value) else {
+            throw EncodingError.invalidValue(
+                value, .init(codingPath: [], debugDescription: "Reply parameters must encode as a JSON object."))
+        }
+        self.init(parameters: object, continues: continues)
+    }
+
+    /// The error carried by this reply, if it is one.
+    public var varlinkError: VarlinkError? {
+        error.map { VarlinkError(name: $0, parameters: parameters) }
+    }
+}
+
+extension VarlinkReply: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case parameters, continues, error
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let rawParameters = try container.decodeIfPresent(JSONValue.self, forKey: .parameters) ?? .null
+        switch rawParameters {
+        case .null: parameters = [:]
+        case .object(let object): parameters = object
+        default:
+            throw DecodingError.typeMismatch(
+                [String: JSONValue].self,
+                .init(codingPath: [CodingKeys.parameters], debugDescription: "'parameters' must be an object."))
+        }
+        continues = try container.decodeIfPresent(Bool.self, forKey: .continues) ?? false
+        error = try container.decodeIfPresent(String.self, forKey: .error)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        // Always send an object: some clients index `parameters` without checking it exists.
+        try container.encode(parameters, forKey: .parameters)
+        if continues { try container.encode(true, forKey: .continues) }
+        try container.encodeIfPresent(error, forKey: .error)
+    }
+}
+
+/// A Varlink error: a stable, fully qualified name plus parameters. Services throw these and
+/// the server turns them into error replies; the client surfaces them as `.remote`.
+public struct VarlinkError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var name: String
+    public var parameters: [String: JSONValue]
+
+    public init(name: String, parameters: [String: JSONValue] = [:]) {
+        self.name = name
+        self.parameters = parameters
+    }
+
+    public static func interfaceNotFound(_ interface: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.InterfaceNotFound", parameters: ["interface": .string(interface)])
+    }
+
+    public static func methodNotFound(_ method: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.MethodNotFound", parameters: ["method": .string(method)])
+    }
+
+    public static func methodNotImplemented(_ method: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.MethodNotImplemented", parameters: ["method": .string(method)])
+    }
+
+    public static func invalidParameter(_ parameter: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.InvalidParameter", parameters: ["parameter": .string(parameter)])
+    }
+
+    public static let permissionDenied = VarlinkError(name: "org.varlink.service.PermissionDenied")
+
+    public static let expectedMore = VarlinkError(name: "org.varlink.service.ExpectedMore")
+
+    // The protocol-level failures below have no standard name in org.varlink.service;
+    // they are declared in the io.qactd.QuickActions description so clients can look them up.
+
+    /// The peer sent bytes that are not a Varlink call; the connection is closed after this reply
+    /// because the server can no longer tell which replies the peer expects.
+    public static func invalidMessage(reason: String) -> VarlinkError {
+        VarlinkError(name: "io.qactd.QuickActions.InvalidMessage", parameters: ["reason": .string(reason)])
+    }
+
+    /// A message exceeded the size limit; the connection is closed after this reply.
+    public static func messageTooLarge(maxBytes: Int) -> VarlinkError {
+        VarlinkError(name: "io.qactd.QuickActions.MessageTooLarge", parameters: ["maxBytes": .int(Int64(maxBytes))])
+    }
+
+    /// The server is at its connection limit; the connection is closed after this reply.
+    public static func tooManyConnections(maxConnections: Int) -> VarlinkError {
+        VarlinkError(
+            name: "io.qactd.QuickActions.TooManyConnections",
+            parameters: ["maxConnections": .int(Int64(maxConnections))])
+    }
+
+    /// A handler failed in a way that has no better name.
+    public static func internalError(message: String) -> VarlinkError {
+        VarlinkError(name: "io.qactd.QuickActions.InternalError", parameters: ["message": .string(message)])
+    }
+
+    public var description: String {
+        if parameters.isEmpty { return "The service replied with the error '\(name)'." }
+        return "The service replied with the error '\(name)' \(JSONValue.object(parameters))."
+    }
+}

@@ -1,0 +1,220 @@
+import Dispatch
+import Foundation
+import Glibc
+import NIOCore
+import NIOPosix
+import Synchronization
+import Varlink
+import XCTest
+
+@testable import QuickActionsDaemon
+
+/// Runs blocking socket code off the cooperative pool, which the server's handler tasks need.
+func offloaded<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// Counters the test handler shares with the tests.
+final class TestHandlerProbe: Sendable {
+    let onewayCalls = Atomic<Int>(0)
+    let streamedReplies = Atomic<Int>(0)
+    let terminatedStreams = Atomic<Int>(0)
+}
+
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func next() -> Int { value.add(1, ordering: .relaxed).newValue }
+}
+
+/// A trivial io.qactd.QuickActions: just enough behaviour to exercise the server.
+struct TestQuickActionsHandler: VarlinkInterfaceHandler {
+    let probe: TestHandlerProbe
+
+    private struct ListParameters: Decodable {
+        var all: Bool?
+        var limit: Int?
+    }
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) -> AsyncThrowingStream<VarlinkReply, any Error> {
+        let probe = probe
+        switch call.memberName {
+        case "Status":
+            return .single {
+                VarlinkReply(parameters: [
+                    "version": "test", "onewayCalls": .int(Int64(probe.onewayCalls.load(ordering: .relaxed))),
+                    "peerUID": .int(Int64(context.peer.uid)), "connection": .int(Int64(context.connectionID)),
+                ])
+            }
+        case "List":
+            return .single {
+                let parameters = try call.decodeParameters(ListParameters.self)
+                return VarlinkReply(parameters: ["limit": .int(Int64(parameters.limit ?? 4))])
+            }
+        case "Trigger":
+            // Slow on purpose: a quick call pipelined behind it must still be answered after it.
+            return .single {
+                try await Task.sleep(for: .milliseconds(200))
+                return VarlinkReply(parameters: ["position": call.parameters["position"] ?? .null])
+            }
+        case "BecomeActive":
+            return .single {
+                probe.onewayCalls.add(1, ordering: .relaxed)
+                return VarlinkReply()
+            }
+        case "GetContact":
+            return .failing(VarlinkError(name: "io.qactd.QuickActions.ContactNotFound", parameters: ["identifier": "x"]))
+        case "Watch":
+            // Produces a reply only when the server asks for one, so the count shows back-pressure.
+            let produced = Counter()
+            let padding = JSONValue.string(String(repeating: "x", count: 64 * 1024))
+            let count = call.parameters["count"]?.intValue
+            return AsyncThrowingStream(unfolding: {
+                let sequence = produced.next()
+                if let count, sequence > count { return nil }
+                probe.streamedReplies.add(1, ordering: .relaxed)
+                let last = count.map { sequence == $0 } ?? false
+                return VarlinkReply(parameters: ["generation": .int(Int64(sequence)), "padding": padding], continues: !last)
+            })
+        case "Connect":
+            return AsyncThrowingStream { continuation in
+                continuation.yield(VarlinkReply(parameters: ["pendingItem": .null], continues: true))
+                continuation.onTermination = { _ in probe.terminatedStreams.add(1, ordering: .relaxed) }
+            }
+        default:
+            return .failing(.methodNotImplemented(call.method))
+        }
+    }
+}
+
+/// A raw client socket for what VarlinkClient deliberately cannot do: malformed bytes, half
+/// messages, pipelining, reading replies to oneway calls.
+final class RawConnection: @unchecked Sendable {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String, terminated: Bool = true) {
+        var bytes = Array(text.utf8)
+        if terminated { bytes.append(0) }
+        sendBytes(bytes)
+    }
+
+    func sendBytes(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    func setReceiveTimeout(milliseconds: Int) {
+        var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    enum ReadResult: Equatable {
+        case frame(JSONValue)
+        case closed
+        case timedOut
+    }
+
+    /// The next NUL-terminated frame, `closed` at end of stream, `timedOut` after the receive timeout.
+    func readFrame() -> ReadResult {
+        while true {
+            if let end = buffer.firstIndex(of: 0) {
+                let frame = Array(buffer[..<end])
+                buffer.removeFirst(end + 1)
+                return (try? JSONValue(jsonData: Data(frame))).map(ReadResult.frame) ?? .frame(.string("<invalid JSON>"))
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return .closed }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno == EAGAIN || errno == EWOULDBLOCK ? .timedOut : .closed
+            }
+            buffer += chunk[..<count]
+        }
+    }
+}
+
+/// A server on a fresh temporary folder, with the test handler registered.
+final class ServerFixture: @unchecked Sendable {
+    let folder: String
+    let socketPath: String
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+    let probe = TestHandlerProbe()
+    private(set) var servers: [VarlinkServer] = []
+
+    init() {
+        folder = NSTemporaryDirectory() + "varlink-server-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        socketPath = folder + "/run/qactd.sock"
+    }
+
+    static let info = VarlinkServiceInfo(
+        vendor: "qactd", product: "qactd", version: "0.0-test", url: "https://example.invalid/qactd",
+        interfaces: [.init(name: QuickActionsInterface.name, description: QuickActionsInterface.description)])
+
+    func makeServer(_ configure: (inout VarlinkServerConfiguration) -> Void = { _ in }) -> VarlinkServer {
+        var configuration = VarlinkServerConfiguration()
+        configure(&configuration)
+        let server = VarlinkServer(
+            info: Self.info, handlers: [QuickActionsInterface.name: TestQuickActionsHandler(probe: probe)],
+            configuration: configuration, group: group)
+        servers.append(server)
+        return server
+    }
+
+    func start(_ configure: (inout VarlinkServerConfiguration) -> Void = { _ in }) async throws -> VarlinkServer {
+        let server = makeServer(configure)
+        try await server.listen(unixSocketPath: socketPath)
+        return server
+    }
+
+    func tearDown() async {
+        for server in servers { await server.stop() }
+        try? await group.shutdownGracefully()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    func call(_ method: String, _ parameters: JSONValue? = nil) async throws -> JSONValue {
+        let path = socketPath
+        return try await offloaded { try VarlinkClient(unixSocketPath: path).call(method, parameters: parameters) }
+    }
+}
+
+/// Waits for a condition the server reaches asynchronously, without sleeping a fixed time.
+func eventually(
+    timeout: Duration = .seconds(5), _ condition: @Sendable () -> Bool, file: StaticString = #filePath,
+    line: UInt = #line
+) async {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now > deadline {
+            XCTFail("condition not reached within \(timeout)", file: file, line: line)
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+}

@@ -1,0 +1,401 @@
+import Foundation
+import Glibc
+import NIOCore
+import Varlink
+import XCTest
+
+@testable import QuickActionsDaemon
+
+final class VarlinkServerTests: XCTestCase {
+    private var fixture = ServerFixture()
+
+    override func setUp() {
+        fixture = ServerFixture()
+    }
+
+    override func tearDown() async throws {
+        await fixture.tearDown()
+    }
+
+    // MARK: org.varlink.service
+
+    func testGetInfo() async throws {
+        _ = try await fixture.start()
+        let info = try await fixture.call("org.varlink.service.GetInfo")
+        XCTAssertEqual(info["product"], "qactd")
+        XCTAssertEqual(info["version"], "0.0-test")
+        XCTAssertEqual(info["interfaces"], .array(["org.varlink.service", "io.qactd.QuickActions"]))
+    }
+
+    func testGetInterfaceDescription() async throws {
+        _ = try await fixture.start()
+        let reply = try await fixture.call(
+            "org.varlink.service.GetInterfaceDescription", .object(["interface": "io.qactd.QuickActions"]))
+        XCTAssertEqual(reply["description"]?.stringValue, QuickActionsInterface.description)
+        do {
+            _ = try await fixture.call("org.varlink.service.GetInterfaceDescription", .object(["interface": "org.nope"]))
+            XCTFail("expected InterfaceNotFound")
+        } catch let error as VarlinkClientError {
+            XCTAssertEqual(error, .remote(name: "org.varlink.service.InterfaceNotFound", parameters: ["interface": "org.nope"]))
+        }
+    }
+
+    func testUnknownMethodAndInterface() async throws {
+        _ = try await fixture.start()
+        await assertRemoteError(
+            "io.qactd.QuickActions.Explode", nil,
+            .methodNotFound("io.qactd.QuickActions.Explode"))
+        await assertRemoteError("org.example.Ping", nil, .interfaceNotFound("org.example"))
+    }
+
+    func testBadParametersNameTheParameter() async throws {
+        _ = try await fixture.start()
+        await assertRemoteError("io.qactd.QuickActions.List", .object(["limit": "many"]), .invalidParameter("limit"))
+        let reply = try await fixture.call("io.qactd.QuickActions.List", .object(["limit": .int(2)]))
+        XCTAssertEqual(reply["limit"], .int(2))
+    }
+
+    func testHandlerErrorBecomesErrorReply() async throws {
+        _ = try await fixture.start()
+        await assertRemoteError(
+            "io.qactd.QuickActions.GetContact", .object(["identifier": "x"]),
+            VarlinkError(name: "io.qactd.QuickActions.ContactNotFound", parameters: ["identifier": "x"]))
+    }
+
+    func testContextCarriesPeerCredentials() async throws {
+        _ = try await fixture.start()
+        let status = try await fixture.call("io.qactd.QuickActions.Status")
+        XCTAssertEqual(status["peerUID"], .int(Int64(getuid())))
+    }
+
+    // MARK: Framing, ordering, oneway
+
+    func testMalformedJSONGetsAnErrorThenTheConnectionCloses() async throws {
+        _ = try await fixture.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        let results = try await offloaded {
+            connection.send("{this is not json")
+            connection.send(#"{"method":"org.varlink.service.GetInfo"}"#)
+            return [connection.readFrame(), connection.readFrame()]
+        }
+        XCTAssertEqual(
+            results,
+            [.frame(.object(["error": "io.qactd.QuickActions.InvalidMessage", "parameters": ["reason": "the message is not valid JSON"]])), .closed])
+    }
+
+    func testPipelinedCallsAreAnsweredInOrder() async throws {
+        _ = try await fixture.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        let results = try await offloaded {
+            // One write holding three calls; the first is slow, the others instant.
+            connection.send(
+                #"{"method":"io.qactd.QuickActions.Trigger","parameters":{"position":1}}"# + "\0"
+                    + #"{"method":"org.varlink.service.GetInfo"}"# + "\0"
+                    + #"{"method":"io.qactd.QuickActions.List","parameters":{"limit":7}}"#)
+            return [connection.readFrame(), connection.readFrame(), connection.readFrame()]
+        }
+        XCTAssertEqual(results[0], .frame(.object(["parameters": ["position": .int(1)]])))
+        guard case .frame(let info) = results[1] else { return XCTFail("no GetInfo reply") }
+        XCTAssertEqual(info["parameters"]?["product"], "qactd")
+        XCTAssertEqual(results[2], .frame(.object(["parameters": ["limit": .int(7)]])))
+    }
+
+    func testOnewayCallsRunButGetNoReply() async throws {
+        _ = try await fixture.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        let first = try await offloaded {
+            connection.send(#"{"method":"io.qactd.QuickActions.BecomeActive","oneway":true}"#)
+            connection.send(#"{"method":"org.varlink.service.Nope","oneway":true}"#)
+            connection.send(#"{"method":"io.qactd.QuickActions.Status"}"#)
+            return connection.readFrame()
+        }
+        guard case .frame(let reply) = first else { return XCTFail("no reply: \(first)") }
+        XCTAssertNil(reply["error"])
+        XCTAssertEqual(reply["parameters"]?["onewayCalls"], .int(1))
+    }
+
+    func testHalfClosedPeerStillGetsItsReplies() async throws {
+        _ = try await fixture.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        let results = try await offloaded {
+            connection.send(#"{"method":"io.qactd.QuickActions.Trigger","parameters":{"position":2}}"#)
+            shutdown(connection.fd, Int32(SHUT_WR))
+            return [connection.readFrame(), connection.readFrame()]
+        }
+        XCTAssertEqual(results, [.frame(.object(["parameters": ["position": .int(2)]])), .closed])
+    }
+
+    // MARK: Limits
+
+    func testOversizeMessageGetsAnErrorThenTheConnectionCloses() async throws {
+        _ = try await fixture.start { $0.maxMessageBytes = 1024 }
+        let connection = try RawConnection(path: fixture.socketPath)
+        let results = try await offloaded {
+            connection.send(String(repeating: " ", count: 4096), terminated: false)
+            return [connection.readFrame(), connection.readFrame()]
+        }
+        XCTAssertEqual(
+            results,
+            [.frame(.object(["error": "io.qactd.QuickActions.MessageTooLarge", "parameters": ["maxBytes": .int(1024)]])), .closed])
+        let info = try await fixture.call("org.varlink.service.GetInfo")
+        XCTAssertEqual(info["product"], "qactd", "other connections keep working")
+    }
+
+    func testConnectionLimitRefusesExtraConnections() async throws {
+        let server = try await fixture.start { $0.maxConnections = 2 }
+        let path = fixture.socketPath
+        let first = try RawConnection(path: path)
+        let second = try RawConnection(path: path)
+        await eventually { server.connectionCount == 2 }
+        let refused = try await offloaded { try RawConnection(path: path).readFrame() }
+        XCTAssertEqual(
+            refused,
+            .frame(.object(["error": "io.qactd.QuickActions.TooManyConnections", "parameters": ["maxConnections": .int(2)]])))
+        let stillServed = try await offloaded {
+            first.send(#"{"method":"org.varlink.service.GetInfo"}"#)
+            return first.readFrame()
+        }
+        guard case .frame(let info) = stillServed else { return XCTFail("admitted connection lost: \(stillServed)") }
+        XCTAssertEqual(info["parameters"]?["product"], "qactd")
+        _ = second
+        close(first.fd)
+        await eventually { server.connectionCount == 1 }
+        let info2 = try await fixture.call("org.varlink.service.GetInfo")
+        XCTAssertEqual(info2["product"], "qactd", "a slot frees up when a connection closes")
+    }
+
+    func testHalfSentMessageDoesNotBlockOthersAndTimesOut() async throws {
+        let server = try await fixture.start { $0.partialMessageTimeout = .milliseconds(300) }
+        let slow = try RawConnection(path: fixture.socketPath)
+        slow.send(#"{"method":"org.varlink.service.Get"#, terminated: false)
+        let info = try await fixture.call("org.varlink.service.GetInfo")
+        XCTAssertEqual(info["product"], "qactd")
+        let result = try await offloaded { slow.readFrame() }
+        XCTAssertEqual(result, .closed, "the trickling peer is dropped after the timeout")
+        await eventually { server.connectionCount == 0 }
+    }
+
+    func testPeerOfAnotherUserIsRefused() async throws {
+        _ = try await fixture.start {
+            $0.ownerUID = getuid() &+ 4242
+            $0.allowsRoot = false
+        }
+        let connection = try RawConnection(path: fixture.socketPath)
+        let results = try await offloaded {
+            connection.send(#"{"method":"org.varlink.service.GetInfo"}"#)
+            return [connection.readFrame(), connection.readFrame()]
+        }
+        XCTAssertEqual(results, [.frame(.object(["error": "org.varlink.service.PermissionDenied", "parameters": [:]])), .closed])
+    }
+
+    // MARK: Streaming
+
+    func testStreamingCallDeliversEveryReplyInOrder() async throws {
+        _ = try await fixture.start()
+        let path = fixture.socketPath
+        let generations = try await offloaded {
+            let client = try VarlinkClient(unixSocketPath: path)
+            var replies = try client.callMore("io.qactd.QuickActions.Watch", parameters: .object(["count": .int(5)]))
+            var generations: [Int64] = []
+            while let reply = try replies.next() { generations.append(reply["generation"]?.intValue ?? -1) }
+            return generations
+        }
+        XCTAssertEqual(generations, [1, 2, 3, 4, 5])
+    }
+
+    func testSlowReaderHoldsTheStreamBack() async throws {
+        _ = try await fixture.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        connection.send(#"{"method":"io.qactd.QuickActions.Watch","more":true}"#)
+        let probe = fixture.probe
+        await eventually { probe.streamedReplies.load(ordering: .relaxed) > 0 }
+        // Give the producer every chance to run ahead; it must stall once the socket buffers fill.
+        try await Task.sleep(for: .milliseconds(500))
+        let stalledAt = probe.streamedReplies.load(ordering: .relaxed)
+        XCTAssertLessThan(stalledAt, 200, "an unread stream of 64 KiB replies must not keep growing")
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(probe.streamedReplies.load(ordering: .relaxed), stalledAt, "the producer is stalled")
+        let read = try await offloaded {
+            var frames = 0
+            for _ in 0..<(stalledAt + 20) {
+                guard case .frame(let reply) = connection.readFrame(), reply["continues"] == .bool(true) else { break }
+                frames += 1
+            }
+            return frames
+        }
+        XCTAssertEqual(read, stalledAt + 20)
+        XCTAssertGreaterThan(probe.streamedReplies.load(ordering: .relaxed), stalledAt, "reading lets it continue")
+    }
+
+    func testStreamIsCancelledWhenThePeerDisconnects() async throws {
+        let server = try await fixture.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        let first = try await offloaded {
+            connection.send(#"{"method":"io.qactd.QuickActions.Connect","more":true}"#)
+            return connection.readFrame()
+        }
+        XCTAssertEqual(first, .frame(.object(["parameters": ["pendingItem": .null], "continues": .bool(true)])))
+        XCTAssertEqual(fixture.probe.terminatedStreams.load(ordering: .relaxed), 0)
+        close(connection.fd)
+        let probe = fixture.probe
+        await eventually { probe.terminatedStreams.load(ordering: .relaxed) == 1 }
+        await eventually { server.connectionCount == 0 }
+    }
+
+    func testPlainCallNeverSeesContinues() async throws {
+        _ = try await fixture.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        let results = try await offloaded {
+            connection.send(#"{"method":"io.qactd.QuickActions.Watch"}"#)
+            connection.send(#"{"method":"io.qactd.QuickActions.List"}"#)
+            return [connection.readFrame(), connection.readFrame()]
+        }
+        guard case .frame(let watch) = results[0] else { return XCTFail("no reply") }
+        XCTAssertEqual(watch["parameters"]?["generation"], .int(1))
+        XCTAssertNil(watch["continues"])
+        XCTAssertEqual(results[1], .frame(.object(["parameters": ["limit": .int(4)]])))
+    }
+
+    // MARK: Socket file life cycle
+
+    func testSocketAndFolderModesAndRemovalOnStop() async throws {
+        let server = try await fixture.start()
+        var status = stat()
+        XCTAssertEqual(stat(fixture.socketPath, &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFSOCK)
+        XCTAssertEqual(stat(fixture.folder + "/run", &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o700)
+        XCTAssertEqual(server.socketPath, fixture.socketPath)
+        await server.stop()
+        XCTAssertNotEqual(access(fixture.socketPath, F_OK), 0, "the socket file is removed on stop")
+    }
+
+    func testStaleSocketIsReplaced() async throws {
+        let first = try await fixture.start()
+        let path = fixture.socketPath
+        // Simulate a crashed daemon: the listener goes away but its socket file stays.
+        let stale = try RawConnection.boundWithoutListening(path: path + ".stale")
+        XCTAssertEqual(rename(path + ".stale", path), 0)
+        await first.stop()  // removes nothing: the file at the path is no longer the one it created
+        XCTAssertEqual(access(path, F_OK), 0)
+        close(stale)
+        _ = try await fixture.start()
+        let info = try await fixture.call("org.varlink.service.GetInfo")
+        XCTAssertEqual(info["product"], "qactd")
+    }
+
+    func testSecondServerIsRefused() async throws {
+        _ = try await fixture.start()
+        do {
+            _ = try await fixture.start()
+            XCTFail("a second server must not take over the socket")
+        } catch let error as VarlinkServerError {
+            XCTAssertEqual(error, .alreadyListening(path: fixture.socketPath))
+            XCTAssertEqual("\(error)", "Another qactd is already listening on '\(fixture.socketPath)'.")
+        }
+        let info = try await fixture.call("org.varlink.service.GetInfo")
+        XCTAssertEqual(info["product"], "qactd", "the first server keeps serving")
+    }
+
+    func testNonSocketFileIsNotReplaced() async throws {
+        XCTAssertEqual(mkdir(fixture.folder, 0o700), 0)
+        XCTAssertEqual(mkdir(fixture.folder + "/run", 0o700), 0)
+        XCTAssertTrue(FileManager.default.createFile(atPath: fixture.socketPath, contents: Data("keep".utf8)))
+        do {
+            _ = try await fixture.start()
+            XCTFail("a regular file must not be replaced")
+        } catch let error as VarlinkServerError {
+            XCTAssertEqual(error, .notASocket(path: fixture.socketPath))
+        }
+        XCTAssertEqual(try String(contentsOfFile: fixture.socketPath, encoding: .utf8), "keep")
+    }
+
+    func testAdoptsASocketActivatedDescriptor() async throws {
+        XCTAssertEqual(mkdir(fixture.folder, 0o700), 0)
+        let path = fixture.folder + "/activated.sock"
+        let descriptor = try RawConnection.boundWithoutListening(path: path)
+        XCTAssertEqual(listen(descriptor, 16), 0)
+        let server = fixture.makeServer()
+        try await server.listen(adoptingDescriptor: descriptor)
+        let info = try await offloaded { try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo") }
+        XCTAssertEqual(info["product"], "qactd")
+        await server.stop()
+        XCTAssertEqual(access(path, F_OK), 0, "a socket-activated file belongs to systemd and stays")
+    }
+
+    // MARK: Reference client
+
+    func testPythonReferenceClient() async throws {
+        guard Self.runPython(["-c", "import varlink"]).status == 0 else {
+            throw XCTSkip("the Python varlink package is not installed (pip install varlink)")
+        }
+        _ = try await fixture.start()
+        let address = "unix:" + fixture.socketPath
+        let info = try await offloaded { Self.runPython(["-m", "varlink.cli", "info", address]) }
+        XCTAssertEqual(info.status, 0, info.output)
+        XCTAssertTrue(info.output.contains("io.qactd.QuickActions"), info.output)
+        let help = try await offloaded {
+            Self.runPython(["-m", "varlink.cli", "help", address + "/io.qactd.QuickActions"])
+        }
+        XCTAssertEqual(help.status, 0, help.output)
+        XCTAssertTrue(help.output.contains("method Trigger("), help.output)
+        let call = try await offloaded {
+            Self.runPython(["-m", "varlink.cli", "call", address + "/io.qactd.QuickActions.List", #"{"limit": 3}"#])
+        }
+        XCTAssertEqual(call.status, 0, call.output)
+        XCTAssertTrue(call.output.contains("\"limit\": 3"), call.output)
+        // The Python package parses the served description with its own IDL scanner.
+        let parse = Self.runPython([
+            "-c", "import sys, varlink; i = varlink.Interface(sys.stdin.read()); print(i.name)",
+        ], input: QuickActionsInterface.description)
+        XCTAssertEqual(parse.status, 0, parse.output)
+        XCTAssertEqual(parse.output.trimmingCharacters(in: .whitespacesAndNewlines), "io.qactd.QuickActions")
+    }
+
+    private static func runPython(_ arguments: [String], input: String? = nil) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        let output = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = stdin
+        do { try process.run() } catch { return (127, "\(error)") }
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try? stdin.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    private func assertRemoteError(
+        _ method: String, _ parameters: JSONValue?, _ expected: VarlinkError, file: StaticString = #filePath,
+        line: UInt = #line
+    ) async {
+        do {
+            let reply = try await fixture.call(method, parameters)
+            XCTFail("expected \(expected.name), got \(reply)", file: file, line: line)
+        } catch let error as VarlinkClientError {
+            XCTAssertEqual(error, .remote(name: expected.name, parameters: expected.parameters), file: file, line: line)
+        } catch {
+            XCTFail("unexpected \(error)", file: file, line: line)
+        }
+    }
+}
+
+extension RawConnection {
+    /// A socket bound at `path` that nobody accepts on: what a crashed daemon leaves behind.
+    static func boundWithoutListening(path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        return fd
+    }
+}

@@ -1,0 +1,52 @@
+import Glibc
+import XCTest
+
+@testable import Varlink
+
+final class VarlinkClientTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        folder = "/tmp/varlink-client-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        XCTAssertEqual(mkdir(folder, 0o700), 0)
+    }
+
+    override func tearDown() {
+        _ = try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    func testMissingSocketIsDaemonUnreachable() {
+        let path = folder + "/missing.sock"
+        XCTAssertThrowsError(try VarlinkClient(unixSocketPath: path)) { error in
+            guard case .daemonUnreachable(let reportedPath, let reason)? = error as? VarlinkClientError else {
+                return XCTFail("unexpected \(error)")
+            }
+            XCTAssertEqual(reportedPath, path)
+            XCTAssertEqual(reason, "No such file or directory")
+            XCTAssertTrue("\(error)".contains("'\(path)'"))
+        }
+    }
+
+    func testSocketWithoutListenerIsDaemonUnreachable() throws {
+        let path = folder + "/stale.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        XCTAssertThrowsError(try VarlinkClient(unixSocketPath: path)) { error in
+            XCTAssertEqual(error as? VarlinkClientError, .daemonUnreachable(path: path, reason: "Connection refused"))
+        }
+    }
+
+    func testOverlongPathIsRejectedBeforeConnecting() {
+        let path = "/tmp/" + String(repeating: "x", count: 200)
+        XCTAssertThrowsError(try VarlinkClient(unixSocketPath: path)) { error in
+            guard case .daemonUnreachable? = error as? VarlinkClientError else { return XCTFail("unexpected \(error)") }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import XCTest
+
+@testable import Varlink
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+final class JSONValueTests: XCTestCase {
+    func testParsesEveryKindAndKeepsIntegersExact() throws {
+        let value = try JSONValue(jsonData: Data(#"{"a":null,"b":true,"c":9007199254740993,"d":1.5,"e":"x","f":[1,"y"]}"#.utf8))
+        XCTAssertEqual(
+            value,
+            .object([
+                "a": .null, "b": .bool(true), "c": .int(9_007_199_254_740_993), "d": .double(1.5), "e": .string("x"),
+                "f": .array([.int(1), .string("y")]),
+            ]))
+    }
+
+    func testPrintsCompactSortedJSON() {
+        let value = JSONValue.object(["b": .int(1), "a": .string("a/b")])
+        XCTAssertEqual(value.description, #"{"a":"a/b","b":1}"#)
+    }
+
+    private struct Position: Codable, Equatable {
+        var position: Int
+        var label: String?
+    }
+
+    func testEncodableRoundTrip() throws {
+        let value = try JSONValue(encoding: Position(position: 3, label: "x"))
+        XCTAssertEqual(value, .object(["position": .int(3), "label": .string("x")]))
+        XCTAssertEqual(try value.decode(Position.self), Position(position: 3, label: "x"))
+    }
+
+    func testDecodingFailureNamesTheParameter() {
+        XCTAssertThrowsError(try JSONValue.object(["position": .string("two")]).decode(Position.self)) { error in
+            XCTAssertEqual((error as? JSONValueDecodingError)?.parameter, "position")
+            XCTAssertEqual((error as? JSONValueDecodingError)?.varlinkError, .invalidParameter("position"))
+        }
+        XCTAssertThrowsError(try JSONValue.object([:]).decode(Position.self)) { error in
+            XCTAssertEqual((error as? JSONValueDecodingError)?.parameter, "position")
+            XCTAssertTrue("\(error)".contains("'position'"))
+        }
+    }
+
+    func testNullDecodesAsEmptyParameters() throws {
+        struct Empty: Decodable {}
+        struct Optional: Decodable { var all: Bool? }
+        XCTAssertNoThrow(try JSONValue.null.decode(Empty.self))
+        XCTAssertNil(try JSONValue.null.decode(Optional.self).all)
+    }
+}
+
+final class VarlinkMessageTests: XCTestCase {
+    private func call(_ text: String) throws -> VarlinkCall {
+        try JSONDecoder().decode(VarlinkCall.self, from: Data(text.utf8))
+    }
+
+    func testEmptyParametersMayBeOmittedNullOrEmpty() throws {
+        for text in [
+            #"{"method":"a.B"}"#, #"{"method":"a.B","parameters":null}"#, #"{"method":"a.B","parameters":{}}"#,
+        ] {
+            XCTAssertEqual(try call(text), VarlinkCall(method: "a.B"), text)
+        }
+    }
+
+    func testFlagsAndNames() throws {
+        let parsed = try call(#"{"method":"io.qactd.QuickActions.Watch","more":true,"oneway":false}"#)
+        XCTAssertTrue(parsed.more)
+        XCTAssertFalse(parsed.oneway)
+        XCTAssertEqual(parsed.interfaceName, "io.qactd.QuickActions")
+        XCTAssertEqual(parsed.memberName, "Watch")
+        XCTAssertNil(VarlinkCall(method: "NoDot").interfaceName)
+    }
+
+    func testNonObjectParametersAreRejected() {
+        XCTAssertThrowsError(try call(#"{"method":"a.B","parameters":[1]}"#))
+    }
+
+    func testCallEncodingWritesOnlySetFlags() throws {
+        let bytes = try VarlinkCall(method: "a.B", more: true).frameBytes()
+        XCTAssertEqual(bytes.last, 0)
+        XCTAssertEqual(try JSONValue(jsonData: Data(bytes.dropLast())), .object(["method": .string("a.B"), "more": .bool(true)]))
+    }
+
+    func testReplyEncoding() throws {
+        let error = try JSONValue(jsonData: Data(VarlinkReply(error: .methodNotFound("a.B")).frameBytes().dropLast()))
+        XCTAssertEqual(
+            error,
+            .object([
+                "error": .string("org.varlink.service.MethodNotFound"), "parameters": .object(["method": .string("a.B")]),
+            ]))
+        let streamed = try JSONValue(jsonData: Data(VarlinkReply(parameters: ["n": .int(1)], continues: true).frameBytes().dropLast()))
+        XCTAssertEqual(streamed, .object(["parameters": .object(["n": .int(1)]), "continues": .bool(true)]))
+    }
+
+    func testReplyDecodingToleratesMissingParameters() throws {
+        let reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(#"{"error":"org.varlink.service.PermissionDenied"}"#.utf8))
+        XCTAssertEqual(reply.varlinkError, .permissionDenied)
+        XCTAssertFalse(reply.continues)
+    }
+
+    func testDecodeParametersMapsToInvalidParameter() {
+        struct Trigger: Decodable { var position: Int? }
+        let call = VarlinkCall(method: "io.qactd.QuickActions.Trigger", parameters: ["position": .bool(true)])
+        XCTAssertThrowsError(try call.decodeParameters(Trigger.self)) { error in
+            XCTAssertEqual(error as? VarlinkError, .invalidParameter("position"))
+        }
+    }
+}
+
+final class VarlinkFrameDecoderTests: XCTestCase {
+    func testSplitsFramesAcrossAndWithinChunks() {
+        var decoder = VarlinkFrameDecoder(maxMessageBytes: 100)
+        decoder.receive(Array("{\"a\":1}\0{\"b\"".utf8))
+        XCTAssertEqual(decoder.nextFrame(), .message(Array("{\"a\":1}".utf8)))
+        XCTAssertEqual(decoder.nextFrame(), .needMoreData)
+        XCTAssertTrue(decoder.hasPartialMessage)
+        decoder.receive(Array(":2}\0".utf8))
+        XCTAssertEqual(decoder.nextFrame(), .message(Array("{\"b\":2}".utf8)))
+        XCTAssertEqual(decoder.nextFrame(), .needMoreData)
+        XCTAssertFalse(decoder.hasPartialMessage)
+    }
+
+    func testByteByByteDelivery() {
+        var decoder = VarlinkFrameDecoder(maxMessageBytes: 100)
+        var frames: [[UInt8]] = []
+        for byte in Array("{}\0[]\0".utf8) {
+            decoder.receive([byte])
+            while case .message(let frame) = decoder.nextFrame() { frames.append(frame) }
+        }
+        XCTAssertEqual(frames, [Array("{}".utf8), Array("[]".utf8)])
+    }
+
+    func testPartialMessageOverTheLimitFailsForGood() {
+        var decoder = VarlinkFrameDecoder(maxMessageBytes: 8)
+        decoder.receive(Array("123456789".utf8))
+        XCTAssertEqual(decoder.nextCall(), .replyErrorAndClose(.messageTooLarge(maxBytes: 8)))
+        decoder.receive(Array("{}\0".utf8))
+        XCTAssertEqual(decoder.nextFrame(), .tooLarge)
+    }
+
+    func testCompleteMessageOverTheLimitFails() {
+        var decoder = VarlinkFrameDecoder(maxMessageBytes: 4)
+        decoder.receive(Array("123456\0".utf8))
+        XCTAssertEqual(decoder.nextFrame(), .tooLarge)
+    }
+
+    func testMessageExactlyAtTheLimitPasses() {
+        var decoder = VarlinkFrameDecoder(maxMessageBytes: 4)
+        decoder.receive(Array("1234".utf8))
+        XCTAssertEqual(decoder.nextFrame(), .needMoreData)
+        decoder.receive([0])
+        XCTAssertEqual(decoder.nextFrame(), .message(Array("1234".utf8)))
+    }
+
+    func testMalformedMessagesAskToReplyAndClose() {
+        let cases: [(String, String)] = [
+            ("{not json", "the message is not valid JSON"),
+            (#"{"parameters":{}}"#, "the message has no 'method' field"),
+            (#"{"method":5}"#, "the field 'method' has the wrong type"),
+            ("[1,2]", "the message is not a JSON object"),
+        ]
+        for (text, reason) in cases {
+            var decoder = VarlinkFrameDecoder(maxMessageBytes: 100)
+            decoder.receive(Array(text.utf8) + [0] + Array(#"{"method":"a.B"}"#.utf8) + [0])
+            XCTAssertEqual(decoder.nextCall(), .replyErrorAndClose(.invalidMessage(reason: reason)), text)
+        }
+    }
+
+    func testPipelinedCallsComeOutInOrder() throws {
+        var decoder = VarlinkFrameDecoder(maxMessageBytes: 1000)
+        var bytes: [UInt8] = []
+        for index in 0..<50 {
+            bytes += try VarlinkCall(method: "a.M\(index)").frameBytes()
+        }
+        decoder.receive(bytes)
+        for index in 0..<50 {
+            XCTAssertEqual(decoder.nextCall(), .call(VarlinkCall(method: "a.M\(index)")))
+        }
+        XCTAssertEqual(decoder.nextCall(), .needMoreData)
+    }
+}
+
+final class VarlinkServiceDispatcherTests: XCTestCase {
+    private let dispatcher = VarlinkServiceDispatcher(
+        info: VarlinkServiceInfo(
+            vendor: "qactd", product: "qactd", version: "1.0", url: "https://example.invalid",
+            interfaces: [.init(name: QuickActionsInterface.name, description: QuickActionsInterface.description)]))
+
+    func testGetInfoListsTheServiceInterfaceFirst() {
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "org.varlink.service.GetInfo")),
+            .reply(
+                VarlinkReply(parameters: [
+                    "vendor": "qactd", "product": "qactd", "version": "1.0", "url": "https://example.invalid",
+                    "interfaces": .array(["org.varlink.service", "io.qactd.QuickActions"]),
+                ])))
+    }
+
+    func testGetInterfaceDescription() {
+        let route = dispatcher.route(
+            VarlinkCall(
+                method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": "io.qactd.QuickActions"]))
+        XCTAssertEqual(route, .reply(VarlinkReply(parameters: ["description": .string(QuickActionsInterface.description)])))
+        XCTAssertEqual(
+            dispatcher.route(
+                VarlinkCall(method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": "org.example"])),
+            .reply(VarlinkReply(error: .interfaceNotFound("org.example"))))
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "org.varlink.service.GetInterfaceDescription")),
+            .reply(VarlinkReply(error: .invalidParameter("interface"))))
+    }
+
+    func testUnknownInterfaceAndMethod() {
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "org.example.Ping")),
+            .reply(VarlinkReply(error: .interfaceNotFound("org.example"))))
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "Ping")), .reply(VarlinkReply(error: .interfaceNotFound("Ping"))))
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "io.qactd.QuickActions.Explode")),
+            .reply(VarlinkReply(error: .methodNotFound("io.qactd.QuickActions.Explode"))))
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "org.varlink.service.Explode")),
+            .reply(VarlinkReply(error: .methodNotFound("org.varlink.service.Explode"))))
+    }
+
+    func testDeclaredMethodsAreRoutedToTheInterface() {
+        for method in [
+            "Status", "List", "ResignActive", "BecomeActive", "EnterBackground", "Trigger", "Connect", "Complete",
+            "Watch", "Reload", "GetContact",
+        ] {
+            XCTAssertEqual(
+                dispatcher.route(VarlinkCall(method: "io.qactd.QuickActions.\(method)")), .interface("io.qactd.QuickActions"))
+        }
+    }
+
+    func testMethodNamesAreReadFromTheDescription() {
+        XCTAssertEqual(
+            VarlinkServiceInfo.Interface(name: VarlinkServiceInterface.name, description: VarlinkServiceInterface.description)
+                .methodNames,
+            ["GetInfo", "GetInterfaceDescription"])
+    }
+}
