@@ -1,6 +1,6 @@
 import Contacts
-import Dispatch
-import Foundation
+@preconcurrency import Dispatch
+import FoundationEssentials
 import NIOCore
 import NIOPosix
 import QuickActions
@@ -218,8 +218,9 @@ public actor Daemon {
 
     /// The main loop: READY=1, then signals until a stop.
     private func serve(_ signals: SignalEvents) async -> Int32 {
-        notifier.notify(.ready, .status(await core.statusLine()))
-        logger.log(.notice, "Started: \(await core.statusLine()).")
+        let statusLine = await core.statusLine()
+        notifier.notify(.ready, .status(statusLine))
+        logger.log(.notice, "Started: \(statusLine).")
         let watchdog = startWatchdog()
         defer { watchdog?.cancel() }
         for await signal in signals.events {
@@ -318,7 +319,7 @@ struct ContactsScan {
 
 /// Delivers chosen signals as an async sequence instead of running handlers in
 /// signal context.
-final class SignalEvents: Sendable {
+final class SignalEvents: @unchecked Sendable {  // the sources are only kept alive, never touched again
     let events: AsyncStream<CInt>
     private let sources: [any DispatchSourceSignal]
 

@@ -89,7 +89,7 @@ actor DaemonCore {
             contactsDirectory: configuration.contactsDirectory, staticItemsFile: configuration.staticItemsPath,
             stateFile: store.paths.stateFile, socket: socketPath,
             contacts: index.contactCount, favorites: index.favoriteCount,
-            invalidFiles: index.invalidFiles.map { InvalidFileInfo(path: $0.path, reason: $0.reason) },
+            invalidFiles: index.invalidFiles.map { InvalidFileInfo(path: $0.path, reason: $0.reason.description) },
             duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
             appVersion: state.appVersion, appConnected: appConnected,
             staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,

@@ -1,3 +1,6 @@
+// libsystemd's headers pull in <sys/socket.h>; once CSystemd is part of this module's
+// imports, clang attributes the socket-type enum to it, so SOCK_* are visible only through it.
+import CSystemd
 import NIOCore
 import NIOPosix
 import Synchronization

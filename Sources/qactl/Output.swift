@@ -48,7 +48,7 @@ struct Output {
         }
         var text = "qactl: \(message)\n"
         if let hint { text += "hint: \(hint)\n" }
-        fputs(text, stderr)
+        writeToStandardError(text)
     }
 }
 
@@ -100,5 +100,16 @@ struct Table {
         var lines = [line(header, row: nil)]
         for (index, row) in rows.enumerated() { lines.append(line(row, row: index)) }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// `stderr` is a C global Swift 6 will not touch from concurrent code; the descriptor is safe.
+func writeToStandardError(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        if written < 0 && errno == EINTR { continue }
+        if written <= 0 { return }
+        bytes = bytes.dropFirst(written)
     }
 }

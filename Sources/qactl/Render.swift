@@ -105,19 +105,17 @@ enum Render {
     }
 
     /// The daemon's own sentence when the error carries one, else the error name and its parameters.
-    static func remoteError(name: String, parameters: JSONValue?) -> String {
-        if case .object(let fields)? = parameters, case .string(let message)? = fields["message"] {
-            return message
-        }
+    static func remoteError(name: String, parameters: [String: JSONValue]) -> String {
+        if let message = parameters["message"]?.stringValue { return message }
         let shortName = name.split(separator: ".").last.map(String.init) ?? name
-        switch (shortName, parameters) {
-        case ("ContactNotFound", .object(let fields)?):
-            if case .string(let identifier)? = fields["identifier"] { return "no contact with identifier '\(identifier)'" }
-        case ("InvalidParameter", .object(let fields)?):
-            if case .string(let parameter)? = fields["parameter"] { return "the daemon rejected parameter '\(parameter)'" }
+        switch shortName {
+        case "ContactNotFound":
+            if let identifier = parameters["identifier"]?.stringValue { return "No contact with identifier '\(identifier)'." }
+        case "InvalidParameter":
+            if let parameter = parameters["parameter"]?.stringValue { return "The daemon rejected the parameter '\(parameter)'." }
         default: break
         }
-        return "the daemon answered \(name)" + (parameters.map { " \($0)" } ?? "")
+        return VarlinkClientError.remote(name: name, parameters: parameters).description
     }
 
     static func describe(_ error: any Error) -> String {

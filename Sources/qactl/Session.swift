@@ -38,7 +38,7 @@ struct Session {
                 hint: "start it with: systemctl --user start qactd.socket (or run qactd by hand)")
             return ExitCode(69)
         case .remote(let name, let parameters):
-            output.fail(name: name, message: Render.remoteError(name: name, parameters: parameters), parameters: parameters)
+            output.fail(name: name, message: Render.remoteError(name: name, parameters: parameters), parameters: .object(parameters))
             return ExitCode(1)
         default:
             output.fail(name: "ProtocolError", message: String(describing: error))
