@@ -1,0 +1,165 @@
+import Foundation
+import XCTest
+
+/// Runs the built `qactd` in a scratch folder of its own (contacts, static items,
+/// configuration, state and socket all inside it) and the built `qactl` against it.
+/// End-to-end tests drive real processes; nothing here is mocked.
+final class DaemonFixture {
+    let root: URL
+    var contacts: URL { root.appendingPathComponent("contacts") }
+    var staticItems: URL { root.appendingPathComponent("shortcuts.plist") }
+    var configFile: URL { root.appendingPathComponent("qactd.conf") }
+    var stateDirectory: URL { root.appendingPathComponent("state") }
+    var stateFile: URL { stateDirectory.appendingPathComponent("state.json") }
+    var socketPath: String { root.appendingPathComponent("run/qactd.sock").path }
+    var logFile: URL { root.appendingPathComponent("qactd.log") }
+    private(set) var daemon: Process?
+
+    /// Folder of the built products: `$QACTD_BIN_DIR`, else the folder of the running test bundle.
+    static let binDirectory: URL = {
+        if let override = ProcessInfo.processInfo.environment["QACTD_BIN_DIR"], !override.isEmpty {
+            return URL(fileURLWithPath: override)
+        }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // swift test runs `<bin>/qactdPackageTests.xctest`; the products sit beside it.
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("qactd").path), directory.path != "/" {
+            directory.deleteLastPathComponent()
+        }
+        return directory
+    }()
+
+    static var qactd: String { binDirectory.appendingPathComponent("qactd").path }
+    static var qactl: String { binDirectory.appendingPathComponent("qactl").path }
+    /// The repository (for the shipped `etc/qactd` files and man pages).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A scratch folder under /tmp: Unix socket paths must stay under 108 bytes.
+    init(extraConfiguration: String = "", copyDemo: Bool = true) throws {
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("qactd-e2e-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: contacts, withIntermediateDirectories: true)
+        if copyDemo {
+            let etc = Self.repository.appendingPathComponent("etc/qactd")
+            for collection in try FileManager.default.contentsOfDirectory(atPath: etc.appendingPathComponent("contacts").path) {
+                try FileManager.default.copyItem(
+                    at: etc.appendingPathComponent("contacts/\(collection)"), to: contacts.appendingPathComponent(collection))
+            }
+            try FileManager.default.copyItem(at: etc.appendingPathComponent("shortcuts.plist"), to: staticItems)
+        }
+        try writeConfiguration(extraConfiguration)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    func writeConfiguration(_ extra: String = "") throws {
+        let text = """
+            [Contacts]
+            Directory=contacts
+            [Shortcuts]
+            StaticItems=shortcuts.plist
+            [Daemon]
+            Socket=\(socketPath)
+            \(extra)
+            """
+        try text.write(to: configFile, atomically: true, encoding: .utf8)
+    }
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["STATE_DIRECTORY"] = stateDirectory.path
+        environment["QACTD_SOCKET"] = socketPath
+        environment["NO_COLOR"] = "1"
+        for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"] {
+            environment[name] = nil
+        }
+        return environment
+    }
+
+    /// Starts qactd and waits until it answers on its socket.
+    @discardableResult
+    func start(arguments: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.qactd)
+        process.arguments = ["--config", configFile.path, "--log-level", "debug"] + arguments
+        process.environment = environment
+        if !FileManager.default.fileExists(atPath: logFile.path) { _ = FileManager.default.createFile(atPath: logFile.path, contents: nil) }
+        let logHandle = try FileHandle(forWritingTo: logFile)
+        logHandle.seekToEndOfFile()
+        process.standardOutput = logHandle
+        process.standardError = logHandle
+        try process.run()
+        daemon = process
+        let answered = waitUntil(timeout: 15) { self.qactl(["status"]).status == 0 || !process.isRunning }
+        XCTAssertTrue(answered && process.isRunning, "qactd did not start; its log:\n\(self.log())", file: file, line: line)
+        return process
+    }
+
+    /// SIGTERM and wait; returns the exit status.
+    @discardableResult
+    func stop() -> Int32? {
+        guard let process = daemon, process.isRunning else { return daemon?.terminationStatus }
+        process.terminate()
+        _ = waitUntil(timeout: 10) { !process.isRunning }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        return process.terminationStatus
+    }
+
+    func log() -> String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        func json() throws -> [String: Any] {
+            let object = try JSONSerialization.jsonObject(with: Data(stdout.utf8))
+            return object as? [String: Any] ?? [:]
+        }
+    }
+
+    /// Runs `qactl` against this daemon (`QACTD_SOCKET` points at it).
+    func qactl(_ arguments: [String], environment extra: [String: String] = [:]) -> Result {
+        Self.run(Self.qactl, arguments, environment: environment.merging(extra) { $1 })
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil) -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return Result(status: -1, stdout: "", stderr: "\(error)") }
+        // Read both pipes before waiting so a chatty child never blocks on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var stdoutData = Data(), stderrData = Data()
+        group.enter()
+        DispatchQueue.global().async { stdoutData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self), stderr: String(decoding: stderrData, as: UTF8.self))
+    }
+
+    func write(contact name: String, _ text: String) throws {
+        let url = contacts.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass: tests wait
+/// for events, never for a fixed time.
+@discardableResult
+func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
