@@ -58,15 +58,7 @@ extension VarlinkCall: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         method = try container.decode(String.self, forKey: .method)
-        let rawParameters = try container.decodeIfPresent(JSONValue.self, forKey: .parameters) ?? .null
-        switch rawParameters {
-        case .null: parameters = [:]
-        case .object(let object): parameters = object
-        default:
-            throw DecodingError.typeMismatch(
-                [String: JSONValue].self,
-                .init(codingPath: [CodingKeys.parameters], debugDescription: "'parameters' must be an object."))
-        }
+        parameters = try container.decodeParametersObject(forKey: .parameters)
         more = try container.decodeIfPresent(Bool.self, forKey: .more) ?? false
         oneway = try container.decodeIfPresent(Bool.self, forKey: .oneway) ?? false
         upgrade = try container.decodeIfPresent(Bool.self, forKey: .upgrade) ?? false
@@ -123,15 +115,7 @@ extension VarlinkReply: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let rawParameters = try container.decodeIfPresent(JSONValue.self, forKey: .parameters) ?? .null
-        switch rawParameters {
-        case .null: parameters = [:]
-        case .object(let object): parameters = object
-        default:
-            throw DecodingError.typeMismatch(
-                [String: JSONValue].self,
-                .init(codingPath: [CodingKeys.parameters], debugDescription: "'parameters' must be an object."))
-        }
+        parameters = try container.decodeParametersObject(forKey: .parameters)
         continues = try container.decodeIfPresent(Bool.self, forKey: .continues) ?? false
         error = try container.decodeIfPresent(String.self, forKey: .error)
     }
@@ -205,5 +189,19 @@ public struct VarlinkError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         if parameters.isEmpty { return "The service replied with the error '\(name)'." }
         return "The service replied with the error '\(name)' \(JSONValue.object(parameters))."
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// Varlink lets empty parameters arrive omitted, `null` or `{}`; anything but an object is malformed.
+    func decodeParametersObject(forKey key: Key) throws -> [String: JSONValue] {
+        switch try decodeIfPresent(JSONValue.self, forKey: key) ?? .null {
+        case .null: return [:]
+        case .object(let object): return object
+        default:
+            throw DecodingError.typeMismatch(
+                [String: JSONValue].self,
+                .init(codingPath: codingPath + [key], debugDescription: "'\(key.stringValue)' must be an object."))
+        }
     }
 }
