@@ -67,6 +67,7 @@ fail() {
 
 step() { echo "$name: [$((SECONDS - started))s] $*" >&2; }
 
+# The manager logs at debug level so the journal shows every sd_notify message it got.
 # The user's side of everything: its uid, a clean environment, no pager or colour.
 as_user() {
     setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
@@ -105,11 +106,12 @@ remember_main_pid() {
     daemon_pids+=("$pid")
     echo "$pid"
 }
-journal_has() {  # journal_has PYTHON-CONDITION-ON-entry
+# journal_count PYTHON-CONDITION-ON-entry: how many journal entries satisfy it.
+journal_count() {
     journalctl -D "$journal" -o json --all --no-pager 2>/dev/null | python3 -c '
 import json, sys
 condition = compile(sys.argv[1], "condition", "eval")
-# Read all first: leaving early would kill journalctl with SIGPIPE, failing the pipeline.
+count = 0
 # Bytes: a backtrace may hold invalid UTF-8.
 for line in sys.stdin.buffer.read().splitlines():
     try:
@@ -117,8 +119,21 @@ for line in sys.stdin.buffer.read().splitlines():
     except ValueError:
         continue
     if eval(condition, {}, {"entry": entry}):
-        sys.exit(0)
-sys.exit(1)' "$1"
+        count += 1
+print(count)' "$1"
+}
+journal_has() { (($(journal_count "$1") > 0)); }
+# manager_got PID TEXT: the manager logged (at debug level) a notification from PID that starts with TEXT.
+manager_got() {
+    journal_has "str(entry.get(\"MESSAGE\", \"\")).startswith(\"qactd.service: Got notification message from PID $1 ($2\")"
+}
+# ready_count_is PID N: PID has sent READY=1 exactly N times.
+ready_count_is() {
+    (($(journal_count "str(entry.get(\"MESSAGE\", \"\")).startswith(\"qactd.service: Got notification message from PID $1 (READY=1\")") == $2))
+}
+# pinged_at_least PID N: PID has sent WATCHDOG=1 at least N times.
+pinged_at_least() {
+    (($(journal_count "entry.get(\"MESSAGE\") == \"qactd.service: Got notification message from PID $1 (WATCHDOG=1)\"") >= $2))
 }
 generation() {
     qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["generation"])'
@@ -200,7 +215,7 @@ done
 (
     for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
     exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
-        PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal
+        PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal --log-level=debug
 ) >"$scratch/manager.log" 2>&1 &
 manager_pid=$!
 wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/private"
@@ -214,6 +229,7 @@ sctl start qactd.socket
 qactl status >/dev/null || fail "the first qactl status failed"
 wait_for 10 "qactd.service to run" service_running
 first_pid=$(remember_main_pid)
+wait_for 5 "READY=1 with a STATUS= from the daemon" manager_got "$first_pid" "READY=1, STATUS="
 status_text=$(property qactd.service StatusText)
 [[ "$status_text" =~ ^[0-9]+\ contacts,\ [0-9]+\ favorites,\ generation\ [0-9]+$ ]] \
     || fail "StatusText is '$status_text', not the daemon's status line"
@@ -235,6 +251,8 @@ step "systemctl --user reload"
 sctl reload qactd.service || fail "systemctl --user reload qactd.service failed"
 service_running || fail "qactd.service is not running after a reload"
 [[ $(property qactd.service MainPID) == "$first_pid" ]] || fail "a reload replaced the daemon's process"
+wait_for 5 "RELOADING=1 with MONOTONIC_USEC= (for Type=notify-reload)" manager_got "$first_pid" "RELOADING=1, MONOTONIC_USEC="
+wait_for 5 "READY=1 again after the reload" ready_count_is "$first_pid" 2
 wait_for 5 "the reload in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and entry.get("MESSAGE", "").startswith("Reloaded")'
 
 step "kill -9: Restart=on-failure brings it back with its state"
@@ -260,6 +278,8 @@ while (($(date +%s%N) < deadline)); do
     [[ $(property qactd.service MainPID) == "$watched_pid" ]] || fail "the watchdog killed a healthy daemon"
     sleep 0.2
 done
+# Every WatchdogSec/2 = 1s: at least three in those 4s (journald may lag a little behind).
+wait_for 3 "three WATCHDOG=1 pings" pinged_at_least "$watched_pid" 3
 kill -STOP "$watched_pid"
 wait_for 20 "the watchdog to restart the stopped daemon" main_pid_is_new "$watched_pid"
 remember_main_pid >/dev/null
@@ -268,12 +288,13 @@ wait_for 5 "the manager's watchdog verdict in the journal" \
     journal_has '"qactd.service: Failed with result \x27watchdog\x27" in str(entry.get("MESSAGE", ""))'
 [[ $(generation) == "$saved_generation" ]] || fail "the daemon lost generation $saved_generation after the watchdog"
 
-step "systemctl --user stop: STOPPING=1 and exit 0; the next client starts it again"
+step "systemctl --user stop: STOPPING=1, exit 0; the next client starts it again"
 stopped_pid=$(property qactd.service MainPID)
 sctl stop qactd.service
 [[ $(property qactd.service ActiveState) == inactive ]] || fail "qactd.service is not inactive after stop"
 [[ $(property qactd.service ExecMainStatus) == 0 && $(property qactd.service Result) == success ]] \
     || fail "stop ended with ExecMainStatus=$(property qactd.service ExecMainStatus) Result=$(property qactd.service Result)"
+wait_for 5 "STOPPING=1 from the stopped daemon" manager_got "$stopped_pid" "STOPPING=1)"
 qactl list >/dev/null || fail "qactl list did not reach a socket-activated daemon after stop"
 wait_for 10 "qactd.service to run after the stop" main_pid_is_new "$stopped_pid"
 remember_main_pid >/dev/null
