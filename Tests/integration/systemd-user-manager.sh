@@ -262,9 +262,11 @@ second_pid=$(remember_main_pid)
 [[ $(property qactd.service NRestarts) == 1 ]] || fail "NRestarts is not 1 after kill -9"
 [[ $(generation) == "$saved_generation" ]] || fail "the restarted daemon lost generation $saved_generation"
 
-step "watchdog: WatchdogSec=2s; a healthy daemon lives, a SIGSTOPped one is restarted"
+step "watchdog (WatchdogSec=2s, --log-level=notice): a healthy daemon lives, a SIGSTOPped one is restarted"
 mkdir -p "$home/.config/systemd/user/qactd.service.d"
-printf '[Service]\nWatchdogSec=2s\n' >"$home/.config/systemd/user/qactd.service.d/watchdog.conf"
+# --log-level=notice too: the info lines of this daemon must then stay out of the journal.
+printf '[Service]\nWatchdogSec=2s\nExecStart=\nExecStart=%s --log-level=notice\n' "$home/.local/bin/qactd" \
+    >"$home/.config/systemd/user/qactd.service.d/watchdog.conf"
 chown -R "$uid:$gid" "$home/.config"
 sctl daemon-reload
 sctl restart qactd.service
@@ -280,6 +282,10 @@ while (($(date +%s%N) < deadline)); do
 done
 # Every WatchdogSec/2 = 1s: at least three in those 4s (journald may lag a little behind).
 wait_for 3 "three WATCHDOG=1 pings" pinged_at_least "$watched_pid" 3
+own_entries="entry.get(\"_PID\") == \"$watched_pid\" and entry.get(\"_TRANSPORT\") == \"journal\""
+journal_has "$own_entries and entry.get(\"PRIORITY\") == \"5\"" || fail "no notice from the daemon run with --log-level=notice"
+(($(journal_count "$own_entries and entry.get(\"PRIORITY\") == \"6\"") == 0)) || fail "--log-level=notice let info lines through"
+journal_has "entry.get(\"_PID\") == \"$first_pid\" and entry.get(\"PRIORITY\") == \"6\"" || fail "the default log level logged no info line"
 kill -STOP "$watched_pid"
 wait_for 20 "the watchdog to restart the stopped daemon" main_pid_is_new "$watched_pid"
 remember_main_pid >/dev/null
