@@ -34,6 +34,11 @@ if [[ "${QACTD_IN_PRIVATE_NAMESPACE:-}" != 1 ]]; then
         [[ -x "$builddir/$product" ]] || { echo "$name: FAIL: '$builddir/$product' is not built" >&2; exit 1; }
     done
     if ! problem=$(unshare -m true 2>&1); then skip "unshare -m is not permitted here: $problem"; fi
+    # The user manager needs a cgroup of its own; some containers mount cgroupfs read-only.
+    probe=/sys/fs/cgroup/qactd-probe-$$
+    [[ -d /sys/fs/cgroup/systemd ]] && probe=/sys/fs/cgroup/systemd/qactd-probe-$$
+    if ! problem=$(mkdir "$probe" 2>&1); then skip "cannot create a cgroup for the user manager: $problem"; fi
+    rmdir "$probe"
     export QACTD_IN_PRIVATE_NAMESPACE=1
     exec unshare -m --propagation private -- "$0" "$builddir"
 fi
@@ -67,7 +72,6 @@ fail() {
 
 step() { echo "$name: [$((SECONDS - started))s] $*" >&2; }
 
-# The manager logs at debug level so the journal shows every sd_notify message it got.
 # The user's side of everything: its uid, a clean environment, no pager or colour.
 as_user() {
     setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
@@ -157,9 +161,13 @@ cleanup() {
         kill -KILL "$manager_pid" 2>/dev/null
         wait "$manager_pid" 2>/dev/null
     fi
-    # This container has no cgroup delegation, so make sure no daemon outlives the manager.
+    # Should the manager have died first, nothing it started may outlive the test.
     for pid in "${daemon_pids[@]}"; do
         [[ "$pid" =~ ^[1-9][0-9]*$ ]] && kill -KILL "$pid" 2>/dev/null
+    done
+    for hierarchy in "${cgroup_hierarchies[@]}"; do
+        [[ -d "$hierarchy/$cgroup" ]] || continue
+        find "$hierarchy/$cgroup" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
     done
     if ((status != 0)); then
         echo "$name: ---- manager output" >&2
@@ -212,6 +220,7 @@ for hierarchy in "${cgroup_hierarchies[@]}"; do
     mkdir "$hierarchy/$cgroup"
     chown -R "$uid:$gid" "$hierarchy/$cgroup"
 done
+# It logs at debug level so the journal shows every sd_notify message it got.
 (
     for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
     exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
