@@ -99,6 +99,23 @@ final class InstallTests: XCTestCase {
             XCTAssertTrue(socket.contains("\n\(line)\n"), "qactd.socket lacks \(line)")
         }
 
+        // systemd's own checker: valid directives, an executable ExecStart=, and (with the
+        // installed pages on MANPATH) every Documentation=man:… page exists.
+        if commandExists("systemd-analyze") {
+            var environment = ProcessInfo.processInfo.environment
+            environment["MANPATH"] = prefix.appendingPathComponent("share/man").path
+            environment["XDG_RUNTIME_DIR"] = scratch.path
+            let verify = DaemonFixture.run(
+                "/usr/bin/env",
+                ["systemd-analyze", "--user", "verify",
+                 prefix.appendingPathComponent("lib/systemd/user/qactd.socket").path,
+                 prefix.appendingPathComponent("lib/systemd/user/qactd.service").path],
+                environment: environment)
+            XCTAssertEqual(verify.status, 0, "systemd-analyze verify:\n\(verify.stdout)\(verify.stderr)")
+        } else if isCI {
+            XCTFail("systemd-analyze is not installed (Debian package systemd)")
+        }
+
         // The completions come from the argument parsers: each names the tool and its subcommands.
         let bash = try String(contentsOf: prefix.appendingPathComponent("share/bash-completion/completions/qactl"), encoding: .utf8)
         XCTAssertTrue(bash.contains("complete -o filenames -F _qactl qactl"), "no bash completion for qactl:\n\(bash)")
