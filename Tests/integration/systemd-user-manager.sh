@@ -318,4 +318,20 @@ step "the journal has the daemon's structured fields"
 wait_for 5 "QACTD_PATH in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and "QACTD_PATH" in entry and "CODE_FILE" in entry'
 wait_for 5 "QACTD_GENERATION in the journal" journal_has 'entry.get("QACTD_GENERATION") == "'"$saved_generation"'"'
 
+step "an invalid configuration: exit 78, named in the journal, no restart loop"
+restarts_scheduled() {
+    journal_count "str(entry.get(\"MESSAGE\", \"\")).startswith(\"qactd.service: Scheduled restart job\")"
+}
+scheduled_before=$(restarts_scheduled)
+mkdir -p "$home/.config/qactd"
+printf '[Shortcuts]\nDisplayLimit=many\n' >"$home/.config/qactd/qactd.conf"
+chown -R "$uid:$gid" "$home/.config/qactd"
+sctl stop qactd.service
+qactl status >/dev/null 2>&1 && fail "qactl status succeeded against an invalid configuration"
+wait_for 10 "qactd.service to fail" test "$(property qactd.service ActiveState)" = failed
+[[ $(property qactd.service ExecMainStatus) == 78 ]] || fail "an invalid configuration did not exit 78"
+wait_for 5 "the error naming the file and key" journal_has \
+    "entry.get(\"PRIORITY\") == \"3\" and \"$home/.config/qactd/qactd.conf\" in str(entry.get(\"MESSAGE\")) and \"DisplayLimit\" in str(entry.get(\"MESSAGE\"))"
+[[ $(restarts_scheduled) == "$scheduled_before" ]] || fail "systemd restarted a daemon whose configuration is invalid"
+
 step "passed in $((SECONDS - started))s"
