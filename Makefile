@@ -6,11 +6,14 @@ SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR = $(DESTDIR)$(PREFIX)/bin
-SYSCONFDIR = $(DESTDIR)$(PREFIX)/etc
-USERUNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
-MANDIR = $(DESTDIR)$(PREFIX)/share/man
-DATADIR = $(DESTDIR)$(PREFIX)/share
+# Empty: scripts/install-extras picks PREFIX/lib/systemd/user, or ~/.local/share/systemd/user for PREFIX=~/.local.
+USERUNITDIR ?=
+export USERUNITDIR
 CONFIGURATION ?= release
+# SKIP_BUILD=1 installs products that are already built (tests install the debug build this way;
+# running `swift build` from inside `swift test` would wait forever on SwiftPM's .build lock).
+SKIP_BUILD ?=
+BUILDDIR ?= .build/$(CONFIGURATION)
 
 # The toolchain's usual home on these machines, for shells that did not source /etc/profile.d.
 export PATH := $(PATH):/opt/swift/usr/bin
@@ -43,10 +46,10 @@ check: test-deps
 
 test: check
 
-install: build
-	install -d $(BINDIR) $(USERUNITDIR) $(SYSCONFDIR)/qactd $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8
-	install -m 0755 .build/$(CONFIGURATION)/qactd .build/$(CONFIGURATION)/qactl $(BINDIR)/
-	scripts/install-extras "$(DESTDIR)" "$(PREFIX)" ".build/$(CONFIGURATION)"
+install: $(if $(SKIP_BUILD),,build)
+	install -d $(BINDIR)
+	install -m 0755 $(BUILDDIR)/qactd $(BUILDDIR)/qactl $(BINDIR)/
+	scripts/install-extras "$(DESTDIR)" "$(PREFIX)" "$(BUILDDIR)"
 
 uninstall:
 	scripts/install-extras --uninstall "$(DESTDIR)" "$(PREFIX)"

@@ -1,0 +1,263 @@
+import Foundation
+import XCTest
+
+/// Under `CI=true` every test here must run: a missing tool or permission is a failure, not a skip.
+private var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+private func skipUnlessCI(_ reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    if isCI {
+        XCTFail("CI=true, so this cannot be skipped: \(reason)", file: file, line: line)
+        throw XCTSkip("failed above")
+    }
+    throw XCTSkip(reason)
+}
+
+private func commandExists(_ name: String) -> Bool {
+    DaemonFixture.run("/bin/sh", ["-c", "command -v \(name)"]).status == 0
+}
+
+/// A scratch folder under /tmp, removed by the test's teardown.
+private func makeScratch(_ testCase: XCTestCase, _ label: String) throws -> URL {
+    let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("qactd-\(label)-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    testCase.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+/// SPEC §7: the installed units under a real systemd user manager (and journald), driven by
+/// `Tests/integration/systemd-user-manager.sh`; see that script for every step it checks.
+final class SystemdUserManagerTests: XCTestCase {
+    func testInstalledUnitsUnderARealUserManager() throws {
+        let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/systemd-user-manager.sh").path
+        // `timeout` bounds the whole run; SIGTERM lets the script's trap stop the manager and journald.
+        let result = DaemonFixture.run(
+            "/usr/bin/timeout", ["--signal=TERM", "--kill-after=20", "150", script, DaemonFixture.binDirectory.path])
+        print(result.stderr)
+        if result.status == 77 {
+            throw XCTSkip(result.stderr.split(separator: "\n").last.map(String.init) ?? "skipped")
+        }
+        XCTAssertEqual(result.status, 0, "the systemd user manager test failed:\n\(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("passed in"), result.stderr)
+    }
+}
+
+/// `make install` / `make uninstall` of the already-built products into scratch prefixes.
+final class InstallTests: XCTestCase {
+    private func make(_ target: String, prefix: String, home: URL) -> DaemonFixture.Result {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["USERUNITDIR"] = nil
+        environment["DESTDIR"] = nil
+        return DaemonFixture.run(
+            "/usr/bin/env",
+            ["make", "-C", DaemonFixture.repository.path, "--no-print-directory", target, "SKIP_BUILD=1",
+             "BUILDDIR=\(DaemonFixture.binDirectory.path)", "PREFIX=\(prefix)"],
+            environment: environment)
+    }
+
+    private func files(under root: URL) -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: root.path)
+        var files: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files.append(path)
+            }
+        }
+        return files.sorted()
+    }
+
+    func testInstallAndUninstallIntoAPrefix() throws {
+        guard commandExists("make") else { return try skipUnlessCI("make is not installed") }
+        let scratch = try makeScratch(self, "install")
+        let prefix = scratch.appendingPathComponent("prefix")
+        let home = scratch.appendingPathComponent("home")
+        let install = make("install", prefix: prefix.path, home: home)
+        XCTAssertEqual(install.status, 0, install.stderr + install.stdout)
+
+        XCTAssertEqual(files(under: prefix), [
+            "bin/qactd", "bin/qactl",
+            "etc/qactd/qactd.conf", "etc/qactd/shortcuts.plist",
+            "lib/systemd/user/qactd.service", "lib/systemd/user/qactd.socket",
+            "share/bash-completion/completions/qactd", "share/bash-completion/completions/qactl",
+            "share/fish/vendor_completions.d/qactd.fish", "share/fish/vendor_completions.d/qactl.fish",
+            "share/man/man1/qactl.1", "share/man/man5/qactd.conf.5", "share/man/man8/qactd.8",
+            "share/zsh/site-functions/_qactd", "share/zsh/site-functions/_qactl",
+        ])
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: prefix.appendingPathComponent("bin/qactd").path))
+
+        let service = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd.service"), encoding: .utf8)
+        XCTAssertTrue(service.contains("\nExecStart=\(prefix.path)/bin/qactd\n"), service)
+        XCTAssertFalse(service.contains("@bindir@"), "a placeholder was left unsubstituted:\n\(service)")
+        for line in ["Type=notify", "Restart=on-failure", "StateDirectory=qactd", "ExecReload=/bin/kill -HUP $MAINPID"] {
+            XCTAssertTrue(service.contains("\n\(line)\n"), "qactd.service lacks \(line)")
+        }
+        XCTAssertTrue(service.contains("\nWatchdogSec="), "qactd.service has no WatchdogSec=")
+        XCTAssertTrue(service.contains("\nDocumentation=man:qactd(8) man:qactd.conf(5) man:qactl(1)\n"))
+        let socket = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd.socket"), encoding: .utf8)
+        for line in ["ListenStream=%t/qactd/qactd.sock", "SocketMode=0600", "DirectoryMode=0700"] {
+            XCTAssertTrue(socket.contains("\n\(line)\n"), "qactd.socket lacks \(line)")
+        }
+
+        // systemd's own checker: valid directives, an executable ExecStart=, and (with the
+        // installed pages on MANPATH) every Documentation=man:… page exists.
+        if commandExists("systemd-analyze") {
+            var environment = ProcessInfo.processInfo.environment
+            environment["MANPATH"] = prefix.appendingPathComponent("share/man").path
+            environment["XDG_RUNTIME_DIR"] = scratch.path
+            let verify = DaemonFixture.run(
+                "/usr/bin/env",
+                ["systemd-analyze", "--user", "verify",
+                 prefix.appendingPathComponent("lib/systemd/user/qactd.socket").path,
+                 prefix.appendingPathComponent("lib/systemd/user/qactd.service").path],
+                environment: environment)
+            XCTAssertEqual(verify.status, 0, "systemd-analyze verify:\n\(verify.stdout)\(verify.stderr)")
+            // A directive it cannot parse is only a warning ("…, ignoring") with status 0.
+            XCTAssertEqual(verify.stderr, "", "systemd-analyze verify warns")
+        } else if isCI {
+            XCTFail("systemd-analyze is not installed (Debian package systemd)")
+        }
+
+        // The completions come from the argument parsers: each names the tool and its subcommands.
+        let bash = try String(contentsOf: prefix.appendingPathComponent("share/bash-completion/completions/qactl"), encoding: .utf8)
+        XCTAssertTrue(bash.contains("complete -o filenames -F _qactl qactl"), "no bash completion for qactl:\n\(bash)")
+        XCTAssertTrue(bash.contains("resign-active"), "the bash completion lacks the subcommands")
+        let zsh = try String(contentsOf: prefix.appendingPathComponent("share/zsh/site-functions/_qactl"), encoding: .utf8)
+        XCTAssertTrue(zsh.hasPrefix("#compdef qactl"), zsh)
+        let fish = try String(contentsOf: prefix.appendingPathComponent("share/fish/vendor_completions.d/qactl.fish"), encoding: .utf8)
+        XCTAssertTrue(fish.contains("complete -c 'qactl'"), "no fish completion for qactl:\n\(fish)")
+
+        // The installed qactd finds the installed default configuration (PREFIX/etc/qactd).
+        let installedConf = try String(contentsOf: prefix.appendingPathComponent("etc/qactd/qactd.conf"), encoding: .utf8)
+        let shippedConf = try String(contentsOf: DaemonFixture.repository.appendingPathComponent("etc/qactd/qactd.conf"), encoding: .utf8)
+        XCTAssertEqual(installedConf, shippedConf)
+
+        // A second install keeps a configuration the user edited and puts the shipped one beside it.
+        let edited = installedConf + "\n# edited\n"
+        try edited.write(to: prefix.appendingPathComponent("etc/qactd/qactd.conf"), atomically: true, encoding: .utf8)
+        let reinstall = make("install", prefix: prefix.path, home: home)
+        XCTAssertEqual(reinstall.status, 0, reinstall.stderr)
+        XCTAssertEqual(try String(contentsOf: prefix.appendingPathComponent("etc/qactd/qactd.conf"), encoding: .utf8), edited)
+        XCTAssertEqual(try String(contentsOf: prefix.appendingPathComponent("etc/qactd/qactd.conf.new"), encoding: .utf8), shippedConf)
+
+        let uninstall = make("uninstall", prefix: prefix.path, home: home)
+        XCTAssertEqual(uninstall.status, 0, uninstall.stderr)
+        XCTAssertEqual(files(under: prefix), ["etc/qactd/qactd.conf", "etc/qactd/qactd.conf.new"],
+                       "uninstall must remove everything but the configuration the user edited")
+        XCTAssertTrue(uninstall.stderr.contains("keeping the modified"), uninstall.stderr)
+    }
+
+    func testLocalPrefixPutsUnitsWhereTheUserManagerLooks() throws {
+        guard commandExists("make") else { return try skipUnlessCI("make is not installed") }
+        let home = try makeScratch(self, "home")
+        let prefix = home.appendingPathComponent(".local").path
+        let install = make("install", prefix: prefix, home: home)
+        XCTAssertEqual(install.status, 0, install.stderr)
+        // systemd --user reads ~/.local/share/systemd/user, never ~/.local/lib/systemd/user.
+        let unit = home.appendingPathComponent(".local/share/systemd/user/qactd.service").path
+        XCTAssertTrue(FileManager.default.fileExists(atPath: unit), install.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: home.appendingPathComponent(".local/lib/systemd").path))
+        XCTAssertTrue(try String(contentsOfFile: unit, encoding: .utf8).contains("\nExecStart=\(prefix)/bin/qactd\n"))
+
+        XCTAssertEqual(make("uninstall", prefix: prefix, home: home).status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: unit))
+    }
+
+    func testInstallExtrasRejectsBadArguments() {
+        let script = DaemonFixture.repository.appendingPathComponent("scripts/install-extras").path
+        XCTAssertEqual(DaemonFixture.run(script, []).status, 64)
+        XCTAssertEqual(DaemonFixture.run(script, ["", "relative/prefix", "/nonexistent"]).status, 64)
+        let missing = DaemonFixture.run(script, ["", "/tmp/qactd-never-\(UUID().uuidString.prefix(8))", "/nonexistent"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("'/nonexistent/qactd' is missing"), missing.stderr)
+    }
+}
+
+/// man/: lint-clean, and qactl(1) / qactd(8) in step with the argument parsers.
+final class ManualPageTests: XCTestCase {
+    private let pages = ["qactd.8", "qactl.1", "qactd.conf.5"]
+
+    private func page(_ name: String) throws -> String {
+        try String(contentsOf: DaemonFixture.repository.appendingPathComponent("man/\(name)"), encoding: .utf8)
+    }
+
+    func testManualPagesAreLintClean() throws {
+        guard commandExists("mandoc") else { return try skipUnlessCI("mandoc is not installed (scripts/install-deps --test)") }
+        for name in pages {
+            let path = DaemonFixture.repository.appendingPathComponent("man/\(name)").path
+            let lint = DaemonFixture.run("/usr/bin/env", ["mandoc", "-T", "lint", "-W", "warning", path])
+            XCTAssertEqual(lint.status, 0, "mandoc -T lint -W warning \(name):\n\(lint.stdout)\(lint.stderr)")
+        }
+    }
+
+    /// (command path, long and short option spellings) of everything `--help` shows.
+    private struct HelpEntry {
+        var command: [String]
+        var options: [String]
+    }
+
+    private func helpEntries(_ executable: String) throws -> [HelpEntry] {
+        let dump = DaemonFixture.run(executable, ["--experimental-dump-help"])
+        XCTAssertEqual(dump.status, 0, dump.stderr)
+        let root = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        var entries: [HelpEntry] = []
+        func walk(_ command: [String: Any], path: [String]) {
+            guard command["shouldDisplay"] as? Bool ?? true else { return }
+            let name = command["commandName"] as? String ?? ""
+            let here = path + [name]
+            var options: [String] = []
+            for argument in command["arguments"] as? [[String: Any]] ?? [] {
+                guard argument["shouldDisplay"] as? Bool ?? true else { continue }
+                for spelling in argument["names"] as? [[String: Any]] ?? [] {
+                    guard let kind = spelling["kind"] as? String, let value = spelling["name"] as? String else { continue }
+                    switch kind {
+                    case "long": options.append("--" + value)
+                    case "short": options.append("-" + value)
+                    default: break
+                    }
+                }
+            }
+            entries.append(HelpEntry(command: here, options: options))
+            for subcommand in command["subcommands"] as? [[String: Any]] ?? [] { walk(subcommand, path: here) }
+        }
+        walk(try XCTUnwrap(root["command"] as? [String: Any]), path: [])
+        return entries
+    }
+
+    /// mdoc writes `--json` as `Fl \-json` and `-h` as `Fl h`.
+    private func mdoc(_ option: String) -> String {
+        option.hasPrefix("--") ? "Fl \\-" + option.dropFirst(2) : "Fl " + option.dropFirst()
+    }
+
+    func testQactlManualCoversEveryCommandAndOption() throws {
+        let manual = try page("qactl.1")
+        let entries = try helpEntries(DaemonFixture.qactl)
+        let subcommands = Set(entries.filter { $0.command.count == 2 }.map { $0.command[1] })
+        XCTAssertTrue(subcommands.isSuperset(of: ["status", "list", "trigger", "reload", "validate"]), "\(subcommands)")
+        for entry in entries {
+            if entry.command.count > 1 {
+                XCTAssertTrue(manual.contains("\n.It Cm \(entry.command[1])"),
+                              "qactl(1) has no COMMANDS entry for '\(entry.command.joined(separator: " "))'")
+                XCTAssertTrue(manual.contains("\n.Cm \(entry.command[1])\n"), "qactl(1)'s SYNOPSIS lacks '\(entry.command[1])'")
+            }
+            for option in entry.options {
+                XCTAssertTrue(manual.contains(mdoc(option)),
+                              "qactl(1) does not document \(option) of '\(entry.command.joined(separator: " "))'")
+            }
+        }
+        // And the other way: the page documents no command the parser does not know.
+        for line in manual.split(separator: "\n") where line.hasPrefix(".It Cm ") {
+            let name = line.dropFirst(".It Cm ".count).split(separator: " ").first.map(String.init) ?? ""
+            XCTAssertTrue(subcommands.contains(name), "qactl(1) documents '\(name)', which qactl does not have")
+        }
+    }
+
+    func testQactdManualCoversEveryOption() throws {
+        let manual = try page("qactd.8")
+        for entry in try helpEntries(DaemonFixture.qactd) {
+            for option in entry.options {
+                XCTAssertTrue(manual.contains(mdoc(option)), "qactd(8) does not document \(option)")
+            }
+        }
+    }
+}

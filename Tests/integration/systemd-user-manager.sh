@@ -1,0 +1,337 @@
+#!/usr/bin/env bash
+# Runs the installed qactd units under a real systemd user manager and journald
+# (SPEC §7), each started by hand inside a private mount namespace so nothing of
+# the host's /run is touched. The manager runs as the unprivileged user
+# "nobody", as a real user's manager would, so the unit's sandboxing settings
+# are tested where they must work: without privileges.
+#   Tests/integration/systemd-user-manager.sh BUILDDIR
+# Exit status: 0 passed, 1 failed, 77 skipped (needs root and unshare; under
+# CI=true a skip is a failure instead).
+set -euo pipefail
+
+repository=$(cd "$(dirname "$0")/../.." && pwd)
+builddir=$(cd "${1:?usage: $0 BUILDDIR}" && pwd)
+name=systemd-user-manager
+
+skip() {
+    if [[ "${CI:-}" == "true" ]]; then
+        echo "$name: FAIL: cannot run, and CI=true does not allow a skip: $*" >&2
+        exit 1
+    fi
+    echo "$name: SKIP: $*" >&2
+    exit 77
+}
+
+if [[ "${QACTD_IN_PRIVATE_NAMESPACE:-}" != 1 ]]; then
+    [[ $(id -u) -eq 0 ]] || skip "needs root to mount tmpfs on /run/systemd in a private mount namespace"
+    for tool in unshare setpriv mount journalctl systemctl python3 make; do
+        command -v "$tool" >/dev/null || skip "'$tool' is not installed"
+    done
+    for program in /lib/systemd/systemd /lib/systemd/systemd-journald; do
+        [[ -x "$program" ]] || skip "'$program' is not installed (Debian package systemd)"
+    done
+    for product in qactd qactl; do
+        [[ -x "$builddir/$product" ]] || { echo "$name: FAIL: '$builddir/$product' is not built" >&2; exit 1; }
+    done
+    if ! problem=$(unshare -m true 2>&1); then skip "unshare -m is not permitted here: $problem"; fi
+    # The user manager needs a cgroup of its own; some containers mount cgroupfs read-only.
+    probe=/sys/fs/cgroup/qactd-probe-$$
+    [[ -d /sys/fs/cgroup/systemd ]] && probe=/sys/fs/cgroup/systemd/qactd-probe-$$
+    if ! problem=$(mkdir "$probe" 2>&1); then skip "cannot create a cgroup for the user manager: $problem"; fi
+    rmdir "$probe"
+    export QACTD_IN_PRIVATE_NAMESPACE=1
+    exec unshare -m --propagation private -- "$0" "$builddir"
+fi
+
+# ---------------------------------------------------------------- inside the namespace
+started=$SECONDS
+uid=$(id -u nobody)
+gid=$(id -g nobody)
+scratch=$(mktemp -d /tmp/qactd-systemd.XXXXXX)
+chmod 0755 "$scratch"
+home=$scratch/home
+runtime=$scratch/run
+journal=/run/log/journal
+manager_pid=
+journald_pid=
+# The manager must own a cgroup (a user's manager gets one delegated by
+# user@.service). cgroupfs is not per mount namespace, so these are the host's:
+# named after this run and removed at the end.
+cgroup=qactd-test-$$
+cgroup_hierarchies=()
+for hierarchy in systemd unified; do
+    [[ -d /sys/fs/cgroup/$hierarchy ]] && cgroup_hierarchies+=("/sys/fs/cgroup/$hierarchy")
+done
+((${#cgroup_hierarchies[@]})) || cgroup_hierarchies=(/sys/fs/cgroup)
+daemon_pids=()
+
+fail() {
+    echo "$name: FAIL: $*" >&2
+    exit 1
+}
+
+step() { echo "$name: [$((SECONDS - started))s] $*" >&2; }
+
+# The user's side of everything: its uid, a clean environment, no pager or colour.
+as_user() {
+    setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
+        PATH="$home/.local/bin:/usr/bin:/bin" LANG=C.UTF-8 NO_COLOR=1 SYSTEMD_PAGER= SYSTEMD_COLORS=0 "$@"
+}
+sctl() { timeout 20 setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" \
+    XDG_RUNTIME_DIR="$runtime" PATH=/usr/bin:/bin SYSTEMD_PAGER= SYSTEMD_COLORS=0 systemctl --user "$@"; }
+property() { sctl show -p "$2" --value "$1"; }
+qactl() { as_user timeout 20 "$home/.local/bin/qactl" "$@"; }
+
+# wait_for SECONDS WHAT COMMAND...: polls COMMAND until it succeeds, failing after SECONDS.
+wait_for() {
+    local limit=$1 what=$2
+    shift 2
+    local deadline=$(($(date +%s%N) + limit * 1000000000))
+    until "$@" >/dev/null 2>&1; do
+        (($(date +%s%N) < deadline)) || fail "timed out after ${limit}s waiting for: $what"
+        sleep 0.1
+    done
+}
+
+manager_up() {
+    [[ $(sctl is-system-running) =~ ^(running|degraded)$ ]]
+}
+service_running() {
+    [[ $(property qactd.service ActiveState) == active && $(property qactd.service SubState) == running ]]
+}
+main_pid_is_new() {  # main_pid_is_new OLDPID: running under another main PID
+    local pid
+    pid=$(property qactd.service MainPID)
+    [[ "$pid" != 0 && "$pid" != "$1" ]] && service_running
+}
+remember_main_pid() {
+    local pid
+    pid=$(property qactd.service MainPID)
+    daemon_pids+=("$pid")
+    echo "$pid"
+}
+# journal_count PYTHON-CONDITION-ON-entry: how many journal entries satisfy it.
+journal_count() {
+    journalctl -D "$journal" -o json --all --no-pager 2>/dev/null | python3 -c '
+import json, sys
+condition = compile(sys.argv[1], "condition", "eval")
+count = 0
+# Bytes: a backtrace may hold invalid UTF-8.
+for line in sys.stdin.buffer.read().splitlines():
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        continue
+    if eval(condition, {}, {"entry": entry}):
+        count += 1
+print(count)' "$1"
+}
+journal_has() { (($(journal_count "$1") > 0)); }
+# manager_got PID TEXT: the manager logged (at debug level) a notification from PID that starts with TEXT.
+manager_got() {
+    journal_has "str(entry.get(\"MESSAGE\", \"\")).startswith(\"qactd.service: Got notification message from PID $1 ($2\")"
+}
+# ready_count_is PID N: PID has sent READY=1 exactly N times.
+ready_count_is() {
+    (($(journal_count "str(entry.get(\"MESSAGE\", \"\")).startswith(\"qactd.service: Got notification message from PID $1 (READY=1\")") == $2))
+}
+# pinged_at_least PID N: PID has sent WATCHDOG=1 at least N times.
+pinged_at_least() {
+    (($(journal_count "entry.get(\"MESSAGE\") == \"qactd.service: Got notification message from PID $1 (WATCHDOG=1)\"") >= $2))
+}
+generation() {
+    qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["generation"])'
+}
+
+cleanup() {
+    local status=$?
+    set +e
+    trap - EXIT
+    # A reader that went away must not stop the clean-up half way.
+    trap '' PIPE
+    if [[ -n "$manager_pid" ]] && kill -0 "$manager_pid" 2>/dev/null; then
+        if ((status != 0)); then
+            echo "$name: ---- systemctl --user status" >&2
+            sctl status --no-pager --full -n 30 qactd.service qactd.socket >&2
+            ls -l /run/systemd/journal >&2
+        fi
+        sctl stop qactd.socket qactd.service >/dev/null 2>&1
+        kill -TERM "$manager_pid"
+        for _ in $(seq 50); do kill -0 "$manager_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$manager_pid" 2>/dev/null
+        wait "$manager_pid" 2>/dev/null
+    fi
+    # Should the manager have died first, nothing it started may outlive the test.
+    for pid in "${daemon_pids[@]}"; do
+        [[ "$pid" =~ ^[1-9][0-9]*$ ]] && kill -KILL "$pid" 2>/dev/null
+    done
+    for hierarchy in "${cgroup_hierarchies[@]}"; do
+        [[ -d "$hierarchy/$cgroup" ]] || continue
+        find "$hierarchy/$cgroup" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+    done
+    if ((status != 0)); then
+        echo "$name: ---- manager output" >&2
+        tail -n 40 "$scratch/manager.log" >&2
+        echo "$name: ---- journal" >&2
+        journalctl -D "$journal" --no-pager -o short-monotonic | grep -v -e ' kernel: ' -e '\[ra\]' | tail -n 60 >&2
+    fi
+    for hierarchy in "${cgroup_hierarchies[@]}"; do
+        [[ -d "$hierarchy/$cgroup" ]] && find "$hierarchy/$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
+    if [[ -n "$journald_pid" ]]; then
+        kill -TERM "$journald_pid" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "$journald_pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$journald_pid" 2>/dev/null
+        wait "$journald_pid" 2>/dev/null
+    fi
+    rm -rf "$scratch"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+step "private /run/systemd and /run/log; journald"
+mount -t tmpfs -o mode=0755 tmpfs /run/systemd
+mkdir -p /run/systemd/system /run/log
+mount -t tmpfs -o mode=0755 tmpfs /run/log
+# journald reads drop-ins from /run/systemd, which is ours: keep the journal in
+# /run/log only, and leave the kernel log and syslog out of it.
+mkdir -p /run/systemd/journald.conf.d
+printf '[Journal]\nStorage=volatile\nReadKMsg=no\nForwardToSyslog=no\nForwardToKMsg=no\nForwardToConsole=no\nForwardToWall=no\n' \
+    >/run/systemd/journald.conf.d/qactd-test.conf
+/lib/systemd/systemd-journald >"$scratch/journald.log" 2>&1 &
+journald_pid=$!
+wait_for 10 "journald's sockets" test -S /run/systemd/journal/socket -a -S /run/systemd/journal/stdout
+
+step "install into $home/.local (make install SKIP_BUILD=1)"
+install -d -o "$uid" -g "$gid" -m 0700 "$runtime"
+install -d -o "$uid" -g "$gid" -m 0755 "$home"
+HOME=$home make -C "$repository" --no-print-directory install SKIP_BUILD=1 BUILDDIR="$builddir" \
+    PREFIX="$home/.local" >"$scratch/install.log" 2>&1 || { cat "$scratch/install.log" >&2; fail "make install failed"; }
+unit=$home/.local/share/systemd/user/qactd.service
+[[ -f "$unit" ]] || fail "make install PREFIX=~/.local put no qactd.service in ~/.local/share/systemd/user"
+grep -qx "ExecStart=$home/.local/bin/qactd" "$unit" || fail "ExecStart= in '$unit' is not the installed binary"
+mkdir -p "$home/.local/share/contacts"
+cp -R "$repository/etc/qactd/contacts/." "$home/.local/share/contacts/"
+chown -R "$uid:$gid" "$home"
+
+step "user manager (as nobody)"
+for hierarchy in "${cgroup_hierarchies[@]}"; do
+    mkdir "$hierarchy/$cgroup"
+    chown -R "$uid:$gid" "$hierarchy/$cgroup"
+done
+# It logs at debug level so the journal shows every sd_notify message it got.
+(
+    for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
+    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
+        PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal --log-level=debug
+) >"$scratch/manager.log" 2>&1 &
+manager_pid=$!
+wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/private"
+wait_for 15 "the user manager to finish starting up" manager_up
+
+step "qactd.socket listens; the first qactl call activates qactd.service"
+sctl start qactd.socket
+[[ $(stat -c %a "$runtime/qactd/qactd.sock") == 600 ]] || fail "the socket is not mode 0600"
+[[ $(stat -c %a "$runtime/qactd") == 700 ]] || fail "the socket's folder is not mode 0700"
+[[ $(property qactd.service ActiveState) == inactive ]] || fail "qactd.service started before any client"
+qactl status >/dev/null || fail "the first qactl status failed"
+wait_for 10 "qactd.service to run" service_running
+first_pid=$(remember_main_pid)
+wait_for 5 "READY=1 with a STATUS= from the daemon" manager_got "$first_pid" "READY=1, STATUS="
+status_text=$(property qactd.service StatusText)
+[[ "$status_text" =~ ^[0-9]+\ contacts,\ [0-9]+\ favorites,\ generation\ [0-9]+$ ]] \
+    || fail "StatusText is '$status_text', not the daemon's status line"
+[[ $(property qactd.service NRestarts) == 0 ]] || fail "the daemon restarted during start-up"
+# The sandbox is in force, not silently skipped: seccomp filters and a mount namespace of its own.
+grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$first_pid/status" || fail "NoNewPrivileges= is not in effect"
+grep -q '^Seccomp:[[:space:]]*2$' "/proc/$first_pid/status" || fail "no seccomp filter (SystemCallFilter= etc.)"
+[[ $(readlink "/proc/$first_pid/ns/mnt") != $(readlink "/proc/$manager_pid/ns/mnt") ]] \
+    || fail "the daemon shares the manager's mount namespace: ProtectSystem= and friends are not in effect"
+
+step "resign-active bumps the generation; STATUS= follows it"
+qactl resign-active >/dev/null || fail "qactl resign-active failed"
+saved_generation=$(generation)
+((saved_generation > 0)) || fail "resign-active left generation $saved_generation"
+wait_for 5 "StatusText to show generation $saved_generation" \
+    bash -c '[[ "$1" == *"generation $2" ]]' _ "$(property qactd.service StatusText)" "$saved_generation"
+
+step "systemctl --user reload"
+sctl reload qactd.service || fail "systemctl --user reload qactd.service failed"
+service_running || fail "qactd.service is not running after a reload"
+[[ $(property qactd.service MainPID) == "$first_pid" ]] || fail "a reload replaced the daemon's process"
+wait_for 5 "RELOADING=1 with MONOTONIC_USEC= (for Type=notify-reload)" manager_got "$first_pid" "RELOADING=1, MONOTONIC_USEC="
+wait_for 5 "READY=1 again after the reload" ready_count_is "$first_pid" 2
+wait_for 5 "the reload in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and entry.get("MESSAGE", "").startswith("Reloaded")'
+
+step "kill -9: Restart=on-failure brings it back with its state"
+kill -KILL "$first_pid"
+wait_for 15 "a new qactd process after kill -9" main_pid_is_new "$first_pid"
+second_pid=$(remember_main_pid)
+[[ $(property qactd.service NRestarts) == 1 ]] || fail "NRestarts is not 1 after kill -9"
+[[ $(generation) == "$saved_generation" ]] || fail "the restarted daemon lost generation $saved_generation"
+
+step "watchdog (WatchdogSec=2s, --log-level=notice): a healthy daemon lives, a SIGSTOPped one is restarted"
+mkdir -p "$home/.config/systemd/user/qactd.service.d"
+# --log-level=notice too: the info lines of this daemon must then stay out of the journal.
+printf '[Service]\nWatchdogSec=2s\nExecStart=\nExecStart=%s --log-level=notice\n' "$home/.local/bin/qactd" \
+    >"$home/.config/systemd/user/qactd.service.d/watchdog.conf"
+chown -R "$uid:$gid" "$home/.config"
+sctl daemon-reload
+sctl restart qactd.service
+wait_for 10 "qactd.service to run again" main_pid_is_new "$second_pid"
+watched_pid=$(remember_main_pid)
+restarts=$(property qactd.service NRestarts)
+[[ $(property qactd.service WatchdogUSec) == 2s ]] || fail "the drop-in's WatchdogSec=2s is not in effect"
+# A healthy daemon must outlive twice the timeout: it pings.
+deadline=$(($(date +%s%N) + 4000000000))
+while (($(date +%s%N) < deadline)); do
+    [[ $(property qactd.service MainPID) == "$watched_pid" ]] || fail "the watchdog killed a healthy daemon"
+    sleep 0.2
+done
+# Every WatchdogSec/2 = 1s: at least three in those 4s (journald may lag a little behind).
+wait_for 3 "three WATCHDOG=1 pings" pinged_at_least "$watched_pid" 3
+own_entries="entry.get(\"_PID\") == \"$watched_pid\" and entry.get(\"_TRANSPORT\") == \"journal\""
+journal_has "$own_entries and entry.get(\"PRIORITY\") == \"5\"" || fail "no notice from the daemon run with --log-level=notice"
+(($(journal_count "$own_entries and entry.get(\"PRIORITY\") == \"6\"") == 0)) || fail "--log-level=notice let info lines through"
+journal_has "entry.get(\"_PID\") == \"$first_pid\" and entry.get(\"PRIORITY\") == \"6\"" || fail "the default log level logged no info line"
+kill -STOP "$watched_pid"
+wait_for 20 "the watchdog to restart the stopped daemon" main_pid_is_new "$watched_pid"
+remember_main_pid >/dev/null
+(($(property qactd.service NRestarts) == restarts + 1)) || fail "NRestarts did not grow by one after the watchdog"
+wait_for 5 "the manager's watchdog verdict in the journal" \
+    journal_has '"qactd.service: Failed with result \x27watchdog\x27" in str(entry.get("MESSAGE", ""))'
+[[ $(generation) == "$saved_generation" ]] || fail "the daemon lost generation $saved_generation after the watchdog"
+
+step "systemctl --user stop: STOPPING=1, exit 0; the next client starts it again"
+stopped_pid=$(property qactd.service MainPID)
+sctl stop qactd.service
+[[ $(property qactd.service ActiveState) == inactive ]] || fail "qactd.service is not inactive after stop"
+[[ $(property qactd.service ExecMainStatus) == 0 && $(property qactd.service Result) == success ]] \
+    || fail "stop ended with ExecMainStatus=$(property qactd.service ExecMainStatus) Result=$(property qactd.service Result)"
+wait_for 5 "STOPPING=1 from the stopped daemon" manager_got "$stopped_pid" "STOPPING=1)"
+qactl list >/dev/null || fail "qactl list did not reach a socket-activated daemon after stop"
+wait_for 10 "qactd.service to run after the stop" main_pid_is_new "$stopped_pid"
+remember_main_pid >/dev/null
+
+step "the journal has the daemon's structured fields"
+wait_for 5 "QACTD_PATH in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and "QACTD_PATH" in entry and "CODE_FILE" in entry'
+wait_for 5 "QACTD_GENERATION in the journal" journal_has 'entry.get("QACTD_GENERATION") == "'"$saved_generation"'"'
+
+step "an invalid configuration: exit 78, named in the journal, no restart loop"
+restarts_scheduled() {
+    journal_count "str(entry.get(\"MESSAGE\", \"\")).startswith(\"qactd.service: Scheduled restart job\")"
+}
+scheduled_before=$(restarts_scheduled)
+mkdir -p "$home/.config/qactd"
+printf '[Shortcuts]\nDisplayLimit=many\n' >"$home/.config/qactd/qactd.conf"
+chown -R "$uid:$gid" "$home/.config/qactd"
+sctl stop qactd.service
+qactl status >/dev/null 2>&1 && fail "qactl status succeeded against an invalid configuration"
+wait_for 10 "qactd.service to fail" test "$(property qactd.service ActiveState)" = failed
+[[ $(property qactd.service ExecMainStatus) == 78 ]] || fail "an invalid configuration did not exit 78"
+wait_for 5 "the error naming the file and key" journal_has \
+    "entry.get(\"PRIORITY\") == \"3\" and \"$home/.config/qactd/qactd.conf\" in str(entry.get(\"MESSAGE\")) and \"DisplayLimit\" in str(entry.get(\"MESSAGE\"))"
+[[ $(restarts_scheduled) == "$scheduled_before" ]] || fail "systemd restarted a daemon whose configuration is invalid"
+
+step "passed in $((SECONDS - started))s"
