@@ -18,7 +18,7 @@ struct Qactl: ParsableCommand {
         version: QactlVersion.string,
         subcommands: [
             StatusCommand.self, ListCommand.self, TriggerCommand.self, ResignActiveCommand.self,
-            ReloadCommand.self, ContactCommand.self, ValidateCommand.self,
+            ReloadCommand.self, ContactCommand.self, ValidateCommand.self, WatchCommand.self, AppCommand.self,
         ]
     )
 }
