@@ -90,15 +90,22 @@ extension DaemonCore {
             let (results, waiting) = AsyncStream<AppDeliveryResult>.makeStream(bufferingPolicy: .bufferingNewest(1))
             app.waitingTriggers[token] = waiting
             let action = ConnectReply(action: resolution.item, contact: resolution.contact, token: token, stale: resolution.stale)
-            let yielded = (try? VarlinkReply(encoding: action, continues: true)).map { app.appStreams[session]?.yield($0) }
-            if case .enqueued? = yielded {
+            let yielded = (try? VarlinkReply(encoding: action, continues: true)).flatMap { app.appStreams[session]?.yield($0) }
+            switch yielded {
+            case .enqueued?:
                 let timeout = settings.configuration.responseTimeout
                 Task {
                     try? await Task.sleep(for: timeout)
                     self.responseTimedOut(token: token)
                 }
-            } else {
+            case .terminated?:
+                // The connection closed and its end has not reached us yet: the app is gone,
+                // which fails this token (and any other in flight) with AppDisconnected.
+                appStreamEnded(session)
+            case .dropped?, nil:
                 logger.log(.warning, "The app (\(session)) is not reading its actions; failing '\(token)'.")
+                perform(app.machine.handle(.deliveryRefused(token: token)))
+            @unknown default:
                 perform(app.machine.handle(.deliveryRefused(token: token)))
             }
             return .awaitingApp(reply, results: results)

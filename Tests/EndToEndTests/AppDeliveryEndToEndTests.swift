@@ -50,6 +50,11 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         ((try? fixture.qactl(["status", "--json"]).json())?["appConnected"] as? Bool) == true
     }
 
+    /// The app printed its first line, so its `Connect` was served: it is the connected app now.
+    private func waitForConnected(_ app: BackgroundProcess) -> Bool {
+        waitUntil(timeout: 10) { app.jsonLines.first?["event"] as? String == "connected" }
+    }
+
     private func startApp(_ fixture: DaemonFixture, _ name: String, _ arguments: [String] = []) throws -> BackgroundProcess {
         try BackgroundProcess(
             DaemonFixture.qactl, ["app", "--json"] + arguments, environment: fixture.environment,
@@ -61,7 +66,7 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         try fixture.start()
         XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
         let app = try startApp(fixture, "app")
-        XCTAssertTrue(waitUntil(timeout: 10) { self.appConnected(fixture) }, app.output)
+        XCTAssertTrue(waitForConnected(app), app.output)
         XCTAssertEqual(app.jsonLines.first?["event"] as? String, "connected")
 
         let favorite = try fixture.qactl(["trigger", "--type", "FavoriteAction", "--contact", "grace-hopper", "--json"]).json()
@@ -89,11 +94,32 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         XCTAssertEqual((status["usage"] as? [String: Int])?["SearchAction"], 1)
     }
 
+    func testTheVersionAnAppConnectsWithMakesOlderFavoritesStaleUntilItResignsActive() throws {
+        let fixture = try DaemonFixture()
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active", "--app-version", "1.0"]).status, 0)
+        // The updated app connects with 2.0 and resigns active after its first action.
+        let updated = try startApp(fixture, "updated", ["--app-version", "2.0", "--resign-after", "1"])
+        XCTAssertTrue(waitForConnected(updated), updated.output)
+        let stale = try fixture.qactl(["trigger", "--type", "FavoriteAction", "--contact", "ada-lovelace", "--json"]).json()
+        XCTAssertEqual(stale["stale"] as? Bool, true)
+        XCTAssertEqual(stale["handled"] as? Bool, true)
+        XCTAssertEqual(updated.waitForExit(), 0, updated.output)
+        let events = updated.jsonLines
+        XCTAssertEqual(events.first { $0["event"] as? String == "action" }?["stale"] as? Bool, true, updated.output)
+        let resigned = try XCTUnwrap(events.first { $0["event"] as? String == "resignActive" }?["resignActive"] as? [String: Any])
+        XCTAssertEqual(resigned["changed"] as? Bool, true, "the app's ResignActive recomputed the set for 2.0")
+        XCTAssertTrue(waitUntil(timeout: 10) { !self.appConnected(fixture) })
+        let fresh = try fixture.qactl(["trigger", "--type", "FavoriteAction", "--contact", "ada-lovelace", "--json"]).json()
+        XCTAssertEqual(fresh["stale"] as? Bool, false)
+        XCTAssertEqual(fresh["delivery"] as? String, "launch", "the app exited")
+    }
+
     func testTheNewestAppTakesOverAndAnswersNotHandled() throws {
         let fixture = try DaemonFixture()
         try fixture.start()
         let first = try startApp(fixture, "first")
-        XCTAssertTrue(waitUntil(timeout: 10) { self.appConnected(fixture) }, first.output)
+        XCTAssertTrue(waitForConnected(first), first.output)
         let second = try startApp(fixture, "second", ["--not-handled"])
         // The older app's stream ends with AppReplaced and it exits 1, naming the error.
         XCTAssertEqual(first.waitForExit(), 1, first.output)
@@ -114,7 +140,7 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         let fixture = try DaemonFixture(extraConfiguration: "[App]\nResponseTimeoutSec=60")
         try fixture.start()
         let silent = try startApp(fixture, "silent", ["--no-answer"])
-        XCTAssertTrue(waitUntil(timeout: 10) { self.appConnected(fixture) }, silent.output)
+        XCTAssertTrue(waitForConnected(silent), silent.output)
         let waiting = try BackgroundProcess(
             DaemonFixture.qactl, ["trigger", "1", "--json"], environment: fixture.environment,
             outputFile: fixture.root.appendingPathComponent("trigger.out"))
@@ -137,7 +163,7 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         try fixture.writeConfiguration("[App]\nResponseTimeoutSec=300ms")
         try fixture.start()
         let stillSilent = try startApp(fixture, "silent2", ["--no-answer"])
-        XCTAssertTrue(waitUntil(timeout: 10) { self.appConnected(fixture) }, stillSilent.output)
+        XCTAssertTrue(waitForConnected(stillSilent), stillSilent.output)
         let timedOut = fixture.qactl(["trigger", "1", "--json"])
         XCTAssertEqual(timedOut.status, 1)
         XCTAssertEqual(try timedOut.json()["error"] as? String, "io.qactd.QuickActions.AppNotResponding")
@@ -166,7 +192,7 @@ final class AppDeliveryEndToEndTests: XCTestCase {
 
         // The pending item was consumed: the next app that connects gets none.
         let later = try startApp(fixture, "later", ["--resign-after", "1"])
-        XCTAssertTrue(waitUntil(timeout: 10) { self.appConnected(fixture) }, later.output)
+        XCTAssertTrue(waitForConnected(later), later.output)
         let triggered = try fixture.qactl(["trigger", "1", "--json"]).json()
         XCTAssertEqual(triggered["delivery"] as? String, "running")
         XCTAssertEqual(later.waitForExit(), 0, later.output)
@@ -293,6 +319,7 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         XCTAssertEqual(launchItems.count, 1, fixture.log())
         XCTAssertTrue(launchItems.first?.contains(#""type":"ShareAction""#) == true, fixture.log())
         // Once that app has connected (and gone), a cold trigger launches again.
+        XCTAssertTrue(waitUntil(timeout: 10) { !self.appConnected(fixture) })
         XCTAssertEqual(try fixture.qactl(["trigger", "1", "--json"]).json()["launchStatus"] as? String, "started")
     }
 
