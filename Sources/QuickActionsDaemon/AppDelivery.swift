@@ -67,7 +67,12 @@ extension DaemonCore {
         logger.log(.info, "The app connected (\(session))\(pending.map { ", handing it the pending item '\($0.type)'" } ?? "").")
         let yielded = (try? VarlinkReply(encoding: first, continues: true)).map { replies.yield($0) }
         if case .terminated? = yielded {
-            // The peer left before the stream was registered: no termination handler will run.
+            // The peer left before the stream was registered: no termination handler will
+            // run, and the item it was to be handed still waits for an app.
+            if let pending {
+                state.restorePendingLaunchItem(pending)
+                persist()
+            }
             appStreamEnded(session)
         }
     }
