@@ -69,6 +69,9 @@ struct AppCommand: ParsableCommand {
     var notHandled = false
     @Flag(name: .customLong("no-answer"), help: "Never answer actions, to see the daemon's AppNotResponding.")
     var noAnswer = false
+    @Option(name: .customLong("answer-delay"), help: ArgumentHelp(
+        "Wait this many milliseconds before answering each action, to play a slow app.", valueName: "ms"))
+    var answerDelay: Int?
     @Option(name: .customLong("resign-after"), help: ArgumentHelp(
         "After N actions (the launch item counts), send ResignActive and EnterBackground and exit.", valueName: "n"))
     var resignAfter: Int?
@@ -76,6 +79,7 @@ struct AppCommand: ParsableCommand {
     func validate() throws {
         if let resignAfter, resignAfter < 1 { throw ValidationError("--resign-after must be 1 or more, not \(resignAfter).") }
         if notHandled && noAnswer { throw ValidationError("Give --not-handled or --no-answer, not both.") }
+        if let answerDelay, answerDelay < 0 { throw ValidationError("--answer-delay must be 0 or more, not \(answerDelay).") }
     }
 
     /// What `qactl app --json` prints, one object per line.
@@ -120,11 +124,8 @@ struct AppCommand: ParsableCommand {
                             + (noAnswer ? "\n  (not answering)" : "\n  answered handled: \(handled)")
                     }
                     if !noAnswer {
-                        // The Connect connection is busy with its stream: answer on a connection of its own.
-                        let answer = try VarlinkClient(unixSocketPath: session.socketPath)
-                        _ = try answer.call(
-                            QuickActionsInterface.Method.complete.qualifiedName,
-                            parameters: try JSONValue(encoding: CompleteParameters(token: token, handled: handled)))
+                        if let answerDelay { usleep(useconds_t(min(answerDelay, 3_600_000)) * 1000) }
+                        try complete(token: token, handled: handled, session: session)
                     }
                 }
                 if let resignAfter, actions >= resignAfter {
@@ -134,6 +135,20 @@ struct AppCommand: ParsableCommand {
             }
         } catch let error as VarlinkClientError {
             throw session.report(error)
+        }
+    }
+
+    /// The Connect connection is busy with its stream: answer on a connection of its own.
+    private func complete(token: String, handled: Bool, session: Session) throws {
+        let parameters = try JSONValue(encoding: CompleteParameters(token: token, handled: handled))
+        let answer = try VarlinkClient(unixSocketPath: session.socketPath)
+        do {
+            _ = try answer.call(QuickActionsInterface.Method.complete.qualifiedName, parameters: parameters)
+        } catch {
+            guard case .remote(let name, _) = error, name == QuickActionsInterface.ErrorName.noSuchAction.qualifiedName else { throw error }
+            // Answered too late (the trigger timed out): the app keeps running, as an iOS app
+            // whose completion handler ran late would.
+            writeToStandardError("qactl: the daemon no longer waits for action '\(token)' (it timed out), ignoring.\n")
         }
     }
 

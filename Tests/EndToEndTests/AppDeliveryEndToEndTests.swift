@@ -169,6 +169,16 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         XCTAssertEqual(try timedOut.json()["error"] as? String, "io.qactd.QuickActions.AppNotResponding")
         XCTAssertTrue(fixture.qactl(["trigger", "1"]).stderr.contains("did not answer within 1 s"))
         XCTAssertTrue(appConnected(fixture), "a slow app stays connected")
+
+        // An app that answers after the timeout is told so and keeps running.
+        let late = try startApp(fixture, "late", ["--answer-delay", "1500"])
+        XCTAssertTrue(waitForConnected(late), late.output)
+        XCTAssertEqual(stillSilent.waitForExit(), 1, "replaced")
+        let tooLate = fixture.qactl(["trigger", "2", "--json"])
+        XCTAssertEqual(try tooLate.json()["error"] as? String, "io.qactd.QuickActions.AppNotResponding")
+        XCTAssertTrue(waitUntil(timeout: 10) { late.output.contains("no longer waits for action") }, late.output)
+        XCTAssertTrue(late.process.isRunning, late.output)
+        XCTAssertTrue(appConnected(fixture))
     }
 
     func testColdDeliveryLaunchesTheAppWhichGetsThePendingItemExactlyOnce() throws {
