@@ -429,9 +429,11 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         let finalGeneration = try XCTUnwrap(Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         XCTAssertEqual(finalGeneration, changes + 1)
         XCTAssertEqual(fixture.qactl(["status"]).status, 0, "others are still served")
-        // Every set is ~100 KB: keeping all unsent ones would cost ~15 MB; the watcher may hold at most a couple.
+        // Every set is ~100 KB on the wire and several times that as a reply in memory: keeping
+        // all unsent ones grew the daemon by ~90 MB when tried; bounded, it grows by ~4 MB
+        // (allocator caches), whatever the number of changes.
         let after = try XCTUnwrap(residentKilobytes(pid: daemon.processIdentifier))
-        XCTAssertLessThan(after - baseline, 8 * 1024, "RSS grew from \(baseline) kB to \(after) kB")
+        XCTAssertLessThan(after - baseline, 24 * 1024, "RSS grew from \(baseline) kB to \(after) kB")
 
         // When the watcher finally reads, it skips to the latest generation.
         let generations = try stuck.readGenerations(until: finalGeneration)
