@@ -311,7 +311,10 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         let slowApp = fixture.root.appendingPathComponent("slow-app.py")
         try """
             import os, sys, time
+            deadline = time.monotonic() + 30  # never outlive a failed test for long
             while not os.path.exists(sys.argv[1]):
+                if time.monotonic() > deadline:
+                    sys.exit(1)
                 time.sleep(0.01)
             os.execv(sys.argv[2], [sys.argv[2], "app", "--json", "--resign-after", "1"])
             """.write(to: slowApp, atomically: true, encoding: .utf8)

@@ -118,7 +118,8 @@ final class LaunchCommandRunnerTests: XCTestCase {
         let runner = LaunchCommandRunner(logger: Logger(minimumLevel: .debug, sink: sink))
         let gate = folder.appendingPathComponent("gate").path
         let request = LaunchRequest(
-            command: ["/bin/sh", "-c", "while [ ! -e \"$1\" ]; do sleep 0.01; done", "app", gate],
+            // Bounded (about 30 s) so a failed test never leaves it looping, holding the test's output open.
+            command: ["/bin/sh", "-c", "i=0; while [ ! -e \"$1\" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done", "app", gate],
             shortcutType: "Search", contactIdentifier: nil, socketPath: "/s")
 
         let first = runner.launch(request)
@@ -141,6 +142,10 @@ final class LaunchCommandRunnerTests: XCTestCase {
         XCTAssertNotEqual(fourth.pid, third.pid)
         _ = FileManager.default.createFile(atPath: gate, contents: nil)
         XCTAssertTrue(waitUntil(timeout: 10) { runner.runningPID == nil })
+        // Both children have seen the gate and been reaped before tearDown removes it.
+        for child in [third.pid, fourth.pid].compactMap({ $0 }) {
+            XCTAssertTrue(waitUntil(timeout: 10) { kill(child, 0) != 0 && errno == ESRCH }, "pid \(child)")
+        }
     }
 
     func testAFailedLaunchNamesTheCommandAndAnEmptyCommandIsNotConfigured() {
