@@ -135,6 +135,12 @@ public struct QuickActionsState: Hashable, Sendable {
         defer { pendingLaunchItem = nil }
         return pendingLaunchItem
     }
+
+    /// Puts back an item taken for an app that was gone before it could be handed
+    /// over, unless a newer trigger has chosen another item since.
+    public mutating func restorePendingLaunchItem(_ item: ShortcutItem) {
+        if pendingLaunchItem == nil { pendingLaunchItem = item }
+    }
 }
 
 /// What the state file holds (SPEC §4). Static items are absent on purpose:

@@ -11,6 +11,9 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
     case invalidConfiguration(String)
     case invalidParameter(name: String)
     case appNotResponding(timeoutSeconds: Int)
+    case appDisconnected(token: String)
+    case appReplaced
+    case noSuchAction(token: String)
 
     var description: String {
         switch self {
@@ -20,6 +23,9 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
         case .invalidConfiguration(let message): message
         case .invalidParameter(let name): "Invalid parameter '\(name)'."
         case .appNotResponding(let seconds): "The app did not answer within \(seconds) s."
+        case .appDisconnected(let token): "The app disconnected before answering action '\(token)'."
+        case .appReplaced: "A newer app process connected and took over."
+        case .noSuchAction(let token): "No action with token '\(token)' waits for an answer (unknown, already answered, or timed out)."
         }
     }
 }
@@ -51,14 +57,16 @@ struct ActivityCounters: Sendable {
 /// It never reads the contacts directory itself: the index is fed to it.
 actor DaemonCore {
     private(set) var settings: DaemonSettings
-    private var state: QuickActionsState
+    // Internal, not private: the app delivery extension (AppDelivery.swift) works on them too.
+    var state: QuickActionsState
     private(set) var index: ContactIndex
     private var store: StateStore<PersistedState>
-    private let logger: Logger
+    let logger: Logger
     private var stateError: String?
     var activity = ActivityCounters()
     var watchHealth = WatchHealthInfo(state: "scanning-only", message: "contacts are read at start-up and on reload")
-    var appConnected = false
+    /// The connected app, actions waiting for it, and the watchers (see AppDelivery.swift).
+    var app: AppDeliveryRuntime
     let socketPath: String
 
     private let notifier: any ServiceManagerNotifier
@@ -74,6 +82,7 @@ actor DaemonCore {
         self.store = store
         self.logger = logger
         self.socketPath = socketPath
+        self.app = AppDeliveryRuntime(logger: logger)
         var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
@@ -138,7 +147,7 @@ actor DaemonCore {
 
     // MARK: Triggers
 
-    func trigger(_ parameters: TriggerParameters) throws(QuickActionsCallError) -> TriggerReply {
+    func trigger(_ parameters: TriggerParameters) throws(QuickActionsCallError) -> TriggerDecision {
         let target: TriggerTarget
         switch (parameters.position, parameters.type) {
         case (let position?, nil):
@@ -158,10 +167,11 @@ actor DaemonCore {
             let contactIdentifier = resolution.contact?.identifier ?? ""
             logger.log(.info, "Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery == .running ? "running" : "launch").",
                        fields: ["QACTD_SHORTCUT_TYPE": resolution.item.type, "QACTD_CONTACT_ID": contactIdentifier])
-            return TriggerReply(
+            let reply = TriggerReply(
                 item: resolution.item, contact: resolution.contact,
                 delivery: resolution.delivery == .running ? .running : .launch,
                 handled: false, stale: resolution.stale, position: parameters.position)
+            return deliver(resolution, reply: reply)
         case .failure(let error):
             switch error {
             case .noSuchShortcut(let message): throw .noSuchShortcut(message)
@@ -213,7 +223,9 @@ actor DaemonCore {
 
     /// Writes the persisted part of the state if it changed. A failed write keeps
     /// the previous file and the in-memory state; the next change retries it.
-    private func persist() {
+    func persist() {
+        // Every state change passes through here, so watchers hear of each one.
+        announceListingIfChanged()
         do {
             if try store.saveIfChanged(PersistedState(state)) {
                 logger.log(.debug, "Saved state, generation \(state.generation).", fields: ["QACTD_PATH": store.paths.stateFile])

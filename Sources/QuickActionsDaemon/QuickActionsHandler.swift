@@ -13,9 +13,23 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             return .failing(.methodNotFound(call.method))
         }
         switch method {
-        case .connect, .watch, .complete:
-            // The app-delivery half of the interface (Connect/Complete/Watch) is not served yet.
-            return .failing(.methodNotImplemented(call.method))
+        case .connect:
+            guard call.more else { return .failing(.expectedMore) }
+            let parameters: AppVersionParameters
+            do { parameters = try call.decodeParameters(AppVersionParameters.self) } catch { return .failing(error) }
+            let (replies, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(
+                bufferingPolicy: AppDeliveryRuntime.appBufferingPolicy)
+            let core = self.core
+            Task { await core.connectApp(appVersion: parameters.appVersion, replies: continuation) }
+            return replies
+        case .watch:
+            guard call.more else { return .failing(.expectedMore) }
+            do { _ = try call.decodeParameters(NoParameters.self) } catch { return .failing(error) }
+            let (replies, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(
+                bufferingPolicy: WatchBroadcaster.bufferingPolicy)
+            let core = self.core
+            Task { await core.watch(replies: continuation) }
+            return replies
         default:
             return .single { try await self.reply(to: method, call) }
         }
@@ -43,18 +57,44 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
                 return VarlinkReply()
             case .trigger:
                 let parameters = try call.decodeParameters(TriggerParameters.self)
-                return try VarlinkReply(encoding: try await core.trigger(parameters))
+                return try VarlinkReply(encoding: try await waitForDelivery(try await core.trigger(parameters)))
+            case .complete:
+                let parameters = try call.decodeParameters(CompleteParameters.self)
+                try await core.complete(parameters)
+                return VarlinkReply()
             case .reload:
                 _ = try call.decodeParameters(NoParameters.self)
                 return try VarlinkReply(encoding: try await reload())
             case .getContact:
                 let parameters = try call.decodeParameters(GetContactParameters.self)
                 return try VarlinkReply(encoding: GetContactReply(contact: try await core.contact(identifier: parameters.identifier)))
-            case .connect, .watch, .complete:
-                throw VarlinkError.methodNotImplemented(call.method)
+            case .connect, .watch:
+                throw VarlinkError.expectedMore
             }
         } catch let error as QuickActionsCallError {
             throw error.varlinkError
+        }
+    }
+
+    /// Waits, outside the core actor, for the app to answer a `running` delivery.
+    private func waitForDelivery(_ decision: TriggerDecision) async throws -> TriggerReply {
+        switch decision {
+        case .replied(let reply):
+            return reply
+        case .awaitingApp(var reply, let results):
+            for await result in results {
+                switch result {
+                case .handled(let handled):
+                    reply.handled = handled
+                    return reply
+                case .notResponding:
+                    throw QuickActionsCallError.appNotResponding(timeoutSeconds: await core.responseTimeoutSeconds)
+                case .appDisconnected:
+                    throw QuickActionsCallError.appDisconnected(token: reply.token ?? "")
+                }
+            }
+            // The caller hung up while waiting; the core forgets the token at its timeout.
+            throw CancellationError()
         }
     }
 }
@@ -78,6 +118,12 @@ extension QuickActionsCallError {
             return .invalidParameter(name)
         case .appNotResponding(let seconds):
             return VarlinkError(name: Name.appNotResponding.qualifiedName, parameters: ["timeoutSeconds": .int(Int64(seconds))])
+        case .appDisconnected(let token):
+            return VarlinkError(name: Name.appDisconnected.qualifiedName, parameters: ["token": .string(token)])
+        case .appReplaced:
+            return VarlinkError(name: Name.appReplaced.qualifiedName, parameters: ["message": .string(description)])
+        case .noSuchAction(let token):
+            return VarlinkError(name: Name.noSuchAction.qualifiedName, parameters: ["token": .string(token)])
         }
     }
 }

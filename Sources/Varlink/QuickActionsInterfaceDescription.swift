@@ -128,20 +128,32 @@ public enum QuickActionsInterface {
           handled: bool,
           # The item was made for another app version than the current one.
           stale: bool,
-          position: ?int
+          position: ?int,
+          # running: the token the action was delivered with.
+          token: ?string,
+          # launch: what became of the LaunchCommand. alreadyRunning: the process an
+          # earlier trigger started has not connected yet; it gets this newer item.
+          launchStatus: ?(started, alreadyRunning, failed, notConfigured),
+          launchPID: ?int,
+          launchError: ?string
         )
 
-        # The app process connects (call with more). The first reply carries the
-        # pending launch item, if any; each later reply is one action to perform,
-        # with a token to pass to Complete. Closing the connection disconnects the app.
+        # The app process connects (call with more; marks the app launched). The
+        # first reply carries the pending launch item, if any, exactly once; each
+        # later reply is one action to perform, with a token to pass to Complete
+        # (from another connection: this one is busy with the stream). Closing the
+        # connection disconnects the app. There is one app: a newer Connect takes
+        # over and this stream ends with AppReplaced.
         method Connect(appVersion: ?string) -> (
           pendingItem: ?Item,
           action: ?Item,
           contact: ?Contact,
-          token: ?string
+          token: ?string,
+          stale: ?bool
         )
 
-        # The app's answer to an action delivered through Connect.
+        # The app's answer to an action delivered through Connect; the waiting
+        # Trigger replies with handled. NoSuchAction when nobody waits for the token.
         method Complete(token: string, handled: bool) -> ()
 
         # Follow the quick-action set (call with more): the current set, then one
@@ -172,6 +184,16 @@ public enum QuickActionsInterface {
 
         # The connected app did not answer within the response timeout.
         error AppNotResponding (timeoutSeconds: int)
+
+        # The app's Connect stream ended while the action was in flight (the app quit
+        # or a newer app process took over); the action is not delivered again.
+        error AppDisconnected (token: string)
+
+        # A newer app process called Connect; this Connect stream ends.
+        error AppReplaced (message: string)
+
+        # Complete named a token no Trigger waits for (unknown, answered or timed out).
+        error NoSuchAction (token: string)
 
         # The configuration or the static items file is invalid.
         error InvalidConfiguration (message: string)

@@ -19,6 +19,7 @@ extension QuickActionsInterface {
         case noSuchShortcut = "NoSuchShortcut", contactRemoved = "ContactRemoved"
         case contactNotFound = "ContactNotFound", appNotResponding = "AppNotResponding"
         case invalidConfiguration = "InvalidConfiguration"
+        case appDisconnected = "AppDisconnected", appReplaced = "AppReplaced", noSuchAction = "NoSuchAction"
 
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
@@ -172,19 +173,74 @@ public struct TriggerParameters: Codable, Sendable, Equatable {
 
 public struct TriggerReply: Codable, Sendable, Equatable {
     public enum Delivery: String, Codable, Sendable { case running, launch }
+    /// What became of the `LaunchCommand` on a `launch` delivery.
+    public enum LaunchStatus: String, Codable, Sendable {
+        /// The command was started.
+        case started
+        /// The process an earlier trigger started is still running and has not connected
+        /// yet: no second copy is started; it gets this (newer) item when it connects.
+        case alreadyRunning
+        /// The command could not be started (`launchError` says why).
+        case failed
+        /// No `LaunchCommand` is configured: the item waits until the app is started by other means.
+        case notConfigured
+    }
     public var item: ShortcutItem
     public var contact: Contact?
     public var delivery: Delivery
     public var handled: Bool
     public var stale: Bool
     public var position: Int?
-    public init(item: ShortcutItem, contact: Contact?, delivery: Delivery, handled: Bool, stale: Bool, position: Int?) {
+    /// The token the action was delivered with (`running` only).
+    public var token: String?
+    /// `launch` only.
+    public var launchStatus: LaunchStatus?
+    /// The launched (or still running) process, `launch` only.
+    public var launchPID: Int?
+    public var launchError: String?
+    public init(
+        item: ShortcutItem, contact: Contact?, delivery: Delivery, handled: Bool, stale: Bool, position: Int?,
+        token: String? = nil, launchStatus: LaunchStatus? = nil, launchPID: Int? = nil, launchError: String? = nil
+    ) {
         self.item = item
         self.contact = contact
         self.delivery = delivery
         self.handled = handled
         self.stale = stale
         self.position = position
+        self.token = token
+        self.launchStatus = launchStatus
+        self.launchPID = launchPID
+        self.launchError = launchError
+    }
+}
+
+/// One reply of the app's `Connect` stream. The first reply has `pendingItem` (when a
+/// trigger was waiting for the app to launch) and no token; each later reply is one
+/// action to perform, to be answered with `Complete(token, handled)`.
+public struct ConnectReply: Codable, Sendable, Equatable {
+    public var pendingItem: ShortcutItem?
+    public var action: ShortcutItem?
+    /// The favorite's contact of `pendingItem` or `action`.
+    public var contact: Contact?
+    public var token: String?
+    /// The item was made for another app version than the current one.
+    public var stale: Bool?
+    public init(pendingItem: ShortcutItem? = nil, action: ShortcutItem? = nil, contact: Contact? = nil, token: String? = nil, stale: Bool? = nil) {
+        self.pendingItem = pendingItem
+        self.action = action
+        self.contact = contact
+        self.token = token
+        self.stale = stale
+    }
+}
+
+public struct CompleteParameters: Codable, Sendable, Equatable {
+    public var token: String
+    public var handled: Bool
+    public init(token: String, handled: Bool) {
+        self.token = token
+        self.handled = handled
     }
 }
 
@@ -231,4 +287,9 @@ public struct ContactNotFoundErrorParameters: Codable, Sendable, Equatable {
 public struct AppNotRespondingErrorParameters: Codable, Sendable, Equatable {
     public var timeoutSeconds: Int
     public init(timeoutSeconds: Int) { self.timeoutSeconds = timeoutSeconds }
+}
+
+public struct TokenErrorParameters: Codable, Sendable, Equatable {
+    public var token: String
+    public init(token: String) { self.token = token }
 }

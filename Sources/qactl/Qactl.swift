@@ -8,8 +8,9 @@ struct Qactl: ParsableCommand {
         discussion: """
             qactl talks to qactd over its Varlink socket: it lists the quick actions a \
             launcher shows on the app's icon, triggers one as if the user picked it, \
-            tells the daemon the app resigned active, and validates static-item files \
-            offline.
+            tells the daemon the app resigned active, follows the set as it changes \
+            (watch), stands in for the app to receive actions (app), and validates \
+            static-item files offline.
 
             Exit status: 0 on success, 1 when the daemon answered with an error (or a \
             file does not validate), 64 on a usage error, 69 when the daemon cannot be \
@@ -18,7 +19,7 @@ struct Qactl: ParsableCommand {
         version: QactlVersion.string,
         subcommands: [
             StatusCommand.self, ListCommand.self, TriggerCommand.self, ResignActiveCommand.self,
-            ReloadCommand.self, ContactCommand.self, ValidateCommand.self,
+            ReloadCommand.self, ContactCommand.self, ValidateCommand.self, WatchCommand.self, AppCommand.self,
         ]
     )
 }

@@ -67,6 +67,12 @@ enum Render {
             lines.append("  delivery  to the running app, " + (reply.handled ? style.green("handled") : style.yellow("not handled")))
         case .launch:
             lines.append("  delivery  at launch (pending until the app connects)")
+            switch reply.launchStatus {
+            case .started?: lines.append("  launch    started the LaunchCommand" + (reply.launchPID.map { " (pid \($0))" } ?? ""))
+            case .alreadyRunning?: lines.append("  launch    the app started earlier has not connected yet" + (reply.launchPID.map { " (pid \($0))" } ?? ""))
+            case .failed?: lines.append("  launch    " + style.yellow("could not start the LaunchCommand: \(reply.launchError ?? "unknown error")"))
+            case .notConfigured?, nil: lines.append("  launch    no LaunchCommand configured; start the app yourself")
+            }
         }
         if reply.stale {
             lines.append("  " + style.yellow("stale: the app was updated since this item was made; it is refreshed at the next resign-active"))
@@ -111,6 +117,12 @@ enum Render {
         switch shortName {
         case "ContactNotFound":
             if let identifier = parameters["identifier"]?.stringValue { return "No contact with identifier '\(identifier)'." }
+        case "AppNotResponding":
+            if let seconds = parameters["timeoutSeconds"]?.intValue { return "The app did not answer within \(seconds) s." }
+        case "AppDisconnected":
+            if let token = parameters["token"]?.stringValue { return "The app disconnected before answering action '\(token)'." }
+        case "NoSuchAction":
+            if let token = parameters["token"]?.stringValue { return "No action with token '\(token)' waits for an answer." }
         case "InvalidParameter":
             if let parameter = parameters["parameter"]?.stringValue { return "The daemon rejected the parameter '\(parameter)'." }
         default: break

@@ -30,7 +30,7 @@ struct Session {
         }
     }
 
-    private func report(_ error: VarlinkClientError) -> ExitCode {
+    func report(_ error: VarlinkClientError) -> ExitCode {
         switch error {
         case .daemonUnreachable:
             output.fail(

@@ -235,6 +235,11 @@ final class QuickActionsStateTests: XCTestCase {
         XCTAssertEqual(state.takePendingLaunchItem()?.title, "Ada")
         XCTAssertNil(state.takePendingLaunchItem())
         XCTAssertNil(state.pendingLaunchItem)
+        // An item taken for an app that vanished goes back, unless a newer one was chosen meanwhile.
+        state.restorePendingLaunchItem(search)
+        XCTAssertEqual(state.pendingLaunchItem, search)
+        state.restorePendingLaunchItem(share)
+        XCTAssertEqual(state.pendingLaunchItem, search, "the newer choice stays")
     }
 
     func testUsageCounts() throws {
