@@ -456,9 +456,10 @@ final class WatcherEngine {
             changes.append(.removed(path: path))
             return
         }
-        // A file made by open(O_CREAT) is empty at IN_CREATE and is read at its IN_CLOSE_WRITE;
-        // one that already has content was made by link(2) (khard, `ln`) and gets no other event.
-        if onlyIfComplete && info.st_size == 0 {
+        // After IN_CREATE: a file still open for writing is read at its IN_CLOSE_WRITE; one
+        // that is not was made by link(2) (khard, `ln`) and gets no other event. Where the
+        // kernel cannot tell, a file with content is taken as finished.
+        if onlyIfComplete && (OpenForWritingProbe.isOpenForWriting(path) ?? (info.st_size == 0)) {
             changes.append(.removed(path: path))
             return
         }

@@ -47,8 +47,8 @@ struct WatcherStateMachine: Sendable {
     enum Action: Hashable, Sendable {
         /// Read and parse the file (its writer closed it, or it was renamed into place).
         case readFile(String)
-        /// A file was created: read it only if it already has content (a hard link, as
-        /// khard and `ln` make); a file being written starts empty and is read on `IN_CLOSE_WRITE`.
+        /// A file was created: read it only if no one is writing it (a hard link, as khard
+        /// and `ln` make); a file being written is read at its `IN_CLOSE_WRITE`.
         case readFileIfComplete(String)
         case forgetFile(String)
         case forgetTree(String)
@@ -307,14 +307,15 @@ struct WatcherStateMachine: Sendable {
     // MARK: Batches
 
     /// Trims the actions of one batch of events without changing the outcome:
-    /// - a rescan of the root re-reads everything, so file and folder work before it is moot
+    /// - a rescan of the root replaces everything, so file and folder work before it is moot
     ///   (watch removals are kept: they release kernel resources);
     /// - of several actions on one file only the last matters, each replacing the file's entry
     ///   whole — so a burst of saves to one file parses it once.
     static func coalesce(_ actions: [Action], root: String) -> [Action] {
         var actions = actions
         if let rescan = actions.lastIndex(where: { action in
-            if case .scanTree(let tree, let reason) = action { return tree == root && reason != .appeared }
+            // Not `.attach`: that walk forgets nothing when the root turns out to be missing.
+            if case .scanTree(let tree, let reason) = action { return tree == root && reason.isRescan }
             return false
         }) {
             let kept = actions[..<rescan].filter { action in
