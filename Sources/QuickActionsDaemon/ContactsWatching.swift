@@ -34,6 +34,8 @@ actor RecomputeOnIndexChange {
             } catch {
                 return  // a later change restarted the delay, or the daemon is stopping
             }
+            // A reload during the delay may have switched back to `resign-active`.
+            guard await core.settings.configuration.recompute == .change else { return }
             await core.recomputeAfterIndexChange()
         }
     }

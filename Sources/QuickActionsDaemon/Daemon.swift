@@ -187,6 +187,8 @@ public actor Daemon {
 
         let group = MultiThreadedEventLoopGroup.singleton
         let daemon = Daemon(core: core, group: group, notifier: notifier, logger: logger, loader: loader, watcher: watcher)
+        // Before the socket listens, so a `Reload` call always finds the watcher running.
+        await daemon.startWatching()
         try await daemon.listen(configuration)
         return daemon
     }
@@ -228,7 +230,7 @@ public actor Daemon {
     }
 
     /// The main loop: READY=1, then signals until a stop.
-    private func serve(_ signals: SignalEvents) async -> Int32 {
+    private func startWatching() async {
         let core = self.core
         let recompute = self.recompute
         watcher.run { update in
@@ -236,6 +238,9 @@ public actor Daemon {
         }
         // With `Recompute=change` the set follows the index, including changes made while stopped.
         await recompute.indexChanged()
+    }
+
+    private func serve(_ signals: SignalEvents) async -> Int32 {
         let statusLine = await core.statusLine()
         notifier.notify(.ready, .status(statusLine))
         logger.log(.notice, "Started: \(statusLine).")

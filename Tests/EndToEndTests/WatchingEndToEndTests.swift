@@ -114,8 +114,11 @@ final class WatchingEndToEndTests: XCTestCase {
         XCTAssertEqual(try fixture.qactl(["resign-active", "--json"]).json()["generation"] as? Int, 1)
         let written = try FileManager.default.attributesOfItem(atPath: fixture.stateFile.path)
 
+        let parsedBefore = try XCTUnwrap(status(fixture)["filesParsed"] as? Int)
         try fixture.write(contact: "personal/new.vcf", card("New Favorite", uid: "new-favorite", favorite: true))
         XCTAssertTrue(waitUntil(timeout: 10) { self.status(fixture)["favorites"] as? Int == 5 })
+        XCTAssertEqual(status(fixture)["filesParsed"] as? Int, parsedBefore + 1, "one saved card, one file parsed, no rescan")
+        XCTAssertEqual(status(fixture)["rescans"] as? Int, 0)
         try FileManager.default.removeItem(at: fixture.contacts.appendingPathComponent("personal/ada-lovelace.vcf"))
         XCTAssertTrue(waitUntil(timeout: 10) { self.status(fixture)["favorites"] as? Int == 4 })
 
