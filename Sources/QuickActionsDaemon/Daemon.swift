@@ -289,6 +289,7 @@ public actor Daemon {
         await core.replaceSettings(settings)
         // Through the watcher, so the rescan is ordered with the events around it.
         await watcher.reload(scanner: ContactsScan.scanner(for: settings.configuration))
+        ContactsScan.logDuplicates(in: await core.index, logger: logger)
         let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
         logger.log(.notice, "Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
         notifier.notify(.ready, .status(await core.statusLine()))

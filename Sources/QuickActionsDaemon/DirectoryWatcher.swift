@@ -136,7 +136,11 @@ final class DirectoryWatcher: Sendable {
     private func loop(_ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
         var stopRequests: [CheckedContinuation<Void, Never>] = []
         while stopRequests.isEmpty {
-            let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
+            var (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
+            if wakeReceiver < 0 {
+                // Without the wake-up socket (it could not be created) requests are noticed by polling.
+                timeout = timeout < 0 ? 200 : min(timeout, 200)
+            }
             var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeReceiver, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             if ready < 0 && errno != EINTR {

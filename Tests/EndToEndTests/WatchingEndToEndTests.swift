@@ -139,6 +139,24 @@ final class WatchingEndToEndTests: XCTestCase {
         XCTAssertTrue(titles.contains("New Favorite") && !titles.contains("Ada Lovelace"), "\(titles)")
     }
 
+    func testReloadWithAnotherDirectoryWatchesTheNewOneOnly() throws {
+        let fixture = try DaemonFixture()
+        try fixture.start()
+        let other = fixture.root.appendingPathComponent("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try put(other.appendingPathComponent("zed.vcf"), card("Zed", uid: "zed", favorite: true))
+        try fixture.writeConfiguration("[Contacts]\nDirectory=other")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        let reloaded = status(fixture)
+        XCTAssertEqual(reloaded["contacts"] as? Int, 1, "the reply comes after the new folder is indexed: \(reloaded)")
+        XCTAssertEqual(reloaded["contactsDirectory"] as? String, other.path)
+
+        try fixture.write(contact: "personal/ignored.vcf", card("Old Folder", uid: "old-folder"))
+        try put(other.appendingPathComponent("yan.vcf"), card("Yan", uid: "yan"))
+        XCTAssertTrue(waitUntil(timeout: 10) { self.status(fixture)["contacts"] as? Int == 2 })
+        XCTAssertEqual(fixture.qactl(["contact", "old-folder"]).status, 1, "the old folder is no longer watched")
+    }
+
     func testTheContactsFolderDeletedAndCreatedAgainWhileServing() throws {
         let fixture = try DaemonFixture()
         try fixture.start()
