@@ -213,6 +213,29 @@ final class DirectoryWatcherTests: XCTestCase {
                        "no temporary or backup file reached the index")
     }
 
+    func testTheRealVimSavingByRenameAndInPlaceParsesOnce() throws {
+        try write("vim.vcf", card("Vim"))
+        let watcher = start()
+        for (round, backupCopy) in ["no", "yes"].enumerated() {
+            try settle(watcher)
+            let parsed = watcher.work.filesParsed
+            // backupcopy=no: the original is renamed to the backup and a new file written;
+            // backupcopy=yes: the original is copied and rewritten in place. backupskip would
+            // skip backups under /tmp, where this test runs.
+            let vim = try run([
+                "vim", "-u", "NONE", "-N", "-i", "NONE", "-n", "-es",
+                "-c", "set backup writebackup backupcopy=\(backupCopy) backupskip= backupdir=.",
+                "-c", "%s/^FN:.*/FN:Vim \(round)/", "-c", "wq", root + "/vim.vcf",
+            ])
+            XCTAssertEqual(vim.status, 0, vim.output)
+            XCTAssertTrue(waitUntil { watcher.names == ["Vim \(round)"] }, "\(watcher.names)")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: root + "/vim.vcf~"), "vim really made its backup")
+            try settle(watcher)
+            XCTAssertEqual(watcher.work.filesParsed, parsed + 2, "the saved card once, plus the settle marker")
+        }
+        XCTAssertEqual(watcher.index.paths, [root + "/vim.vcf"])
+    }
+
     func testDeleteMoveWithinMoveInAndMoveOut() throws {
         try write("a/ann.vcf", card("Ann"))
         try write("a/bob.vcf", card("Bob"))
