@@ -113,19 +113,24 @@ final class DirectoryWatcher: Sendable {
 
     /// Stops the thread and closes every descriptor; nothing is delivered afterwards.
     func stop() async {
+        enum Step { case queued, closeNow, alreadyClosed }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queued = control.withLock { control -> Bool in
-                if control.running && !control.closed {
+            let step = control.withLock { control -> Step in
+                if control.closed { return .alreadyClosed }
+                if control.running {
                     control.requests.append(.stop(continuation))
-                    return true
+                    return .queued
                 }
                 control.closed = true
-                return false
+                return .closeNow
             }
-            if queued {
+            switch step {
+            case .queued:
                 wake()
-            } else {
+            case .closeNow:
                 closeDescriptors()
+                continuation.resume()
+            case .alreadyClosed:
                 continuation.resume()
             }
         }
@@ -174,9 +179,19 @@ final class DirectoryWatcher: Sendable {
             }
             for (_, continuation) in reloads { continuation.resume() }
         }
-        control.withLock { $0.closed = true }
+        // Requests that raced with the stop are answered too: nothing waits forever.
+        let late = control.withLock { control -> [Request] in
+            control.closed = true
+            defer { control.requests = [] }
+            return control.requests
+        }
         closeDescriptors()
         for continuation in stopRequests { continuation.resume() }
+        for request in late {
+            switch request {
+            case .reload(_, let continuation), .stop(let continuation): continuation.resume()
+            }
+        }
     }
 
     /// Waits on this dedicated thread (never a cooperative one) for the async consumer.

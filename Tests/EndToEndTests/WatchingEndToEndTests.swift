@@ -84,7 +84,7 @@ final class WatchingEndToEndTests: XCTestCase {
     }
 
     func testRecomputeChangeFollowsTheIndexOnceABurstSettles() throws {
-        let fixture = try DaemonFixture(extraConfiguration: "[Shortcuts]\nRecompute=change\nRecomputeSettleMSec=1500")
+        let fixture = try DaemonFixture(extraConfiguration: "[Shortcuts]\nRecompute=change\nRecomputeSettleMSec=2500")
         try fixture.start()
         // Start-up counts as a change: the set follows the demo favorites without ResignActive.
         XCTAssertTrue(waitUntil(timeout: 10) { self.status(fixture)["dynamicItems"] as? Int == 4 }, "\(status(fixture))")

@@ -403,6 +403,20 @@ final class DirectoryWatcherTests: XCTestCase {
         XCTAssertTrue(waitUntil { watcher.names == ["Linked"] })
     }
 
+    func testStopTwiceAndReloadAfterStopReturnAtOnce() throws {
+        let watcher = start()
+        watcher.stop()
+        watcher.stop()
+        let done = DispatchSemaphore(value: 0)
+        let scanner = ContactsDirectoryScanner(root: root)
+        Task { [watcher] in
+            await watcher.watcher.reload(scanner: scanner)
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a reload after stop must not wait forever")
+        harness = nil
+    }
+
     // MARK: The watch limit
 
     func testWhenTheWatchLimitIsHitTheTreeIsRescannedPeriodicallyAndRecovers() throws {
