@@ -148,9 +148,10 @@ final class DirectoryWatcher: Sendable {
             }
             var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeReceiver, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            if ready < 0 && errno != EINTR {
+            let pollError = ready < 0 ? errno : 0
+            if ready < 0 && pollError != EINTR {
                 // Not expected with valid descriptors; back off instead of spinning.
-                engine.withLock { $0.logger.log(.error, "poll() on the inotify descriptor failed: \(ContactsDirectoryScanner.errorText(errno)).") }
+                engine.withLock { $0.logger.log(.error, "poll() on the inotify descriptor failed: \(ContactsDirectoryScanner.errorText(pollError)).") }
                 usleep(100_000)
             }
             var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
@@ -281,15 +282,59 @@ final class WatcherEngine {
     /// Reads what the kernel has queued (bounded per batch) and handles it as one batch,
     /// so an overflow at the end of a long queue makes the work before it moot.
     func readAndHandleEvents() {
-        guard inotify >= 0 else { return }
+        var actions = handle(readQueuedEvents())
+        // A file seen only through IN_CREATE is read now if no one is writing it (a hard
+        // link), else at its IN_CLOSE_WRITE. The kernel queues IN_CLOSE_WRITE before it drops
+        // the writer's count, so when the probe finds no writer, the close of a file that was
+        // written is already queued: reading the queue once more merges the two, and the file
+        // is parsed once.
+        var drains = 0
+        while true {
+            actions = WatcherStateMachine.coalesce(actions, root: machine.root)
+            var finishedCreations = false
+            actions = actions.compactMap { action in
+                guard case .readFileIfComplete(let path) = action else { return action }
+                switch OpenForWritingProbe.isOpenForWriting(path) {
+                case true?: return nil  // its IN_CLOSE_WRITE will come
+                case false?:
+                    finishedCreations = true
+                    return .readFile(path)
+                case nil: return action
+                }
+            }
+            // Bounded: under a steady stream of new files, batches must still end.
+            guard finishedCreations, drains < 4 else { break }
+            drains += 1
+            let more = readQueuedEvents()
+            if more.isEmpty { break }
+            actions += handle(more)
+        }
+        perform(actions)
+    }
+
+    private func handle(_ events: [InotifyEvent]) -> [Action] {
+        work.eventsHandled += events.count
+        var actions: [Action] = []
+        for event in events {
+            if logger.isEnabled(.debug) {
+                logger.log(.debug, "inotify: watch \(event.watchDescriptor) \(event.mask) '\(event.name ?? "")'.")
+            }
+            actions += machine.handle(event)
+        }
+        return actions
+    }
+
+    private func readQueuedEvents() -> [InotifyEvent] {
+        guard inotify >= 0 else { return [] }
         var events: [InotifyEvent] = []
         var total = 0
         while total < 1 << 20 {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
             if count < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN {
-                    logger.log(.error, "Reading inotify events failed: \(ContactsDirectoryScanner.errorText(errno)), ignoring.")
+                let error = errno
+                if error == EINTR { continue }
+                if error != EAGAIN {
+                    logger.log(.error, "Reading inotify events failed: \(ContactsDirectoryScanner.errorText(error)), ignoring.")
                 }
                 break
             }
@@ -301,15 +346,7 @@ final class WatcherEngine {
             events += decoded.events
             total += count
         }
-        work.eventsHandled += events.count
-        var actions: [Action] = []
-        for event in events {
-            if logger.isEnabled(.debug) {
-                logger.log(.debug, "inotify: watch \(event.watchDescriptor) \(event.mask) '\(event.name ?? "")'.")
-            }
-            actions += machine.handle(event)
-        }
-        perform(WatcherStateMachine.coalesce(actions, root: machine.root))
+        return events
     }
 
     func tickIfDue() {
@@ -475,11 +512,9 @@ final class WatcherEngine {
             changes.append(.removed(path: path))
             return
         }
-        // After IN_CREATE: a file still open for writing is read at its IN_CLOSE_WRITE; one
-        // that is not was made by link(2) (khard, `ln`) and gets no other event. Where the
-        // kernel cannot tell, a file with content is taken as finished.
-        if onlyIfComplete && (OpenForWritingProbe.isOpenForWriting(path) ?? (info.st_size == 0)) {
-            changes.append(.removed(path: path))
+        // After IN_CREATE, where leases cannot tell whether someone is still writing it
+        // (see `readAndHandleEvents`): an empty file is taken as still being written.
+        if onlyIfComplete && info.st_size == 0 {
             return
         }
         let result = scanner.read(path: path)

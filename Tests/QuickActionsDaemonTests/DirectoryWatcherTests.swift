@@ -184,6 +184,20 @@ final class DirectoryWatcherTests: XCTestCase {
         XCTAssertEqual(watcher.work.filesParsed, beforeEdit + 1)
     }
 
+    func testEveryNewFileIsParsedExactlyOnceHoweverItsEventsAreBatched() throws {
+        for folder in 0..<3 { try FileManager.default.createDirectory(atPath: root + "/new/\(folder)", withIntermediateDirectories: true) }
+        let watcher = start()
+        // IN_CREATE and IN_CLOSE_WRITE of one file may arrive in one read or in two.
+        // (The folders exist already: a file written into a brand-new folder while it is
+        // being listed may be read by the listing and again by its own events.)
+        for number in 0..<300 {
+            try write("new/\(number % 3)/\(number).vcf", card("New \(number)", uid: "new-\(number)"))
+        }
+        XCTAssertTrue(waitUntil { watcher.index.contactCount == 300 }, "\(watcher.index.contactCount)")
+        try settle(watcher)
+        XCTAssertEqual(watcher.work.filesParsed, 300 + 1, "each card once, plus the settle marker")
+    }
+
     func testSavesByRenameLikeVimSedAndVdirsyncer() throws {
         try write("vim.vcf", card("Vim"))
         try write("sed.vcf", card("Sed"))
