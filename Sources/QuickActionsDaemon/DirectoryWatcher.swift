@@ -498,6 +498,10 @@ final class WatcherEngine {
         }
         for file in result.files {
             work.filesParsed += 1
+            // A new folder is often filled as it is made (`cp -r`, a sync run): a file still
+            // being written was read half-done, and its IN_CLOSE_WRITE will come, as the folder
+            // was watched before it was listed. (Not done on every walk: it costs a probe per file.)
+            if reason == .appeared, OpenForWritingProbe.isOpenForWriting(file.path) == true { continue }
             logIfInvalid(file.path, file.result)
             changes.append(.file(path: file.path, result: file.result))
         }

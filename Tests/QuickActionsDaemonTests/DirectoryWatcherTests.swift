@@ -317,6 +317,22 @@ final class DirectoryWatcherTests: XCTestCase {
         XCTAssertEqual(watcher.health.state, "watching")
     }
 
+    func testAFileBeingWrittenInANewFolderIsNotReadHalfDone() throws {
+        let watcher = start()
+        try FileManager.default.createDirectory(atPath: root + "/fresh", withIntermediateDirectories: true)
+        let path = root + "/fresh/ann.vcf"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        let text = Array(card("Ann", favorite: true).utf8)
+        let half = text.count / 2
+        XCTAssertEqual(text[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half)
+        try settle(watcher)  // the new folder has been walked, and the file's IN_CREATE handled, by now
+        XCTAssertNil(watcher.index.entry(path: path), "neither the walk of the new folder nor IN_CREATE read it half-written")
+        XCTAssertEqual(text[half...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, text.count - half)
+        close(descriptor)
+        XCTAssertTrue(waitUntil { watcher.favoriteNames == ["Ann"] })
+    }
+
     func testFilesCreatedInANewFolderRightAwayAreNotMissed() throws {
         let watcher = start()
         // mkdir -p plus files immediately: the folder's watch may come after some of them.
