@@ -30,6 +30,13 @@ public struct ContactsDirectoryScanner: Sendable {
     /// Walks one folder of the tree and everything below it, for example a folder that
     /// appeared after its watch was added, so nothing created in between is missed.
     public func scan(under directory: String) -> ContactsScanResult {
+        scan(under: directory, enteringDirectory: { _ in })
+    }
+
+    /// Like `scan(under:)`, calling `enteringDirectory` for each folder just before it is
+    /// listed: the watcher adds the folder's watch there, so a file created after the
+    /// listing raises an event and one created before it is listed — nothing falls between.
+    func scan(under directory: String, enteringDirectory: (String) -> Void) -> ContactsScanResult {
         var result = ContactsScanResult()
         let start = Self.withoutTrailingSlashes(directory)
         var info = stat()
@@ -45,7 +52,7 @@ public struct ContactsDirectoryScanner: Sendable {
             result.problems.append(ContactsScanProblem(path: start, kind: .notADirectory))
             return result
         }
-        walk(start, followLink: true, into: &result)
+        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result)
         result.files.sort { Self.precedesByCodePoint($0.path, $1.path) }
         return result
     }
@@ -98,7 +105,10 @@ public struct ContactsDirectoryScanner: Sendable {
 
     // MARK: - Walking
 
-    private func walk(_ directory: String, followLink: Bool, into result: inout ContactsScanResult) {
+    private func walk(
+        _ directory: String, followLink: Bool, enteringDirectory: (String) -> Void, into result: inout ContactsScanResult
+    ) {
+        enteringDirectory(directory)
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW)
         let descriptor = Self.retryingOnInterrupt { open(directory, flags) }
         guard descriptor >= 0 else {
@@ -141,7 +151,7 @@ public struct ContactsDirectoryScanner: Sendable {
             }
             switch info.st_mode & S_IFMT {
             case S_IFDIR:
-                walk(path, followLink: false, into: &result)
+                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result)
             case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
                 result.files.append(ContactsScanResult.File(path: path, result: read(path: path)))
             default:

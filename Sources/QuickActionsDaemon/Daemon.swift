@@ -109,8 +109,15 @@ public actor Daemon {
     private let notifier: any ServiceManagerNotifier
     private let logger: Logger
     private let loader: SettingsLoader
+    private let watcher: DirectoryWatcher
+    private let recompute: RecomputeOnIndexChange
 
-    private init(core: DaemonCore, group: any EventLoopGroup, notifier: any ServiceManagerNotifier, logger: Logger, loader: SettingsLoader) {
+    private init(
+        core: DaemonCore, group: any EventLoopGroup, notifier: any ServiceManagerNotifier, logger: Logger, loader: SettingsLoader,
+        watcher: DirectoryWatcher
+    ) {
+        self.watcher = watcher
+        self.recompute = RecomputeOnIndexChange(core: core)
         self.core = core
         self.group = group
         self.notifier = notifier
@@ -168,14 +175,20 @@ public actor Daemon {
             throw DaemonStartupError(error.description)
         }
 
-        let scan = ContactsScan.run(configuration, logger: logger)
+        // The first scan is the watcher's own walk, which adds each folder's watch before
+        // listing it: nothing changed between the scan and the watching is missed.
+        let watcher = DirectoryWatcher(scanner: ContactsScan.scanner(for: configuration), logger: logger)
+        let initial = watcher.attach()
         let core = DaemonCore(
-            settings: settings, restored: restored, index: scan.index, store: store,
+            settings: settings, restored: restored, index: ContactIndex(), store: store,
             socketPath: configuration.socketPath, logger: logger, notifier: notifier)
-        await core.record(ActivityCounters(filesParsed: scan.filesParsed))
+        await core.applyWatcherUpdate(initial)
+        ContactsScan.logDuplicates(in: await core.index, logger: logger)
 
         let group = MultiThreadedEventLoopGroup.singleton
-        let daemon = Daemon(core: core, group: group, notifier: notifier, logger: logger, loader: loader)
+        let daemon = Daemon(core: core, group: group, notifier: notifier, logger: logger, loader: loader, watcher: watcher)
+        // Before the socket listens, so a `Reload` call always finds the watcher running.
+        await daemon.startWatching()
         try await daemon.listen(configuration)
         return daemon
     }
@@ -217,6 +230,16 @@ public actor Daemon {
     }
 
     /// The main loop: READY=1, then signals until a stop.
+    private func startWatching() async {
+        let core = self.core
+        let recompute = self.recompute
+        watcher.run { update in
+            if await core.applyWatcherUpdate(update) { await recompute.indexChanged() }
+        }
+        // With `Recompute=change` the set follows the index, including changes made while stopped.
+        await recompute.indexChanged()
+    }
+
     private func serve(_ signals: SignalEvents) async -> Int32 {
         let statusLine = await core.statusLine()
         notifier.notify(.ready, .status(statusLine))
@@ -237,6 +260,8 @@ public actor Daemon {
     private func stop(signal: CInt) async -> Int32 {
         notifier.notify(.stopping)
         logger.log(.notice, "Stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM").")
+        await watcher.stop()
+        await recompute.cancel()
         await server?.stop()
         server = nil
         // Every core method runs whole on the actor, so once this call returns any
@@ -261,9 +286,10 @@ public actor Daemon {
         if settings.configuration.socketPath != previous.socketPath {
             logger.log(.warning, "Socket changed to '\(settings.configuration.socketPath)'; it takes effect at the next start.")
         }
-        let scan = ContactsScan.run(settings.configuration, logger: logger)
         await core.replaceSettings(settings)
-        await core.replaceIndex(scan.index, counting: ActivityCounters(filesParsed: scan.filesParsed, rescans: 1))
+        // Through the watcher, so the rescan is ordered with the events around it.
+        await watcher.reload(scanner: ContactsScan.scanner(for: settings.configuration))
+        ContactsScan.logDuplicates(in: await core.index, logger: logger)
         let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
         logger.log(.notice, "Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
         notifier.notify(.ready, .status(await core.statusLine()))
@@ -289,31 +315,21 @@ public actor Daemon {
     }
 }
 
-/// The result of reading the whole contacts tree.
-struct ContactsScan {
-    var index: ContactIndex
-    var filesParsed: Int
-
-    static func run(_ configuration: DaemonConfiguration, logger: Logger) -> ContactsScan {
-        let scanner = ContactsDirectoryScanner(
+/// How the configuration turns into a contacts scanner, and the start-up report.
+enum ContactsScan {
+    static func scanner(for configuration: DaemonConfiguration) -> ContactsDirectoryScanner {
+        ContactsDirectoryScanner(
             root: configuration.contactsDirectory, maxFileBytes: configuration.maxFileBytes,
             options: ContactParsingOptions(favoriteCategories: Set(configuration.favoriteCategories)))
-        let result = scanner.scan()
-        for problem in result.problems {
-            logger.log(.warning, "\(problem.description)", fields: ["QACTD_PATH": problem.path])
-        }
-        var index = ContactIndex()
-        for file in result.files { index.apply(path: file.path, result: file.result) }
-        for invalid in index.invalidFiles {
-            logger.log(.warning, "Skipping '\(invalid.path)': \(invalid.reason), ignoring.", fields: ["QACTD_PATH": invalid.path])
-        }
+    }
+
+    static func logDuplicates(in index: ContactIndex, logger: Logger) {
         for duplicate in index.duplicates {
             logger.log(
                 .warning,
                 "Contact identifier '\(duplicate.identifier)' in '\(duplicate.ignoredPath)' is already used by '\(duplicate.keptPath)', ignoring.",
                 fields: ["QACTD_CONTACT_ID": duplicate.identifier, "QACTD_PATH": duplicate.ignoredPath])
         }
-        return ContactsScan(index: index, filesParsed: result.files.count)
     }
 }
 

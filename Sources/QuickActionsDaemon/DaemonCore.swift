@@ -140,6 +140,17 @@ actor DaemonCore {
         return ResignActiveReply(changed: outcome.changed, generation: outcome.generation, dynamicCount: outcome.dynamicCount)
     }
 
+    /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
+    /// so this is not a launch; an unchanged set writes nothing.
+    func recomputeAfterIndexChange() {
+        let outcome = state.recompute(favorites: index.favorites, configuration: settings.dynamicItemConfiguration)
+        guard outcome.changed else { return }
+        logger.log(.info, "Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                   fields: ["QACTD_GENERATION": String(outcome.generation)])
+        persist()
+        publishStatus()
+    }
+
     func recordLifecycleMessage(appVersion: String?) {
         state.recordLifecycleMessage(appVersion: appVersion)
         persist()

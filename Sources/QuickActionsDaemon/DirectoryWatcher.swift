@@ -1,0 +1,577 @@
+import Contacts
+import Dispatch
+import Foundation
+import Synchronization
+import Varlink
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the watcher hands the daemon after each batch of work: per-file index changes,
+/// the work it cost, and its health.
+struct ContactsDirectoryUpdate: Sendable {
+    var changes: [ContactIndexChange]
+    var work: ActivityCounters
+    var health: WatchHealthInfo
+}
+
+/// `inotify_add_watch`, injectable: the one place a watch is added, so tests can make it
+/// fail the way a full watch table does (`ENOSPC`) without touching the system limit.
+/// Returns the watch descriptor, or -1 with `errno` set.
+typealias InotifyAddWatch = @Sendable (_ inotify: Int32, _ path: String, _ mask: UInt32) -> Int32
+
+struct DirectoryWatcherTiming: Sendable {
+    /// How often a tree without watches (the watch limit was hit) is re-read.
+    var degradedRescanInterval: Duration = .seconds(30)
+    /// How often a missing root is looked for when its parent cannot be watched.
+    var reattachRetryInterval: Duration = .seconds(2)
+
+    init(degradedRescanInterval: Duration = .seconds(30), reattachRetryInterval: Duration = .seconds(2)) {
+        self.degradedRescanInterval = degradedRescanInterval
+        self.reattachRetryInterval = reattachRetryInterval
+    }
+}
+
+/// Keeps the contacts index live (SPEC §3): watches the vdir tree recursively with
+/// inotify on a thread of its own, turns events into per-file index changes (parsing
+/// happens here, never on the core actor or the socket's event loop), and hands them,
+/// in order, to the daemon. `WatcherStateMachine` decides; this class only carries out.
+final class DirectoryWatcher: Sendable {
+    private enum Request {
+        case reload(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)
+        case stop(CheckedContinuation<Void, Never>)
+    }
+
+    private struct Control {
+        var requests: [Request] = []
+        var running = false
+        var closed = false
+    }
+
+    private let engine: Mutex<WatcherEngine>
+    private let control = Mutex(Control())
+    /// A socket pair wakes the thread out of `poll` for requests (Glibc offers no `eventfd` to Swift).
+    private let wakeReceiver: Int32
+    private let wakeSender: Int32
+
+    init(
+        scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming = DirectoryWatcherTiming(),
+        addWatch: @escaping InotifyAddWatch = { inotify_add_watch($0, $1, $2) }
+    ) {
+        engine = Mutex(WatcherEngine(scanner: scanner, logger: logger, timing: timing, addWatch: addWatch))
+        var pair: [Int32] = [-1, -1]
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        if (try? retryingSystemCall("socketpair", { socketpair(AF_UNIX, flags, 0, &pair) })) == nil {
+            logger.log(.error, "Cannot create the watcher's wake-up socket pair: \(ContactsDirectoryScanner.errorText(errno)); reloads and stop wait for the next event.")
+        }
+        wakeReceiver = pair[0]
+        wakeSender = pair[1]
+    }
+
+    /// Creates the inotify instance and walks the tree once, adding a watch to each folder
+    /// before listing it. Runs on the caller's thread (the daemon is not serving yet); the
+    /// returned update is the first index. Events from now on queue in the kernel until `run`.
+    func attach() -> ContactsDirectoryUpdate {
+        engine.withLock { engine in
+            engine.start()
+            return engine.takeUpdate(force: true) ?? ContactsDirectoryUpdate(changes: [], work: ActivityCounters(), health: engine.healthInfo)
+        }
+    }
+
+    /// Starts the watcher thread. `deliver` is awaited before the next batch is read, so
+    /// changes reach the index in order and a slow consumer leaves events queued in the
+    /// kernel (where an overflow turns into a rescan) rather than in memory.
+    func run(delivering deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
+        let start = control.withLock { control -> Bool in
+            guard !control.running, !control.closed else { return false }
+            control.running = true
+            return true
+        }
+        guard start else { return }
+        let thread = Thread { [self] in loop(deliver) }
+        thread.name = "qactd-watcher"
+        thread.start()
+    }
+
+    /// Re-reads the whole tree with new settings (maybe another root); returns once the
+    /// result has been delivered, so a `Reload` reply comes after the index is current.
+    func reload(scanner: ContactsDirectoryScanner) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queued = control.withLock { control -> Bool in
+                guard control.running, !control.closed else { return false }
+                control.requests.append(.reload(scanner, continuation))
+                return true
+            }
+            if queued {
+                wake()
+            } else {
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Stops the thread and closes every descriptor; nothing is delivered afterwards.
+    func stop() async {
+        enum Step { case queued, closeNow, alreadyClosed }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let step = control.withLock { control -> Step in
+                if control.closed { return .alreadyClosed }
+                if control.running {
+                    control.requests.append(.stop(continuation))
+                    return .queued
+                }
+                control.closed = true
+                return .closeNow
+            }
+            switch step {
+            case .queued:
+                wake()
+            case .closeNow:
+                closeDescriptors()
+                continuation.resume()
+            case .alreadyClosed:
+                continuation.resume()
+            }
+        }
+    }
+
+    // MARK: - The thread
+
+    private func loop(_ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
+        var stopRequests: [CheckedContinuation<Void, Never>] = []
+        while stopRequests.isEmpty {
+            var (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
+            if wakeReceiver < 0 {
+                // Without the wake-up socket (it could not be created) requests are noticed by polling.
+                timeout = timeout < 0 ? 200 : min(timeout, 200)
+            }
+            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeReceiver, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            let pollError = ready < 0 ? errno : 0
+            if ready < 0 && pollError != EINTR {
+                // Not expected with valid descriptors; back off instead of spinning.
+                engine.withLock { $0.logger.log(.error, "poll() on the inotify descriptor failed: \(ContactsDirectoryScanner.errorText(pollError)).") }
+                usleep(100_000)
+            }
+            var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
+            if ready > 0 && descriptors[1].revents != 0 {
+                drainWakeSocket()
+            }
+            let requests = control.withLock { control -> [Request] in
+                defer { control.requests = [] }
+                return control.requests
+            }
+            for request in requests {
+                switch request {
+                case .reload(let scanner, let continuation): reloads.append((scanner, continuation))
+                case .stop(let continuation): stopRequests.append(continuation)
+                }
+            }
+            let eventsReady = ready > 0 && descriptors[0].revents != 0
+            let update = engine.withLock { engine -> ContactsDirectoryUpdate? in
+                if eventsReady { engine.readAndHandleEvents() }
+                engine.tickIfDue()
+                for (scanner, _) in reloads { engine.reload(scanner) }
+                return engine.takeUpdate(force: false)
+            }
+            if let update, stopRequests.isEmpty || !reloads.isEmpty {
+                deliverAndWait(update, deliver)
+            }
+            for (_, continuation) in reloads { continuation.resume() }
+        }
+        // Requests that raced with the stop are answered too: nothing waits forever.
+        let late = control.withLock { control -> [Request] in
+            control.closed = true
+            defer { control.requests = [] }
+            return control.requests
+        }
+        closeDescriptors()
+        for continuation in stopRequests { continuation.resume() }
+        for request in late {
+            switch request {
+            case .reload(_, let continuation), .stop(let continuation): continuation.resume()
+            }
+        }
+    }
+
+    /// Waits on this dedicated thread (never a cooperative one) for the async consumer.
+    private func deliverAndWait(_ update: ContactsDirectoryUpdate, _ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await deliver(update)
+            done.signal()
+        }
+        done.wait()
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        // A full socket already holds a wake-up; EAGAIN is fine.
+        _ = send(wakeSender, &byte, 1, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+    }
+
+    private func drainWakeSocket() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while bytes.withUnsafeMutableBytes({ recv(wakeReceiver, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+    }
+
+    private func closeDescriptors() {
+        engine.withLock { $0.closeInotify() }
+        if wakeReceiver >= 0 { close(wakeReceiver) }
+        if wakeSender >= 0 { close(wakeSender) }
+    }
+}
+
+/// The watcher's mutable part, touched only under the `DirectoryWatcher`'s lock:
+/// by `attach` before the thread starts, then by the thread alone.
+final class WatcherEngine {
+    typealias Action = WatcherStateMachine.Action
+
+    private(set) var machine: WatcherStateMachine
+    private var scanner: ContactsDirectoryScanner
+    let logger: Logger
+    private let timing: DirectoryWatcherTiming
+    private let addWatch: InotifyAddWatch
+    private(set) var inotify: Int32 = -1
+    /// Why `inotify_init1` failed; every folder then counts as unwatchable (periodic rescans).
+    private var inotifyError: Int32 = 0
+
+    private var changes: [ContactIndexChange] = []
+    private var work = ActivityCounters()
+    private var deliveredHealth: WatchHealthInfo?
+    private var loggedHealth: WatcherHealth?
+    private var nextTick: ContinuousClock.Instant?
+    private var tickInterval: Duration?
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    init(scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming, addWatch: @escaping InotifyAddWatch) {
+        self.machine = WatcherStateMachine(root: scanner.root)
+        self.scanner = scanner
+        self.logger = logger
+        self.timing = timing
+        self.addWatch = addWatch
+    }
+
+    var healthInfo: WatchHealthInfo {
+        machine.health.info(root: machine.root, retryInterval: timing.degradedRescanInterval)
+    }
+
+    func start() {
+        openInotify()
+        perform(machine.start())
+    }
+
+    private func openInotify() {
+        guard inotify < 0 else { return }
+        do {
+            inotify = try retryingSystemCall("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+        } catch {
+            inotifyError = error.errno
+            logger.log(.error, "Cannot watch the contacts folder: \(error) Falling back to periodic rescans.")
+        }
+    }
+
+    func closeInotify() {
+        if inotify >= 0 { close(inotify) }
+        inotify = -1
+    }
+
+    // MARK: Inputs
+
+    /// Reads what the kernel has queued (bounded per batch) and handles it as one batch,
+    /// so an overflow at the end of a long queue makes the work before it moot.
+    func readAndHandleEvents() {
+        var actions = handle(readQueuedEvents())
+        // A file seen only through IN_CREATE is read now if no one is writing it (a hard
+        // link), else at its IN_CLOSE_WRITE. The kernel queues IN_CLOSE_WRITE before it drops
+        // the writer's count, so when the probe finds no writer, the close of a file that was
+        // written is already queued: reading the queue once more merges the two, and the file
+        // is parsed once.
+        var drains = 0
+        while true {
+            actions = WatcherStateMachine.coalesce(actions, root: machine.root)
+            var finishedCreations = false
+            actions = actions.compactMap { action in
+                guard case .readFileIfComplete(let path) = action else { return action }
+                switch OpenForWritingProbe.isOpenForWriting(path) {
+                case true?: return nil  // its IN_CLOSE_WRITE will come
+                case false?:
+                    finishedCreations = true
+                    return .readFile(path)
+                case nil: return action
+                }
+            }
+            // Bounded: under a steady stream of new files, batches must still end.
+            guard finishedCreations, drains < 4 else { break }
+            drains += 1
+            let more = readQueuedEvents()
+            if more.isEmpty { break }
+            actions += handle(more)
+        }
+        perform(actions)
+    }
+
+    private func handle(_ events: [InotifyEvent]) -> [Action] {
+        work.eventsHandled += events.count
+        var actions: [Action] = []
+        for event in events {
+            if logger.isEnabled(.debug) {
+                logger.log(.debug, "inotify: watch \(event.watchDescriptor) \(event.mask) '\(event.name ?? "")'.")
+            }
+            actions += machine.handle(event)
+        }
+        return actions
+    }
+
+    private func readQueuedEvents() -> [InotifyEvent] {
+        guard inotify >= 0 else { return [] }
+        var events: [InotifyEvent] = []
+        var total = 0
+        while total < 1 << 20 {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
+            if count < 0 {
+                let error = errno
+                if error == EINTR { continue }
+                if error != EAGAIN {
+                    logger.log(.error, "Reading inotify events failed: \(ContactsDirectoryScanner.errorText(error)), ignoring.")
+                }
+                break
+            }
+            if count == 0 { break }
+            let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            if decoded.trailingBytes != 0 {
+                logger.log(.warning, "An inotify read ended inside an event (\(decoded.trailingBytes) bytes), ignoring them.")
+            }
+            events += decoded.events
+            total += count
+        }
+        return events
+    }
+
+    func tickIfDue() {
+        guard let nextTick, ContinuousClock.now >= nextTick else { return }
+        self.nextTick = nil
+        perform(machine.periodicTick())
+    }
+
+    func reload(_ newScanner: ContactsDirectoryScanner) {
+        if WatcherStateMachine(root: newScanner.root).root != machine.root {
+            logger.log(.notice, "The contacts folder changed to '\(newScanner.root)'.", fields: ["QACTD_PATH": newScanner.root])
+            perform(machine.detach())
+            machine = WatcherStateMachine(root: newScanner.root)
+            scanner = newScanner
+            work.rescans += 1
+            perform(machine.start())
+        } else {
+            scanner = newScanner
+            perform(machine.reloadRequested())
+        }
+    }
+
+    /// What changed since the last call; nil when there is nothing to tell.
+    func takeUpdate(force: Bool) -> ContactsDirectoryUpdate? {
+        let health = healthInfo
+        let workDone = work.eventsHandled != 0 || work.filesParsed != 0 || work.rescans != 0
+        guard force || !changes.isEmpty || workDone || health != deliveredHealth else { return nil }
+        defer {
+            changes = []
+            work = ActivityCounters()
+            deliveredHealth = health
+        }
+        return ContactsDirectoryUpdate(changes: changes, work: work, health: health)
+    }
+
+    func pollTimeoutMilliseconds() -> Int32 {
+        guard let nextTick else { return -1 }
+        let remaining = nextTick - ContinuousClock.now
+        if remaining <= .zero { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    // MARK: Carrying out actions
+
+    /// Runs the actions and those they lead to, in order.
+    func perform(_ initial: [Action]) {
+        var queue = initial
+        var position = 0
+        while position < queue.count {
+            let action = queue[position]
+            position += 1
+            queue += execute(action)
+        }
+        logHealthChange()
+        scheduleTick()
+    }
+
+    private func execute(_ action: Action) -> [Action] {
+        switch action {
+        case .readFile(let path):
+            refresh(path, onlyIfComplete: false)
+            return []
+        case .readFileIfComplete(let path):
+            refresh(path, onlyIfComplete: true)
+            return []
+        case .forgetFile(let path):
+            changes.append(.removed(path: path))
+            return []
+        case .forgetTree(let tree):
+            changes.append(.removedTree(directory: tree))
+            return []
+        case .removeWatches(let descriptors):
+            // EINVAL means the kernel already dropped the watch (its folder was deleted).
+            for descriptor in descriptors where inotify >= 0 { inotify_rm_watch(inotify, descriptor) }
+            return []
+        case .watchParent(let parent):
+            switch addWatch(parent, mask: .rootParent) {
+            case .success(let descriptor):
+                return machine.parentWatchAdded(descriptor: descriptor)
+            case .failure(let error):
+                logger.log(.debug, "Cannot watch '\(parent)' for the contacts folder's return: \(error)", fields: ["QACTD_PATH": parent])
+                return machine.parentWatchFailed()
+            }
+        case .scanTree(let tree, let reason):
+            return scan(tree, reason)
+        }
+    }
+
+    private func addWatch(_ path: String, mask: InotifyEventMask) -> Result<Int32, SystemCallError> {
+        guard inotify >= 0 else { return .failure(SystemCallError(call: "inotify_init1", errno: inotifyError)) }
+        let inotify = inotify
+        do {
+            return .success(try retryingSystemCall("inotify_add_watch", path: path) { addWatch(inotify, path, mask.rawValue) })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func watch(_ folder: String) -> [Action] {
+        // The configured root may be a link the user chose; folders below it never are followed.
+        let mask: InotifyEventMask = folder == machine.root ? .treeFolder : InotifyEventMask.treeFolder.union(.dontFollow)
+        switch addWatch(folder, mask: mask) {
+        case .success(let descriptor):
+            return machine.watchAdded(folder: folder, descriptor: descriptor)
+        case .failure(let error):
+            let reason = error.errno == ENOSPC
+                ? "the inotify watch limit fs.inotify.max_user_watches is reached"
+                : ContactsDirectoryScanner.errorText(error.errno)
+            if WatcherStateMachine.isResourceShortage(error.errno) {
+                logger.log(.warning, "Cannot watch '\(folder)' with inotify: \(reason); rescanning it every \(timing.degradedRescanInterval.wholeSeconds) s instead.",
+                           fields: ["QACTD_PATH": folder])
+            } else if error.errno == ENOENT || error.errno == ENOTDIR {
+                logger.log(.debug, "'\(folder)' went away before it could be watched, ignoring.", fields: ["QACTD_PATH": folder])
+            } else {
+                logger.log(.warning, "Cannot watch '\(folder)' with inotify: \(reason), ignoring.", fields: ["QACTD_PATH": folder])
+            }
+            return machine.watchFailed(folder: folder, errno: error.errno, reason: reason)
+        }
+    }
+
+    private func scan(_ tree: String, _ reason: TreeScanReason) -> [Action] {
+        if tree != machine.root {
+            // A folder below the root must still be a real folder, never a link to elsewhere.
+            var info = stat()
+            guard lstat(tree, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return machine.treeMissing(tree) }
+        }
+        var actions: [Action] = []
+        let scanner = self.scanner
+        let result = scanner.scan(under: tree) { folder in
+            guard machine.shouldWatch(folder) else { return }
+            actions += watch(folder)
+        }
+        if result.problems.contains(where: { $0.path == tree && ($0.kind == .missing || $0.kind == .notADirectory) }) {
+            return actions + machine.treeMissing(tree)
+        }
+        for problem in result.problems {
+            logger.log(.warning, "\(problem.description.dropLast()), ignoring.", fields: ["QACTD_PATH": problem.path])
+        }
+        if reason.isRescan {
+            work.rescans += 1
+            logger.log(reason == .periodic ? .debug : .notice,
+                       "Rescanned '\(tree)' (\(reason.logDescription)): \(result.files.count) contact files.", fields: ["QACTD_PATH": tree])
+        }
+        if reason.isRescan || reason == .attach {
+            // The walk is the whole truth for this tree: whatever the index held there goes.
+            changes.append(.removedTree(directory: tree))
+        }
+        for file in result.files {
+            work.filesParsed += 1
+            // A new folder is often filled as it is made (`cp -r`, a sync run): a file still
+            // being written was read half-done, and its IN_CLOSE_WRITE will come, as the folder
+            // was watched before it was listed. (Not done on every walk: it costs a probe per file.)
+            if reason == .appeared, OpenForWritingProbe.isOpenForWriting(file.path) == true { continue }
+            logIfInvalid(file.path, file.result)
+            changes.append(.file(path: file.path, result: file.result))
+        }
+        return actions + machine.treeScanned(tree, folders: result.directories)
+    }
+
+    /// Reads one file as it is now. Links and other non-regular entries are not contacts
+    /// (as in the scan), so a path that is gone or became one leaves the index.
+    private func refresh(_ path: String, onlyIfComplete: Bool) {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            changes.append(.removed(path: path))
+            return
+        }
+        // After IN_CREATE, where leases cannot tell whether someone is still writing it
+        // (see `readAndHandleEvents`): an empty file is taken as still being written.
+        if onlyIfComplete && info.st_size == 0 {
+            return
+        }
+        let result = scanner.read(path: path)
+        work.filesParsed += 1
+        logIfInvalid(path, result)
+        changes.append(.file(path: path, result: result))
+    }
+
+    private func logIfInvalid(_ path: String, _ result: Result<[Contact], ContactFileProblem>) {
+        if case .failure(let problem) = result {
+            logger.log(.warning, "Skipping '\(path)': \(problem), ignoring.", fields: ["QACTD_PATH": path])
+        }
+    }
+
+    private func logHealthChange() {
+        let health = machine.health
+        guard health != loggedHealth else { return }
+        defer { loggedHealth = health }
+        switch health {
+        case .watching:
+            logger.log(.info, "Watching the contacts folder '\(machine.root)' with inotify (\(machine.watchedFolderCount) folders).",
+                       fields: ["QACTD_PATH": machine.root])
+        case .degraded(let trees, let reason):
+            logger.log(.warning, "Contacts watching is degraded (\(reason)); rescanning every \(timing.degradedRescanInterval.wholeSeconds) s: \(trees.map { "'\($0)'" }.joined(separator: ", ")).",
+                       fields: ["QACTD_PATH": trees.first ?? machine.root])
+        case .reattaching:
+            logger.log(.warning, "The contacts folder '\(machine.root)' is missing; serving no contacts until it appears again.",
+                       fields: ["QACTD_PATH": machine.root])
+        }
+    }
+
+    private func scheduleTick() {
+        guard machine.needsPeriodicWork else {
+            nextTick = nil
+            tickInterval = nil
+            return
+        }
+        let interval = machine.attached ? timing.degradedRescanInterval : timing.reattachRetryInterval
+        if nextTick == nil || tickInterval != interval {
+            nextTick = ContinuousClock.now + interval
+            tickInterval = interval
+        }
+    }
+}
+
+extension TreeScanReason {
+    var logDescription: String {
+        switch self {
+        case .appeared: "a new folder"
+        case .attach: "attaching"
+        case .overflow: "the inotify queue overflowed"
+        case .periodic: "no inotify watch"
+        case .reload: "reload"
+        }
+    }
+}

@@ -1,0 +1,379 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Contacts
+import Varlink
+
+/// Why a tree of the contacts directory is walked.
+enum TreeScanReason: Hashable, Sendable {
+    /// A folder was created or moved into the tree.
+    case appeared
+    /// The root is (re)attached: at start, or after it was deleted or moved away.
+    case attach
+    /// The kernel dropped events (`IN_Q_OVERFLOW`): only a full walk can tell what changed.
+    case overflow
+    /// A tree without inotify watches (the watch limit was hit) is re-read on a timer.
+    case periodic
+    /// The configuration was reloaded (maybe with other favorite categories or size limit).
+    case reload
+
+    /// Rescans replace what the index holds for the tree; they are what `Status.rescans` counts.
+    var isRescan: Bool {
+        switch self {
+        case .overflow, .periodic, .reload: true
+        case .appeared, .attach: false
+        }
+    }
+}
+
+/// The watcher's health, as `Status` reports it.
+enum WatcherHealth: Hashable, Sendable {
+    /// Every folder of the tree has an inotify watch.
+    case watching
+    /// Some trees could not be watched (`reason`, e.g. the watch limit) and are re-read periodically.
+    case degraded(trees: [String], reason: String)
+    /// The root is missing; waiting for it to appear again.
+    case reattaching
+}
+
+/// What the watcher must do for the contacts directory, decided from inotify events
+/// and from the outcome of earlier actions. A value with no I/O (SPEC §3; STYLE:
+/// `mutating func handle(event) -> [Action]`), so every path is tested without a kernel.
+///
+/// It tracks which folder each watch descriptor stands for, which trees are degraded
+/// (no watches, periodic rescans), and whether the root is attached or awaited through
+/// a watch on its parent.
+struct WatcherStateMachine: Sendable {
+    enum Action: Hashable, Sendable {
+        /// Read and parse the file (its writer closed it, or it was renamed into place).
+        case readFile(String)
+        /// A file was created: read it only if no one is writing it (a hard link, as khard
+        /// and `ln` make); a file being written is read at its `IN_CLOSE_WRITE`.
+        case readFileIfComplete(String)
+        case forgetFile(String)
+        case forgetTree(String)
+        /// Walk the tree, adding a watch to each folder *before* listing it, and read every file.
+        case scanTree(String, TreeScanReason)
+        case removeWatches([Int32])
+        /// Watch the root's parent so the root's re-creation is noticed at once.
+        case watchParent(String)
+
+        /// The path this action reads or forgets, for actions about one file.
+        var filePath: String? {
+            switch self {
+            case .readFile(let path), .readFileIfComplete(let path), .forgetFile(let path): path
+            default: nil
+            }
+        }
+    }
+
+    private enum ParentWatch: Hashable, Sendable {
+        case none
+        case requested
+        case active(Int32)
+        /// Could not be added, or went away; the periodic retry tries once more.
+        case unavailable
+    }
+
+    let root: String
+    private(set) var attached = false
+    private var folders: [Int32: String] = [:]
+    private var descriptors: [String: Int32] = [:]
+    /// Topmost folders whose watch could not be added; everything below them is unwatched.
+    private(set) var degradedTrees: Set<String> = []
+    private var degradedReason = ""
+    private var parentWatch = ParentWatch.none
+
+    init(root: String) {
+        var root = root
+        while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+        self.root = root
+    }
+
+    var health: WatcherHealth {
+        if !attached { return .reattaching }
+        if degradedTrees.isEmpty { return .watching }
+        return .degraded(trees: degradedTrees.sorted(), reason: degradedReason)
+    }
+
+    /// True while something must be retried on a timer (a missing root, degraded trees).
+    var needsPeriodicWork: Bool { !attached || !degradedTrees.isEmpty }
+
+    /// How many folders have a watch (for log lines and tests).
+    var watchedFolderCount: Int { folders.count }
+
+    func descriptor(of folder: String) -> Int32? { descriptors[folder] }
+
+    var rootParent: String? {
+        guard root != "/", let slash = root.lastIndex(of: "/") else { return nil }
+        return slash == root.startIndex ? "/" : String(root[..<slash])
+    }
+
+    private var rootName: String { ContactFileKind.fileName(ofPath: root) }
+
+    // MARK: Inputs
+
+    mutating func start() -> [Action] {
+        [.scanTree(root, .attach)]
+    }
+
+    /// A reload asks for a full rescan: settings that decide how files parse may have changed.
+    mutating func reloadRequested() -> [Action] {
+        [.scanTree(root, attached ? .reload : .attach)]
+    }
+
+    /// The timer of `needsPeriodicWork` fired.
+    mutating func periodicTick() -> [Action] {
+        if !attached {
+            if parentWatch == .unavailable { parentWatch = .none }
+            return [.scanTree(root, .attach)]
+        }
+        return degradedTrees.sorted().map { .scanTree($0, .periodic) }
+    }
+
+    /// Whether the walk should try to watch `folder`: not below a degraded folder, whose
+    /// subtree is covered by its periodic rescans (the folder itself is retried).
+    func shouldWatch(_ folder: String) -> Bool {
+        !degradedTrees.contains { Self.isStrictlyInside(folder, $0) }
+    }
+
+    mutating func watchAdded(folder: String, descriptor: Int32) -> [Action] {
+        var actions: [Action] = []
+        // The kernel hands back the existing descriptor for a folder it already watches
+        // under another path: the folder was renamed while events were lost.
+        if let previousPath = folders[descriptor], previousPath != folder {
+            descriptors[previousPath] = nil
+        }
+        // The path now names another folder than before: the old watch is stale.
+        if let previous = descriptors[folder], previous != descriptor {
+            folders[previous] = nil
+            actions.append(.removeWatches([previous]))
+        }
+        folders[descriptor] = folder
+        descriptors[folder] = descriptor
+        degradedTrees.remove(folder)
+        return actions
+    }
+
+    /// `errno` from `inotify_add_watch`. Only running out of watches or memory degrades a
+    /// tree; a folder that vanished or cannot be read is reported by the walk itself.
+    mutating func watchFailed(folder: String, errno error: Int32, reason: String) -> [Action] {
+        guard Self.isResourceShortage(error) else { return [] }
+        if shouldWatch(folder) {
+            // A new degraded tree swallows degraded trees below it.
+            degradedTrees = degradedTrees.filter { !Self.isInside($0, folder) }
+            degradedTrees.insert(folder)
+        }
+        degradedReason = reason
+        return []
+    }
+
+    /// A walk of `tree` finished and found these folders (the tree itself first).
+    mutating func treeScanned(_ tree: String, folders walked: [String]) -> [Action] {
+        let walkedSet = Set(walked)
+        var stale: [Int32] = []
+        for (path, descriptor) in descriptors where Self.isInside(path, tree) && !walkedSet.contains(path) {
+            stale.append(descriptor)
+            descriptors[path] = nil
+            folders[descriptor] = nil
+        }
+        degradedTrees = degradedTrees.filter { !Self.isInside($0, tree) || walkedSet.contains($0) }
+        var actions: [Action] = stale.isEmpty ? [] : [.removeWatches(stale.sorted())]
+        if tree == root {
+            attached = true
+            if case .active(let descriptor) = parentWatch { actions.append(.removeWatches([descriptor])) }
+            parentWatch = .none
+        }
+        return actions
+    }
+
+    /// The walk could not start: the tree is gone (or is no longer a folder).
+    mutating func treeMissing(_ tree: String) -> [Action] {
+        guard tree == root else { return forgetTree(tree) }
+        if attached { return rootLost() }
+        if parentWatch == .none, let parent = rootParent {
+            parentWatch = .requested
+            return [.watchParent(parent), .scanTree(root, .attach)]
+        }
+        return []
+    }
+
+    /// The watcher is re-rooted (reload with another folder): every watch goes, and the
+    /// index forgets the old tree.
+    mutating func detach() -> [Action] {
+        var stale = folders.keys.sorted()
+        if case .active(let descriptor) = parentWatch { stale.append(descriptor) }
+        folders = [:]
+        descriptors = [:]
+        degradedTrees = []
+        attached = false
+        parentWatch = .none
+        return (stale.isEmpty ? [] : [.removeWatches(stale)]) + [.forgetTree(root)]
+    }
+
+    mutating func parentWatchAdded(descriptor: Int32) -> [Action] {
+        parentWatch = .active(descriptor)
+        return []
+    }
+
+    mutating func parentWatchFailed() -> [Action] {
+        parentWatch = .unavailable
+        return []
+    }
+
+    mutating func handle(_ event: InotifyEvent) -> [Action] {
+        if event.mask.contains(.queueOverflow) {
+            return [.scanTree(root, attached ? .overflow : .attach)]
+        }
+        if case .active(let parent) = parentWatch, event.watchDescriptor == parent {
+            return handleParentEvent(event)
+        }
+        guard let folder = folders[event.watchDescriptor] else { return [] }  // a watch already forgotten
+        if event.mask.contains(.ignored) || event.mask.contains(.unmount) {
+            // The kernel dropped the watch (its folder was deleted, or the file system unmounted).
+            forgetDescriptor(event.watchDescriptor)
+            return folder == root ? rootLost() : []
+        }
+        if event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
+            // Below the root the parent's IN_DELETE / IN_MOVED_FROM says the same with a name.
+            return folder == root ? rootLost() : []
+        }
+        // Hidden entries (".git", vdirsyncer's state) are never part of the tree.
+        guard let name = event.name, !name.isEmpty, !name.hasPrefix(".") else { return [] }
+        let path = folder == "/" ? "/" + name : folder + "/" + name
+        if event.mask.contains(.isDirectory) {
+            if event.mask.contains(.create) || event.mask.contains(.movedTo) { return [.scanTree(path, .appeared)] }
+            if event.mask.contains(.delete) || event.mask.contains(.movedFrom) { return forgetTree(path) }
+            return []
+        }
+        guard ContactFileKind.classify(fileName: name) != nil else { return [] }
+        if event.mask.contains(.closeWrite) || event.mask.contains(.movedTo) { return [.readFile(path)] }
+        if event.mask.contains(.create) { return [.readFileIfComplete(path)] }
+        if event.mask.contains(.delete) || event.mask.contains(.movedFrom) { return [.forgetFile(path)] }
+        return []
+    }
+
+    // MARK: Transitions
+
+    private mutating func handleParentEvent(_ event: InotifyEvent) -> [Action] {
+        if event.mask.contains(.ignored) || event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
+            parentWatch = .unavailable
+            return []
+        }
+        // Any kind of entry: the configured root may itself be a symbolic link to a folder.
+        guard !attached, event.name == rootName, event.mask.contains(.create) || event.mask.contains(.movedTo) else { return [] }
+        return [.scanTree(root, .attach)]
+    }
+
+    /// The root was deleted or moved away: drop every watch (after a move they would
+    /// report on a folder outside the configured path), empty the index, and wait for it.
+    private mutating func rootLost() -> [Action] {
+        let stale = folders.keys.sorted()
+        folders = [:]
+        descriptors = [:]
+        degradedTrees = []
+        attached = false
+        var actions: [Action] = stale.isEmpty ? [] : [.removeWatches(stale)]
+        actions.append(.forgetTree(root))
+        if let parent = rootParent, parentWatch == .none || parentWatch == .unavailable {
+            parentWatch = .requested
+            actions.append(.watchParent(parent))
+        }
+        // Checked after the parent watch exists, so a re-creation in between is not missed.
+        actions.append(.scanTree(root, .attach))
+        return actions
+    }
+
+    /// A folder left the tree (deleted or moved out): forget its contacts and its watches;
+    /// a moved-out folder would otherwise keep reporting events from outside the tree.
+    private mutating func forgetTree(_ tree: String) -> [Action] {
+        var stale: [Int32] = []
+        for (path, descriptor) in descriptors where Self.isInside(path, tree) {
+            stale.append(descriptor)
+            descriptors[path] = nil
+            folders[descriptor] = nil
+        }
+        degradedTrees = degradedTrees.filter { !Self.isInside($0, tree) }
+        var actions: [Action] = stale.isEmpty ? [] : [.removeWatches(stale.sorted())]
+        actions.append(.forgetTree(tree))
+        return actions
+    }
+
+    private mutating func forgetDescriptor(_ descriptor: Int32) {
+        guard let path = folders.removeValue(forKey: descriptor) else { return }
+        if descriptors[path] == descriptor { descriptors[path] = nil }
+    }
+
+    // MARK: Batches
+
+    /// Trims the actions of one batch of events without changing the outcome:
+    /// - a rescan of the root replaces everything, so file and folder work before it is moot
+    ///   (watch removals are kept: they release kernel resources);
+    /// - of several actions on one file only the last matters, each replacing the file's entry
+    ///   whole — so a burst of saves to one file parses it once.
+    static func coalesce(_ actions: [Action], root: String) -> [Action] {
+        var actions = actions
+        if let rescan = actions.lastIndex(where: { action in
+            // Not `.attach`: that walk forgets nothing when the root turns out to be missing.
+            if case .scanTree(let tree, let reason) = action { return tree == root && reason.isRescan }
+            return false
+        }) {
+            let kept = actions[..<rescan].filter { action in
+                switch action {
+                case .removeWatches, .watchParent: return true
+                default: return false
+                }
+            }
+            actions = kept + actions[rescan...]
+        }
+        var lastPosition: [String: Int] = [:]
+        for (position, action) in actions.enumerated() {
+            if let path = action.filePath { lastPosition[path] = position }
+        }
+        return actions.enumerated().compactMap { position, action in
+            guard let path = action.filePath else { return action }
+            return lastPosition[path] == position ? action : nil
+        }
+    }
+
+    /// Errors of `inotify_add_watch` / `inotify_init1` that mean "no more watches here", not
+    /// "this folder is a problem": ENOSPC is the `max_user_watches` limit.
+    static func isResourceShortage(_ error: Int32) -> Bool {
+        error == ENOSPC || error == ENOMEM || error == EMFILE || error == ENFILE
+    }
+
+    // MARK: Paths
+
+    /// `path` is `tree` or below it ("/a/b" holds "/a/b/c", not "/a/bc").
+    static func isInside(_ path: String, _ tree: String) -> Bool {
+        path == tree || isStrictlyInside(path, tree)
+    }
+
+    static func isStrictlyInside(_ path: String, _ tree: String) -> Bool {
+        let prefix = tree == "/" ? "/" : tree + "/"
+        return path.count > prefix.count && path.utf8.starts(with: prefix.utf8)
+    }
+}
+
+extension WatcherHealth {
+    /// How `Status` shows it; `retryInterval` is how often degraded trees are rescanned.
+    func info(root: String, retryInterval: Duration) -> WatchHealthInfo {
+        switch self {
+        case .watching:
+            return WatchHealthInfo(state: "watching", message: "every folder of \"\(root)\" is watched with inotify")
+        case .degraded(let trees, let reason):
+            return WatchHealthInfo(
+                state: "degraded", degradedTrees: trees,
+                message: "cannot watch \(trees.count) folder tree(s) with inotify (\(reason)); rescanning them every \(retryInterval.wholeSeconds) s instead")
+        case .reattaching:
+            return WatchHealthInfo(state: "reattaching", message: "the contacts folder \"\(root)\" is missing; waiting for it to appear")
+        }
+    }
+}
+
+extension Duration {
+    /// Rounded to at least 1, for messages.
+    var wholeSeconds: Int64 {
+        max(1, components.seconds + (components.attoseconds >= 500_000_000_000_000_000 ? 1 : 0))
+    }
+}
