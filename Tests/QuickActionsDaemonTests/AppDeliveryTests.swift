@@ -160,13 +160,3 @@ final class LaunchCommandRunnerTests: XCTestCase {
         XCTAssertEqual(LaunchCommandRunner.describe(waitStatus: 9), "was killed by signal 9")
     }
 }
-
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
-private func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}

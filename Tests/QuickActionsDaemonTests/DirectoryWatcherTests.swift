@@ -66,6 +66,7 @@ final class CollectingLogSink: LogSink {
     var messages: [String] { records.withLock { $0.map(\.message) } }
 }
 
+/// Polls `condition` until it holds or `timeout` seconds pass: tests wait for events, never for a fixed time.
 func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
