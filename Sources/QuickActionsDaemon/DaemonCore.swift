@@ -64,7 +64,8 @@ actor DaemonCore {
     let logger: Logger
     private var stateError: String?
     var activity = ActivityCounters()
-    var watchHealth = WatchHealthInfo(state: "scanning-only", message: "contacts are read at start-up and on reload")
+    /// Replaced by the watcher's first update, which the daemon applies before it listens.
+    var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet")
     /// The connected app, actions waiting for it, and the watchers (see AppDelivery.swift).
     var app: AppDeliveryRuntime
     let socketPath: String
@@ -103,7 +104,8 @@ actor DaemonCore {
             appVersion: state.appVersion, appConnected: appConnected,
             staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
             rescans: activity.rescans, eventsHandled: activity.eventsHandled, filesParsed: activity.filesParsed,
-            usage: state.usageCounts, stateError: stateError)
+            usage: state.usageCounts, stateError: stateError,
+            pendingLaunchItem: state.pendingLaunchItem, watchers: watcherCount)
     }
 
     func list(_ parameters: ListParameters) throws(QuickActionsCallError) -> ListReply {

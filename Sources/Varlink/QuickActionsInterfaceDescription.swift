@@ -58,7 +58,8 @@ public enum QuickActionsInterface {
 
         # Health of the contacts directory watcher.
         type WatchHealth (
-          # "watching", "degraded" (some trees fall back to periodic rescans) or "stopped".
+          # "watching", "degraded" (some trees fall back to periodic rescans) or
+          # "reattaching" (the contacts folder is missing; waiting for it to appear).
           state: string,
           # Trees that could not be watched with inotify and are rescanned periodically.
           degradedTrees: []string,
@@ -90,7 +91,13 @@ public enum QuickActionsInterface {
           eventsHandled: int,
           filesParsed: int,
           # Trigger counts per item type (favorites as "type/contactIdentifier").
-          usage: [string]int
+          usage: [string]int,
+          # Why the last state write failed, while it keeps failing.
+          stateError: ?string,
+          # The item waiting for the app's next Connect, if any.
+          pendingLaunchItem: ?Item,
+          # Open Watch streams.
+          watchers: int
         )
 
         # The quick actions: the displayed ones, or with all every item marked

@@ -40,7 +40,7 @@ public struct InvalidFileInfo: Codable, Sendable, Equatable {
 }
 
 public struct WatchHealthInfo: Codable, Sendable, Equatable {
-    /// `watching`, `degraded` (periodic rescans instead of inotify somewhere), `reattaching`, `scanning-only`.
+    /// `watching`, `degraded` (periodic rescans instead of inotify somewhere), `reattaching`, or `starting` before the first scan.
     public var state: String
     public var degradedTrees: [String]
     public var message: String?
@@ -75,13 +75,18 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var usage: [String: Int]
     /// Why the last state write failed, while it keeps failing (it is retried on the next change).
     public var stateError: String?
+    /// The item a trigger left for the app's next `Connect` (no app was connected).
+    public var pendingLaunchItem: ShortcutItem?
+    /// Open `Watch` streams.
+    public var watchers: Int
 
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
         stateFile: String, socket: String, contacts: Int, favorites: Int, invalidFiles: [InvalidFileInfo],
         duplicates: Int, generation: UInt64, launched: Bool, appVersion: String, appConnected: Bool,
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
-        filesParsed: Int, usage: [String: Int], stateError: String?
+        filesParsed: Int, usage: [String: Int], stateError: String?,
+        pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0
     ) {
         self.version = version
         self.configFile = configFile
@@ -105,6 +110,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.filesParsed = filesParsed
         self.usage = usage
         self.stateError = stateError
+        self.pendingLaunchItem = pendingLaunchItem
+        self.watchers = watchers
     }
 }
 

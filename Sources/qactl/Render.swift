@@ -13,7 +13,8 @@ enum Render {
         let watchState = status.watch.state == "watching" ? style.green(status.watch.state) : style.yellow(status.watch.state)
         var rows: [(String, String)] = [
             ("contacts", contacts),
-            ("quick actions", "\(status.staticItems) static, \(status.dynamicItems) dynamic, generation \(status.generation)"),
+            ("quick actions", "\(status.staticItems) static, \(status.dynamicItems) dynamic, generation \(status.generation)"
+                + (status.watchers > 0 ? ", \(status.watchers) watcher\(status.watchers == 1 ? "" : "s")" : "")),
             ("app", "\(status.launched ? "launched" : "not launched yet")"
                 + (status.appVersion.isEmpty ? "" : ", version \(status.appVersion)")
                 + (status.appConnected ? ", connected" : "")),
@@ -25,6 +26,8 @@ enum Render {
             ("state", status.stateFile),
             ("socket", status.socket),
         ]
+        if let pending = status.pendingLaunchItem { rows.insert(("pending", "\(pending.title) (\(pending.type)), for the app's next launch"), at: 3) }
+        if let stateError = status.stateError { rows.append(("state error", style.red(stateError))) }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for (key, count) in status.usage.sorted(by: { $0.key < $1.key }) { rows.append(("used", "\(count)× \(key)")) }
         let width = rows.map(\.0.count).max() ?? 0

@@ -219,6 +219,9 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         XCTAssertTrue(fixture.qactl(["trigger", "2"]).stdout.contains("no LaunchCommand configured"))
         XCTAssertEqual(fixture.stop(), 0)
         try fixture.start()
+        let waiting = try fixture.qactl(["status", "--json"]).json()
+        XCTAssertEqual((waiting["pendingLaunchItem"] as? [String: Any])?["type"] as? String, "ShareAction", "status shows the restored pending item")
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("Share (ShareAction), for the app's next launch"))
 
         // The reference Python client is the app: the first Connect reply carries the newest item.
         let connectTwice = """
@@ -240,6 +243,7 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         let status = try fixture.qactl(["status", "--json"]).json()
         XCTAssertEqual(status["launched"] as? Bool, true)
         XCTAssertEqual(status["appVersion"] as? String, "9.9")
+        XCTAssertNil(status["pendingLaunchItem"] as? [String: Any], "consumed by the first Connect")
         // The handover is persisted: a restart does not bring the item back.
         XCTAssertEqual(fixture.stop(), 0)
         let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: fixture.stateFile)) as? [String: Any]
@@ -393,6 +397,8 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         let humanWatcher = try BackgroundProcess(DaemonFixture.qactl, ["watch"], environment: fixture.environment, outputFile: human)
         XCTAssertTrue(waitUntil(timeout: 10) { humanWatcher.output.contains("generation 2") }, humanWatcher.output)
         XCTAssertTrue(humanWatcher.output.contains("SHOWN"), humanWatcher.output)
+        XCTAssertEqual(try fixture.qactl(["status", "--json"]).json()["watchers"] as? Int, 2, "both watch streams are counted")
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("generation 2, 2 watchers"))
     }
 
     func testAWatcherThatNeverReadsNeitherBlocksOthersNorGrowsTheDaemon() throws {
