@@ -20,7 +20,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BUILD_LOG = .build/check-build.log
 
-.PHONY: all build deps test-deps demo check test install uninstall clean
+.PHONY: all build deps test-deps demo check test bench install uninstall clean
 
 all: build
 
@@ -45,6 +45,10 @@ check: test-deps
 	$(SWIFT) test --skip-build --disable-swift-testing
 
 test: check
+
+# Prints figures and ratios against floors measured in the same run (release build); never part of check.
+bench: deps
+	scripts/bench
 
 install: $(if $(SKIP_BUILD),,build)
 	install -d $(BINDIR)
