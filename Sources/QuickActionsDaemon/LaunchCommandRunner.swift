@@ -104,6 +104,16 @@ final class LaunchCommandRunner: Sendable {
         return entries
     }
 
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, CInt) -> CInt
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34+), looked up at run time because
+    /// <spawn.h> declares it only under `_GNU_SOURCE`, which the Swift Glibc module is built without.
+    /// On an older glibc it is missing and the app inherits the descriptors, as before.
+    private static let addCloseFrom: AddCloseFrom? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)
+    }()
+
     private static func spawn(_ request: LaunchRequest) throws(SystemCallError) -> pid_t {
         let environment = environment(for: request, inheriting: currentEnvironment())
         var attributes = posix_spawnattr_t()
@@ -129,6 +139,12 @@ final class LaunchCommandRunner: Sendable {
         defer { posix_spawn_file_actions_destroy(&fileActions) }
         // The daemon's stdin is nothing the app should read; stdout and stderr go where the daemon's go (the journal).
         posix_spawn_file_actions_addopen(&fileActions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        // SwiftNIO accepts connections and creates its epoll descriptors without close-on-exec:
+        // an app that inherited them would hold clients' connections half-open across the
+        // daemon's stops and restarts. Everything above stderr is closed in the child.
+        if let addCloseFrom = Self.addCloseFrom {
+            _ = addCloseFrom(&fileActions, STDERR_FILENO + 1)
+        }
 
         let argv = request.command.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]

@@ -263,8 +263,12 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         let dumpFile = fixture.root.appendingPathComponent("dump.json")
         try """
             import json, os, sys
+            inherited = {}
+            for name in os.listdir("/proc/self/fd"):
+                try: inherited[name] = os.readlink("/proc/self/fd/" + name)
+                except OSError: pass  # the listing's own descriptor, closed by now
             ignored = next(l for l in open("/proc/self/status") if l.startswith("SigIgn:")).split()[1]
-            json.dump({"argv": sys.argv[1:], "sigign": int(ignored, 16),
+            json.dump({"argv": sys.argv[1:], "sigign": int(ignored, 16), "fds": inherited,
                        "env": {k: v for k, v in os.environ.items() if k.startswith("QACTD_") or k in ("NOTIFY_SOCKET", "LISTEN_FDS")}},
                       open(sys.argv[1], "w"))
             """.write(to: dump, atomically: true, encoding: .utf8)
@@ -293,6 +297,11 @@ final class AppDeliveryEndToEndTests: XCTestCase {
         XCTAssertEqual(environment["QACTD_SOCKET"], fixture.socketPath)
         XCTAssertNil(environment["NOTIFY_SOCKET"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker.path), "nothing reached a shell")
+        // Nothing of the daemon's leaks into the app: no client connection (the trigger's own was
+        // open while it spawned), no listening socket, no event-loop descriptor.
+        let descriptors = try XCTUnwrap(dumped["fds"] as? [String: String])
+        let leaked = descriptors.filter { (Int($0.key) ?? 0) > 2 && ($0.value.hasPrefix("socket:") || $0.value.hasPrefix("anon_inode:")) }
+        XCTAssertEqual(leaked, [:], "descriptors the launched app inherited: \(descriptors)")
         // The daemon ignores SIGTERM/SIGHUP/SIGINT itself; the app must get them back.
         let ignored = try XCTUnwrap(dumped["sigign"] as? Int)
         for signalNumber in [SIGHUP, SIGINT, SIGTERM] {
