@@ -98,14 +98,15 @@ final class DirectoryWatcher: Sendable {
     /// result has been delivered, so a `Reload` reply comes after the index is current.
     func reload(scanner: ContactsDirectoryScanner) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Woken under the lock: once `stop` has marked the watcher closed nobody sends,
+            // so the wake socket's number, closed and perhaps reused, never gets a stray byte.
             let queued = control.withLock { control -> Bool in
                 guard control.running, !control.closed else { return false }
                 control.requests.append(.reload(scanner, continuation))
+                wake()
                 return true
             }
-            if queued {
-                wake()
-            } else {
+            if !queued {
                 continuation.resume()
             }
         }
@@ -119,6 +120,7 @@ final class DirectoryWatcher: Sendable {
                 if control.closed { return .alreadyClosed }
                 if control.running {
                     control.requests.append(.stop(continuation))
+                    wake()  // under the lock, as in `reload`
                     return .queued
                 }
                 control.closed = true
@@ -126,7 +128,7 @@ final class DirectoryWatcher: Sendable {
             }
             switch step {
             case .queued:
-                wake()
+                break
             case .closeNow:
                 closeDescriptors()
                 continuation.resume()
@@ -293,13 +295,25 @@ final class WatcherEngine {
             actions = WatcherStateMachine.coalesce(actions, root: machine.root)
             var finishedCreations = false
             actions = actions.compactMap { action in
-                guard case .readFileIfComplete(let path) = action else { return action }
-                switch OpenForWritingProbe.isOpenForWriting(path) {
-                case true?: return nil  // its IN_CLOSE_WRITE will come
-                case false?:
-                    finishedCreations = true
-                    return .readFile(path)
-                case nil: return action
+                switch action {
+                case .readFileIfComplete(let path):
+                    switch OpenForWritingProbe.isOpenForWriting(path) {
+                    // Its IN_CLOSE_WRITE will come. Whatever the index held under this name
+                    // (a file deleted and created again) is gone meanwhile.
+                    case true?: return .forgetFile(path)
+                    case false?:
+                        finishedCreations = true
+                        return .readFile(path)
+                    case nil: return action
+                    }
+                case .readFile(let path):
+                    // Written again since the close that queued this read (a busy moment, a
+                    // tool that saves twice): reading now could catch it half-done, and the
+                    // writer's own IN_CLOSE_WRITE is certain to follow. The index keeps the
+                    // previous version until then.
+                    return OpenForWritingProbe.isOpenForWriting(path) == true ? nil : action
+                default:
+                    return action
                 }
             }
             // Bounded: under a steady stream of new files, batches must still end.

@@ -28,7 +28,21 @@ final class WatcherHarness: Sendable {
         watcher.run { [self] update in apply(update) }
     }
 
+    /// While held, deliveries wait (as behind a busy core), so events pile up in the kernel queue.
+    private let gate = Mutex((held: false, waiting: 0))
+
+    func holdDeliveries() { gate.withLock { $0.held = true } }
+    func releaseDeliveries() { gate.withLock { $0.held = false } }
+    var waitingDeliveries: Int { gate.withLock { $0.waiting } }
+
     private func apply(_ update: ContactsDirectoryUpdate) {
+        if gate.withLock({ gate -> Bool in
+            if gate.held { gate.waiting += 1 }
+            return gate.held
+        }) {
+            while gate.withLock({ $0.held }) { usleep(1_000) }
+            gate.withLock { $0.waiting -= 1 }
+        }
         seen.withLock { seen in
             for change in update.changes {
                 switch change {
@@ -316,6 +330,58 @@ final class DirectoryWatcherTests: XCTestCase {
         try write("home/gil.vcf", card("Gil"))
         XCTAssertTrue(waitUntil { watcher.names == ["Carl", "Eve", "Fay", "Gil", "Outside"] }, "\(watcher.names)")
         XCTAssertEqual(watcher.health.state, "watching")
+    }
+
+    func testACloseHandledWhileTheFileIsWrittenAgainDoesNotReadItHalfDone() throws {
+        let watcher = start()
+        try write("ann.vcf", card("Ann Zero"))
+        XCTAssertTrue(waitUntil { watcher.names == ["Ann Zero"] }, "\(watcher.names)")
+
+        // The core is busy: the next save is read and its delivery waits.
+        watcher.holdDeliveries()
+        try write("ann.vcf", card("Ann One"))
+        XCTAssertTrue(waitUntil { watcher.waitingDeliveries == 1 })
+        // Meanwhile the file is saved again (its IN_CLOSE_WRITE queues) and then opened for a
+        // third save, which is half written when the watcher gets to that close.
+        try write("ann.vcf", card("Ann Two"))
+        let path = root + "/ann.vcf"
+        let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        let text = Array(card("Ann Three").utf8)
+        let half = text.count / 2
+        XCTAssertEqual(text[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half)
+        watcher.releaseDeliveries()
+        try settle(watcher)
+        XCTAssertEqual(watcher.names, ["Ann One"], "the half-written third save was not read; the index keeps the last complete one")
+        XCTAssertEqual(watcher.index.invalidFiles.count, 0)
+
+        XCTAssertEqual(text[half...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, text.count - half)
+        close(descriptor)
+        XCTAssertTrue(waitUntil { watcher.names == ["Ann Three"] }, "read at the writer's own close: \(watcher.names)")
+    }
+
+    func testAFileDeletedAndCreatedAgainLeavesTheIndexWhileTheNewOneIsWritten() throws {
+        let watcher = start()
+        try write("bob.vcf", card("Bob"))
+        XCTAssertTrue(waitUntil { watcher.names == ["Bob"] }, "\(watcher.names)")
+
+        // Delete and create again within one batch (the core was busy), the new file still open.
+        watcher.holdDeliveries()
+        try write("other.vcf", card("Other"))
+        XCTAssertTrue(waitUntil { watcher.waitingDeliveries == 1 })
+        try FileManager.default.removeItem(atPath: root + "/bob.vcf")
+        let descriptor = open(root + "/bob.vcf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        let text = Array(card("Robert").utf8)
+        let half = text.count / 2
+        XCTAssertEqual(text[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half)
+        watcher.releaseDeliveries()
+        try settle(watcher)
+        XCTAssertEqual(watcher.names, ["Other"], "the deleted Bob is gone; the new file waits for its close")
+
+        XCTAssertEqual(text[half...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, text.count - half)
+        close(descriptor)
+        XCTAssertTrue(waitUntil { watcher.names == ["Other", "Robert"] }, "\(watcher.names)")
     }
 
     func testAFileBeingWrittenInANewFolderIsNotReadHalfDone() throws {
