@@ -30,6 +30,9 @@ struct AppDeliveryRuntime {
     var machine: AppConnectionStateMachine
     var appStreams: [AppSessionID: Replies] = [:]
     var waitingTriggers: [String: AsyncStream<AppDeliveryResult>.Continuation] = [:]
+    /// One per waiting trigger, cancelled when it ends some other way, so a high trigger rate
+    /// with a long `ResponseTimeoutSec` leaves no sleeping tasks behind.
+    var responseTimers: [String: Task<Void, Never>] = [:]
     var watchers = WatchBroadcaster()
     let launcher: LaunchCommandRunner
 
@@ -99,8 +102,9 @@ extension DaemonCore {
             switch yielded {
             case .enqueued?:
                 let timeout = settings.configuration.responseTimeout
-                Task {
+                app.responseTimers[token] = Task {
                     try? await Task.sleep(for: timeout)
+                    guard !Task.isCancelled else { return }
                     self.responseTimedOut(token: token)
                 }
             case .terminated?:
@@ -166,6 +170,7 @@ extension DaemonCore {
 
     private func finishTriggers(_ tokens: [String], with result: AppDeliveryResult) {
         for token in tokens {
+            app.responseTimers.removeValue(forKey: token)?.cancel()
             guard let waiting = app.waitingTriggers.removeValue(forKey: token) else { continue }
             waiting.yield(result)
             waiting.finish()
