@@ -90,6 +90,29 @@ func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// A file in the middle of a save: opened for writing with the first half of its text
+/// written, the rest written and the file closed by `finish()`.
+struct HalfWrittenFile {
+    let path: String
+    private let descriptor: CInt
+    private let rest: [UInt8]
+
+    init(_ path: String, _ text: String, flags: CInt = O_CREAT | O_EXCL, file: StaticString = #filePath, line: UInt = #line) {
+        self.path = path
+        descriptor = open(path, O_WRONLY | O_CLOEXEC | flags, 0o644)
+        XCTAssertGreaterThanOrEqual(descriptor, 0, "open \(path)", file: file, line: line)
+        let bytes = Array(text.utf8)
+        let half = bytes.count / 2
+        rest = Array(bytes[half...])
+        XCTAssertEqual(bytes[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half, file: file, line: line)
+    }
+
+    func finish(file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(rest.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, rest.count, file: file, line: line)
+        close(descriptor)
+    }
+}
+
 final class DirectoryWatcherTests: XCTestCase {
     private var base = ""
     private var root: String { base + "/contacts" }
@@ -177,17 +200,11 @@ final class DirectoryWatcherTests: XCTestCase {
 
     func testWriteThenCloseParsesTheFileOnceAndNeverHalfWritten() throws {
         let watcher = start()
-        let path = root + "/ann.vcf"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        XCTAssertGreaterThanOrEqual(descriptor, 0)
-        let text = Array(card("Ann", favorite: true).utf8)
-        let half = text.count / 2
-        XCTAssertEqual(text[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half)
+        let saving = HalfWrittenFile(root + "/ann.vcf", card("Ann", favorite: true))
         try settle(watcher)  // IN_CREATE of the half-written file has been handled by now
-        XCTAssertNil(watcher.index.entry(path: path), "a file still being written is not read")
+        XCTAssertNil(watcher.index.entry(path: saving.path), "a file still being written is not read")
         let parsedBefore = watcher.work.filesParsed
-        XCTAssertEqual(text[half...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, text.count - half)
-        close(descriptor)
+        saving.finish()
         XCTAssertTrue(waitUntil { watcher.favoriteNames == ["Ann"] })
         XCTAssertEqual(watcher.work.filesParsed, parsedBefore + 1, "one close, one parse")
 
@@ -344,19 +361,13 @@ final class DirectoryWatcherTests: XCTestCase {
         // Meanwhile the file is saved again (its IN_CLOSE_WRITE queues) and then opened for a
         // third save, which is half written when the watcher gets to that close.
         try write("ann.vcf", card("Ann Two"))
-        let path = root + "/ann.vcf"
-        let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(descriptor, 0)
-        let text = Array(card("Ann Three").utf8)
-        let half = text.count / 2
-        XCTAssertEqual(text[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half)
+        let saving = HalfWrittenFile(root + "/ann.vcf", card("Ann Three"), flags: O_TRUNC)
         watcher.releaseDeliveries()
         try settle(watcher)
         XCTAssertEqual(watcher.names, ["Ann One"], "the half-written third save was not read; the index keeps the last complete one")
         XCTAssertEqual(watcher.index.invalidFiles.count, 0)
 
-        XCTAssertEqual(text[half...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, text.count - half)
-        close(descriptor)
+        saving.finish()
         XCTAssertTrue(waitUntil { watcher.names == ["Ann Three"] }, "read at the writer's own close: \(watcher.names)")
     }
 
@@ -370,33 +381,22 @@ final class DirectoryWatcherTests: XCTestCase {
         try write("other.vcf", card("Other"))
         XCTAssertTrue(waitUntil { watcher.waitingDeliveries == 1 })
         try FileManager.default.removeItem(atPath: root + "/bob.vcf")
-        let descriptor = open(root + "/bob.vcf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        XCTAssertGreaterThanOrEqual(descriptor, 0)
-        let text = Array(card("Robert").utf8)
-        let half = text.count / 2
-        XCTAssertEqual(text[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half)
+        let saving = HalfWrittenFile(root + "/bob.vcf", card("Robert"))
         watcher.releaseDeliveries()
         try settle(watcher)
         XCTAssertEqual(watcher.names, ["Other"], "the deleted Bob is gone; the new file waits for its close")
 
-        XCTAssertEqual(text[half...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, text.count - half)
-        close(descriptor)
+        saving.finish()
         XCTAssertTrue(waitUntil { watcher.names == ["Other", "Robert"] }, "\(watcher.names)")
     }
 
     func testAFileBeingWrittenInANewFolderIsNotReadHalfDone() throws {
         let watcher = start()
         try FileManager.default.createDirectory(atPath: root + "/fresh", withIntermediateDirectories: true)
-        let path = root + "/fresh/ann.vcf"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        XCTAssertGreaterThanOrEqual(descriptor, 0)
-        let text = Array(card("Ann", favorite: true).utf8)
-        let half = text.count / 2
-        XCTAssertEqual(text[..<half].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, half)
+        let saving = HalfWrittenFile(root + "/fresh/ann.vcf", card("Ann", favorite: true))
         try settle(watcher)  // the new folder has been walked, and the file's IN_CREATE handled, by now
-        XCTAssertNil(watcher.index.entry(path: path), "neither the walk of the new folder nor IN_CREATE read it half-written")
-        XCTAssertEqual(text[half...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }, text.count - half)
-        close(descriptor)
+        XCTAssertNil(watcher.index.entry(path: saving.path), "neither the walk of the new folder nor IN_CREATE read it half-written")
+        saving.finish()
         XCTAssertTrue(waitUntil { watcher.favoriteNames == ["Ann"] })
     }
 
