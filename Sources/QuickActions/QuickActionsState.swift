@@ -114,10 +114,7 @@ public struct QuickActionsState: Hashable, Sendable {
                 guard let found = contactLookup(identifier) else { return .failure(.contactRemoved(identifier)) }
                 contact = found
             }
-            // With the current version unknown there is nothing to compare against.
-            if !appVersion.isEmpty, item.userInfo[DynamicItemUserInfoKey.appVersion] != .string(appVersion) {
-                stale = true
-            }
+            stale = isStale(item)
         }
         usageCounts[item.usageKey, default: 0] += 1
         let delivery: TriggerDelivery
@@ -128,6 +125,14 @@ public struct QuickActionsState: Hashable, Sendable {
             delivery = .launch
         }
         return .success(TriggerResolution(item: item, contact: contact, stale: stale, delivery: delivery))
+    }
+
+    /// An item made for another app version than the current one: the app was updated
+    /// and has not recomputed its dynamic items yet. With the current version unknown
+    /// there is nothing to compare against.
+    public func isStale(_ item: ShortcutItem) -> Bool {
+        guard let madeFor = item.userInfo[DynamicItemUserInfoKey.appVersion], !appVersion.isEmpty else { return false }
+        return madeFor != .string(appVersion)
     }
 
     /// Hands the pending launch item to the app that just connected, exactly once.

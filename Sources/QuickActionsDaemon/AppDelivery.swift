@@ -66,7 +66,7 @@ extension DaemonCore {
         app.appStreams[session] = replies
         replies.onTermination = { _ in Task { await self.appStreamEnded(session) } }
         let first = ConnectReply(
-            pendingItem: pending, contact: pending.flatMap(contact(for:)), stale: pending.map(isStale))
+            pendingItem: pending, contact: pending.flatMap(contact(for:)), stale: pending.map(state.isStale))
         logger.log(.info, "The app connected (\(session))\(pending.map { ", handing it the pending item '\($0.type)'" } ?? "").")
         let yielded = (try? VarlinkReply(encoding: first, continues: true)).map { replies.yield($0) }
         if case .terminated? = yielded {
@@ -179,12 +179,6 @@ extension DaemonCore {
 
     private func contact(for item: ShortcutItem) -> Contact? {
         item.contactIdentifier.flatMap { index.contact(identifier: $0) }
-    }
-
-    /// Same rule as a trigger's `stale`: a dynamic item made for another app version.
-    private func isStale(_ item: ShortcutItem) -> Bool {
-        guard let madeFor = item.userInfo[DynamicItemUserInfoKey.appVersion], !state.appVersion.isEmpty else { return false }
-        return madeFor != .string(state.appVersion)
     }
 
     // MARK: Watch

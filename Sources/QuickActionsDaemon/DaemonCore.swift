@@ -195,11 +195,6 @@ actor DaemonCore {
 
     // MARK: Contacts and settings
 
-    func replaceIndex(_ newIndex: ContactIndex, counting work: ActivityCounters) {
-        index = newIndex
-        record(work)
-    }
-
     func record(_ work: ActivityCounters) {
         activity.filesParsed += work.filesParsed
         activity.rescans += work.rescans

@@ -14,25 +14,32 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         }
         switch method {
         case .connect:
-            guard call.more else { return .failing(.expectedMore) }
-            let parameters: AppVersionParameters
-            do { parameters = try call.decodeParameters(AppVersionParameters.self) } catch { return .failing(error) }
-            let (replies, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(
-                bufferingPolicy: AppDeliveryRuntime.appBufferingPolicy)
-            let core = self.core
-            Task { await core.connectApp(appVersion: parameters.appVersion, replies: continuation) }
-            return replies
+            return stream(call, AppVersionParameters.self, bufferingPolicy: AppDeliveryRuntime.appBufferingPolicy) { core, parameters, replies in
+                await core.connectApp(appVersion: parameters.appVersion, replies: replies)
+            }
         case .watch:
-            guard call.more else { return .failing(.expectedMore) }
-            do { _ = try call.decodeParameters(NoParameters.self) } catch { return .failing(error) }
-            let (replies, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(
-                bufferingPolicy: WatchBroadcaster.bufferingPolicy)
-            let core = self.core
-            Task { await core.watch(replies: continuation) }
-            return replies
+            return stream(call, NoParameters.self, bufferingPolicy: WatchBroadcaster.bufferingPolicy) { core, _, replies in
+                await core.watch(replies: replies)
+            }
         default:
             return .single { try await self.reply(to: method, call) }
         }
+    }
+
+    /// A `more` call whose replies the core pushes for as long as the caller stays: the
+    /// stream is handed to the core, which keeps its continuation.
+    private func stream<Parameters: Decodable & Sendable>(
+        _ call: VarlinkCall, _ type: Parameters.Type,
+        bufferingPolicy: AsyncThrowingStream<VarlinkReply, any Error>.Continuation.BufferingPolicy,
+        register: @escaping @Sendable (DaemonCore, Parameters, AsyncThrowingStream<VarlinkReply, any Error>.Continuation) async -> Void
+    ) -> AsyncThrowingStream<VarlinkReply, any Error> {
+        guard call.more else { return .failing(.expectedMore) }
+        let parameters: Parameters
+        do { parameters = try call.decodeParameters(type) } catch { return .failing(error) }
+        let (replies, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(bufferingPolicy: bufferingPolicy)
+        let core = self.core
+        Task { await register(core, parameters, continuation) }
+        return replies
     }
 
     private func reply(to method: QuickActionsInterface.Method, _ call: VarlinkCall) async throws -> VarlinkReply {
