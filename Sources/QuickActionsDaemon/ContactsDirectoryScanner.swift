@@ -59,38 +59,59 @@ public struct ContactsDirectoryScanner: Sendable {
 
     /// Reads and parses ONE file; standalone so the watcher can call it per event.
     public func read(path: String) -> Result<[Contact], ContactFileProblem> {
+        switch read(path: path, underLease: nil) {
+        case .read(let result): result
+        case .writerOpen: .failure(.unreadable(reason: "it is open for writing"))  // not reached without a lease
+        }
+    }
+
+    /// What a read under a lease found.
+    enum LeasedRead {
+        /// Some process has the file open for writing: nothing was read.
+        case writerOpen
+        case read(Result<[Contact], ContactFileProblem>)
+    }
+
+    /// Reads one file, with `underLease` holding a read lease on it for the whole read (see
+    /// `OpenForWritingProbe`), so a writer can neither be there nor open it meanwhile; where
+    /// leases are unavailable the file is read as it is.
+    func read(path: String, underLease acquireLease: WriterProbe?) -> LeasedRead {
         let fileName = ContactFileKind.fileName(ofPath: path)
         guard ContactFileKind.classify(fileName: fileName) != nil else {
-            return .failure(.notAContactFile(fileName: fileName))
+            return .read(.failure(.notAContactFile(fileName: fileName)))
         }
         // O_NONBLOCK: a FIFO named like a contact file must not hang the daemon in open().
         let descriptor = Self.retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard descriptor >= 0 else {
             let error = errno
             if error == ELOOP {
-                return .failure(.unreadable(reason: "it is a symbolic link, and links are not followed"))
+                return .read(.failure(.unreadable(reason: "it is a symbolic link, and links are not followed")))
             }
-            return .failure(.unreadable(reason: Self.errorText(error)))
+            return .read(.failure(.unreadable(reason: Self.errorText(error))))
         }
+        // Closing the descriptor also releases the lease.
         defer { close(descriptor) }
 
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
-            return .failure(.unreadable(reason: Self.errorText(errno)))
+            return .read(.failure(.unreadable(reason: Self.errorText(errno))))
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            return .failure(.unreadable(reason: "it is not a regular file"))
+            return .read(.failure(.unreadable(reason: "it is not a regular file")))
+        }
+        if let acquireLease, acquireLease(descriptor) == true {
+            return .writerOpen
         }
         let size = Int(info.st_size)
         guard size <= maxFileBytes else {
-            return .failure(.tooLarge(size: size, limit: maxFileBytes))
+            return .read(.failure(.tooLarge(size: size, limit: maxFileBytes)))
         }
 
         switch readAll(descriptor, expectedSize: size) {
         case .success(let bytes):
-            return ContactFileKind.contacts(inFileAt: path, bytes: bytes, options: options)
+            return .read(ContactFileKind.contacts(inFileAt: path, bytes: bytes, options: options))
         case .failure(let problem):
-            return .failure(problem)
+            return .read(.failure(problem))
         }
     }
 

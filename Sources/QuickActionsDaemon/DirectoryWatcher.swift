@@ -21,6 +21,7 @@ struct ContactsDirectoryUpdate: Sendable {
 /// Returns the watch descriptor, or -1 with `errno` set.
 typealias InotifyAddWatch = @Sendable (_ inotify: Int32, _ path: String, _ mask: UInt32) -> Int32
 
+
 struct DirectoryWatcherTiming: Sendable {
     /// How often a tree without watches (the watch limit was hit) is re-read.
     var degradedRescanInterval: Duration = .seconds(30)
@@ -57,9 +58,10 @@ final class DirectoryWatcher: Sendable {
 
     init(
         scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming = DirectoryWatcherTiming(),
-        addWatch: @escaping InotifyAddWatch = { inotify_add_watch($0, $1, $2) }
+        addWatch: @escaping InotifyAddWatch = { inotify_add_watch($0, $1, $2) },
+        probeWriter: @escaping WriterProbe = OpenForWritingProbe.acquireReadLease
     ) {
-        engine = Mutex(WatcherEngine(scanner: scanner, logger: logger, timing: timing, addWatch: addWatch))
+        engine = Mutex(WatcherEngine(scanner: scanner, logger: logger, timing: timing, addWatch: addWatch, probeWriter: probeWriter))
         var pair: [Int32] = [-1, -1]
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         if (try? retryingSystemCall("socketpair", { socketpair(AF_UNIX, flags, 0, &pair) })) == nil {
@@ -173,6 +175,7 @@ final class DirectoryWatcher: Sendable {
             let eventsReady = ready > 0 && descriptors[0].revents != 0
             let update = engine.withLock { engine -> ContactsDirectoryUpdate? in
                 if eventsReady { engine.readAndHandleEvents() }
+                engine.probeWaitingWritersIfDue()
                 engine.tickIfDue()
                 for (scanner, _) in reloads { engine.reload(scanner) }
                 return engine.takeUpdate(force: false)
@@ -235,6 +238,11 @@ final class WatcherEngine {
     let logger: Logger
     private let timing: DirectoryWatcherTiming
     private let addWatch: InotifyAddWatch
+    private let probeWriter: WriterProbe
+    /// Wall-clock time of `startInstant`, so a monotonic instant can be shown as a date that
+    /// stays the same from one status to the next.
+    private let startInstant = ContinuousClock.now
+    private let startDate = Date()
     private(set) var inotify: Int32 = -1
     /// Why `inotify_init1` failed; every folder then counts as unwatchable (periodic rescans).
     private var inotifyError: Int32 = 0
@@ -247,16 +255,27 @@ final class WatcherEngine {
     private var tickInterval: Duration?
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
-    init(scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming, addWatch: @escaping InotifyAddWatch) {
+    init(
+        scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming,
+        addWatch: @escaping InotifyAddWatch, probeWriter: @escaping WriterProbe
+    ) {
         self.machine = WatcherStateMachine(root: scanner.root)
         self.scanner = scanner
         self.logger = logger
         self.timing = timing
         self.addWatch = addWatch
+        self.probeWriter = probeWriter
     }
 
     var healthInfo: WatchHealthInfo {
-        machine.health.info(root: machine.root, retryInterval: timing.degradedRescanInterval)
+        var info = machine.health.info(root: machine.root, retryInterval: timing.degradedRescanInterval)
+        let waits = machine.writerWaits.sorted { ($0.value.since, $0.key) < ($1.value.since, $1.key) }
+        info.waitingForWriterCount = waits.count
+        info.waitingForWriter = waits.prefix(WatchHealthInfo.listedWriterWaits).map { path, wait in
+            let since = startDate.addingTimeInterval(TimeInterval((wait.since - startInstant) / .milliseconds(1)) / 1000)
+            return WriterWaitInfo(path: path, since: since.formatted(.iso8601))
+        }
+        return info
     }
 
     func start() {
@@ -286,36 +305,15 @@ final class WatcherEngine {
     func readAndHandleEvents() {
         var actions = handle(readQueuedEvents())
         // A file seen only through IN_CREATE is read now if no one is writing it (a hard
-        // link), else at its IN_CLOSE_WRITE. The kernel queues IN_CLOSE_WRITE before it drops
+        // link), else once its writer is gone. The kernel queues IN_CLOSE_WRITE before it drops
         // the writer's count, so when the probe finds no writer, the close of a file that was
         // written is already queued: reading the queue once more merges the two, and the file
         // is parsed once.
         var drains = 0
         while true {
             actions = WatcherStateMachine.coalesce(actions, root: machine.root)
-            var finishedCreations = false
-            actions = actions.compactMap { action in
-                switch action {
-                case .readFileIfComplete(let path):
-                    switch OpenForWritingProbe.isOpenForWriting(path) {
-                    // Its IN_CLOSE_WRITE will come. Whatever the index held under this name
-                    // (a file deleted and created again) is gone meanwhile.
-                    case true?: return .forgetFile(path)
-                    case false?:
-                        finishedCreations = true
-                        return .readFile(path)
-                    case nil: return action
-                    }
-                case .readFile(let path):
-                    // Written again since the close that queued this read (a busy moment, a
-                    // tool that saves twice): reading now could catch it half-done, and the
-                    // writer's own IN_CLOSE_WRITE is certain to follow. The index keeps the
-                    // previous version until then.
-                    return OpenForWritingProbe.isOpenForWriting(path) == true ? nil : action
-                default:
-                    return action
-                }
-            }
+            let finishedCreations: Bool
+            (actions, finishedCreations) = probeCreatedFiles(actions)
             // Bounded: under a steady stream of new files, batches must still end.
             guard finishedCreations, drains < 4 else { break }
             drains += 1
@@ -324,6 +322,27 @@ final class WatcherEngine {
             actions += handle(more)
         }
         perform(actions)
+    }
+
+    /// Probes each file seen only by `IN_CREATE` (`WatcherStateMachine.probed` decides): one
+    /// still being written waits for its writer; a finished one (a hard link, or a file whose
+    /// close is already queued) is read. Also says whether any turned out finished.
+    private func probeCreatedFiles(_ actions: [Action]) -> (actions: [Action], finishedCreations: Bool) {
+        let now = ContinuousClock.now
+        var finishedCreations = false
+        let probed = actions.compactMap { action -> Action? in
+            guard case .readFileIfComplete(let path) = action else { return action }
+            let answer = WatcherStateMachine.WriterProbeAnswer(OpenForWritingProbe.isOpenForWriting(path, acquire: probeWriter))
+            if answer == .noWriter { finishedCreations = true }
+            return machine.probed(action, answer, now: now)
+        }
+        return (probed, finishedCreations)
+    }
+
+    /// Tries again to read the files that wait for their writer.
+    func probeWaitingWritersIfDue() {
+        let due = machine.writerProbesDue(now: ContinuousClock.now)
+        if !due.isEmpty { perform(due) }
     }
 
     private func handle(_ events: [InotifyEvent]) -> [Action] {
@@ -397,8 +416,9 @@ final class WatcherEngine {
     }
 
     func pollTimeoutMilliseconds() -> Int32 {
-        guard let nextTick else { return -1 }
-        let remaining = nextTick - ContinuousClock.now
+        let deadlines = [nextTick, machine.nextWriterProbe].compactMap { $0 }
+        guard let next = deadlines.min() else { return -1 }
+        let remaining = next - ContinuousClock.now
         if remaining <= .zero { return 0 }
         let (seconds, attoseconds) = remaining.components
         let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
@@ -423,11 +443,9 @@ final class WatcherEngine {
     private func execute(_ action: Action) -> [Action] {
         switch action {
         case .readFile(let path):
-            refresh(path, onlyIfComplete: false)
-            return []
+            return refresh(action, path, onlyIfComplete: false)
         case .readFileIfComplete(let path):
-            refresh(path, onlyIfComplete: true)
-            return []
+            return refresh(action, path, onlyIfComplete: true)
         case .forgetFile(let path):
             changes.append(.removed(path: path))
             return []
@@ -515,30 +533,42 @@ final class WatcherEngine {
             // A new folder is often filled as it is made (`cp -r`, a sync run): a file still
             // being written was read half-done, and its IN_CLOSE_WRITE will come, as the folder
             // was watched before it was listed. (Not done on every walk: it costs a probe per file.)
-            if reason == .appeared, OpenForWritingProbe.isOpenForWriting(file.path) == true { continue }
+            if reason == .appeared, OpenForWritingProbe.isOpenForWriting(file.path, acquire: probeWriter) == true {
+                machine.writerFoundDuringWalk(file.path, now: ContinuousClock.now)
+                continue
+            }
             logIfInvalid(file.path, file.result)
             changes.append(.file(path: file.path, result: file.result))
         }
         return actions + machine.treeScanned(tree, folders: result.directories)
     }
 
-    /// Reads one file as it is now. Links and other non-regular entries are not contacts
+    /// Reads one file as it is now, under a read lease so that no writer is there or can
+    /// start meanwhile (a file some process has open for writing waits for it: see
+    /// `WatcherStateMachine.probed`). Links and other non-regular entries are not contacts
     /// (as in the scan), so a path that is gone or became one leaves the index.
-    private func refresh(_ path: String, onlyIfComplete: Bool) {
+    private func refresh(_ action: Action, _ path: String, onlyIfComplete: Bool) -> [Action] {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            _ = machine.probed(action, .noWriter, now: ContinuousClock.now)
             changes.append(.removed(path: path))
-            return
+            return []
         }
-        // After IN_CREATE, where leases cannot tell whether someone is still writing it
-        // (see `readAndHandleEvents`): an empty file is taken as still being written.
+        // After IN_CREATE an empty file is one whose creator has not opened it for writing
+        // yet (or where leases cannot tell): its IN_CLOSE_WRITE will come.
         if onlyIfComplete && info.st_size == 0 {
-            return
+            return []
         }
-        let result = scanner.read(path: path)
-        work.filesParsed += 1
-        logIfInvalid(path, result)
-        changes.append(.file(path: path, result: result))
+        switch scanner.read(path: path, underLease: probeWriter) {
+        case .writerOpen:
+            return machine.probed(action, .writerOpen, now: ContinuousClock.now).map { [$0] } ?? []
+        case .read(let result):
+            _ = machine.probed(action, .noWriter, now: ContinuousClock.now)
+            work.filesParsed += 1
+            logIfInvalid(path, result)
+            changes.append(.file(path: path, result: result))
+            return []
+        }
     }
 
     private func logIfInvalid(_ path: String, _ result: Result<[Contact], ContactFileProblem>) {

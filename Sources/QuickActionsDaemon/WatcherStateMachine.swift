@@ -83,6 +83,9 @@ struct WatcherStateMachine: Sendable {
     private(set) var degradedTrees: Set<String> = []
     private var degradedReason = ""
     private var parentWatch = ParentWatch.none
+    /// Files that were due to be read while some process still had them open for writing,
+    /// by path. Each is probed again on a backoff until no writer is left, then read.
+    private(set) var writerWaits: [String: WriterWait] = [:]
 
     init(root: String) {
         var root = root
@@ -98,6 +101,9 @@ struct WatcherStateMachine: Sendable {
 
     /// True while something must be retried on a timer (a missing root, degraded trees).
     var needsPeriodicWork: Bool { !attached || !degradedTrees.isEmpty }
+
+    /// When the next file waiting for its writer is to be probed again.
+    var nextWriterProbe: ContinuousClock.Instant? { writerWaits.values.lazy.compactMap(\.nextProbe).min() }
 
     /// How many folders have a watch (for log lines and tests).
     var watchedFolderCount: Int { folders.count }
@@ -206,6 +212,7 @@ struct WatcherStateMachine: Sendable {
         folders = [:]
         descriptors = [:]
         degradedTrees = []
+        writerWaits = [:]
         attached = false
         parentWatch = .none
         return (stale.isEmpty ? [] : [.removeWatches(stale)]) + [.forgetTree(root)]
@@ -249,8 +256,92 @@ struct WatcherStateMachine: Sendable {
         guard ContactFileKind.classify(fileName: name) != nil else { return [] }
         if event.mask.contains(.closeWrite) || event.mask.contains(.movedTo) { return [.readFile(path)] }
         if event.mask.contains(.create) { return [.readFileIfComplete(path)] }
-        if event.mask.contains(.delete) || event.mask.contains(.movedFrom) { return [.forgetFile(path)] }
+        if event.mask.contains(.delete) || event.mask.contains(.movedFrom) {
+            writerWaits[path] = nil
+            return [.forgetFile(path)]
+        }
         return []
+    }
+
+    // MARK: Files with a writer
+
+    /// What the writer probe (`OpenForWritingProbe`, a read lease) said of a file that an
+    /// action is about to read.
+    enum WriterProbeAnswer: Hashable, Sendable {
+        case noWriter
+        case writerOpen
+        /// Leases are not available for this file (another user's file, a file system without them).
+        case unknown
+
+        init(_ isOpenForWriting: Bool?) {
+            switch isOpenForWriting {
+            case true?: self = .writerOpen
+            case false?: self = .noWriter
+            case nil: self = .unknown
+            }
+        }
+    }
+
+    /// Decides what becomes of a read once the probe has answered; nil: nothing now.
+    ///
+    /// A writer found after a close is never final. The kernel queues `IN_CLOSE_WRITE`
+    /// *before* the closing writer gives up its write access, so a probe made right after
+    /// that event can still see the writer that has just closed, and no later event will come
+    /// for it. So the file is remembered (`writerWaits`) and probed again on a short backoff
+    /// (`writerProbeBackoff`) until no writer is left, then read; a writer that closes later
+    /// brings its own `IN_CLOSE_WRITE`, which reads it sooner. A file is therefore read once
+    /// its last writer has closed, whatever the timing, and never while one has it open.
+    ///
+    /// A file found open for writing at its creation waits without a timer: the writer found
+    /// has not closed yet, so its `IN_CLOSE_WRITE` is still to come (closing, even by a killed
+    /// process, always queues one), and probing meanwhile could only read it a second time.
+    mutating func probed(_ action: Action, _ answer: WriterProbeAnswer, now: ContinuousClock.Instant) -> Action? {
+        guard let path = action.filePath else { return action }
+        switch (action, answer) {
+        case (.readFileIfComplete, .writerOpen):
+            // Whatever the index held under this name (a file deleted and created again) is
+            // gone while the new one is written.
+            waitForWriter(path, now: now, probeAgain: false)
+            return .forgetFile(path)
+        case (.readFile, .writerOpen):
+            // The index keeps the previous version until the writer is gone.
+            waitForWriter(path, now: now, probeAgain: true)
+            return nil
+        case (.readFile, _), (.readFileIfComplete, _):
+            writerWaits[path] = nil
+            return action
+        default:
+            return action
+        }
+    }
+
+    /// A walk of a new folder found `path` open for writing: its close will read it.
+    mutating func writerFoundDuringWalk(_ path: String, now: ContinuousClock.Instant) {
+        waitForWriter(path, now: now, probeAgain: false)
+    }
+
+    /// The files whose next probe is due, as reads that go through the probe again.
+    mutating func writerProbesDue(now: ContinuousClock.Instant) -> [Action] {
+        writerWaits.filter { $0.value.nextProbe.map { $0 <= now } ?? false }.keys.sorted().map { .readFile($0) }
+    }
+
+    /// 1 ms after the first probe (a writer that has just closed is gone within microseconds),
+    /// doubling up to one probe a second for a file that someone keeps open.
+    static func writerProbeBackoff(afterProbes probes: Int) -> Duration {
+        .milliseconds(1 << min(probes, 10))
+    }
+
+    private mutating func waitForWriter(_ path: String, now: ContinuousClock.Instant, probeAgain: Bool) {
+        var wait = writerWaits[path] ?? WriterWait(since: now, probes: 0, nextProbe: nil)
+        if probeAgain {
+            wait.nextProbe = now + Self.writerProbeBackoff(afterProbes: wait.probes)
+            wait.probes += 1
+        }
+        writerWaits[path] = wait
+    }
+
+    private mutating func forgetWriterWaits(inside tree: String) {
+        writerWaits = writerWaits.filter { !Self.isInside($0.key, tree) }
     }
 
     // MARK: Transitions
@@ -268,6 +359,7 @@ struct WatcherStateMachine: Sendable {
     /// The root was deleted or moved away: drop every watch (after a move they would
     /// report on a folder outside the configured path), empty the index, and wait for it.
     private mutating func rootLost() -> [Action] {
+        writerWaits = [:]
         let stale = folders.keys.sorted()
         folders = [:]
         descriptors = [:]
@@ -287,6 +379,7 @@ struct WatcherStateMachine: Sendable {
     /// A folder left the tree (deleted or moved out): forget its contacts and its watches;
     /// a moved-out folder would otherwise keep reporting events from outside the tree.
     private mutating func forgetTree(_ tree: String) -> [Action] {
+        forgetWriterWaits(inside: tree)
         var stale: [Int32] = []
         for (path, descriptor) in descriptors where Self.isInside(path, tree) {
             stale.append(descriptor)
@@ -353,6 +446,15 @@ struct WatcherStateMachine: Sendable {
         let prefix = tree == "/" ? "/" : tree + "/"
         return path.count > prefix.count && path.utf8.starts(with: prefix.utf8)
     }
+}
+
+/// A file due to be read that some process still had open for writing.
+struct WriterWait: Hashable, Sendable {
+    /// When a writer was first found (shown in `Status` so a stuck file is visible).
+    let since: ContinuousClock.Instant
+    var probes: Int
+    /// nil while the writer found has yet to close (its `IN_CLOSE_WRITE` will come).
+    var nextProbe: ContinuousClock.Instant?
 }
 
 extension WatcherHealth {

@@ -63,8 +63,15 @@ public enum QuickActionsInterface {
           state: string,
           # Trees that could not be watched with inotify and are rescanned periodically.
           degradedTrees: []string,
-          message: ?string
+          message: ?string,
+          # Files changed on disk but still open for writing by some process: read once
+          # the last writer closes them (oldest first, at most 32 listed).
+          waitingForWriter: []WriterWait,
+          waitingForWriterCount: int
         )
+
+        # A contact file waiting for its writer to close it; since: ISO 8601, UTC.
+        type WriterWait (path: string, since: string)
 
         # The daemon's configuration, counters and health.
         method Status() -> (

@@ -44,10 +44,35 @@ public struct WatchHealthInfo: Codable, Sendable, Equatable {
     public var state: String
     public var degradedTrees: [String]
     public var message: String?
-    public init(state: String, degradedTrees: [String] = [], message: String? = nil) {
+    /// Files waiting for a process that has them open for writing to close them (oldest first,
+    /// at most `WatchHealthInfo.listedWriterWaits`); the index keeps their previous version.
+    public var waitingForWriter: [WriterWaitInfo]
+    /// How many files wait for their writer in all (the list above may be cut).
+    public var waitingForWriterCount: Int
+
+    /// How many waiting files `Status` lists by name.
+    public static let listedWriterWaits = 32
+
+    public init(
+        state: String, degradedTrees: [String] = [], message: String? = nil,
+        waitingForWriter: [WriterWaitInfo] = [], waitingForWriterCount: Int? = nil
+    ) {
         self.state = state
         self.degradedTrees = degradedTrees
         self.message = message
+        self.waitingForWriter = waitingForWriter
+        self.waitingForWriterCount = waitingForWriterCount ?? waitingForWriter.count
+    }
+}
+
+/// A contact file that changed but is still open for writing somewhere, so it is not read yet.
+public struct WriterWaitInfo: Codable, Sendable, Equatable {
+    public var path: String
+    /// When a writer was first found, ISO 8601 in UTC.
+    public var since: String
+    public init(path: String, since: String) {
+        self.path = path
+        self.since = since
     }
 }
 

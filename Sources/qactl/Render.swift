@@ -29,6 +29,9 @@ enum Render {
         if let pending = status.pendingLaunchItem { rows.insert(("pending", "\(pending.title) (\(pending.type)), for the app's next launch"), at: 3) }
         if let stateError = status.stateError { rows.append(("state error", style.red(stateError))) }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
+        for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
+        let unlistedWaits = status.watch.waitingForWriterCount - status.watch.waitingForWriter.count
+        if unlistedWaits > 0 { rows.append(("open for writing", "and \(unlistedWaits) more")) }
         for (key, count) in status.usage.sorted(by: { $0.key < $1.key }) { rows.append(("used", "\(count)× \(key)")) }
         let width = rows.map(\.0.count).max() ?? 0
         var lines = [style.bold("qactd \(status.version)")]

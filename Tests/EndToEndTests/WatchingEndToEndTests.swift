@@ -39,6 +39,10 @@ final class WatchingEndToEndTests: XCTestCase {
         XCTAssertEqual(kill(daemon.processIdentifier, SIGSTOP), 0)
         var continued = false
         defer { if !continued { kill(daemon.processIdentifier, SIGCONT) } }
+        // kill() returns before the stop takes effect. Writing before every thread has stopped
+        // could catch the daemon holding a read lease on a file the loop writes next, and the
+        // writer would then wait for the kernel's lease-break time (45 s) to open it.
+        XCTAssertTrue(waitUntil(timeout: 10) { Self.everyThreadStopped(daemon.processIdentifier) }, "the daemon did not stop")
         for number in 0..<created {
             try put(bulk.appendingPathComponent("\(number).vcf"), card("Bulk \(number)", uid: "bulk-\(number)", favorite: number % 1000 == 0))
         }
@@ -180,5 +184,15 @@ final class WatchingEndToEndTests: XCTestCase {
         try fixture.write(contact: "new/alan.vcf", card("Alan", uid: "alan"))
         XCTAssertTrue(waitUntil(timeout: 10) { self.status(fixture)["contacts"] as? Int == 2 })
         XCTAssertTrue(fixture.log().contains("is missing"), fixture.log())
+    }
+
+    /// Whether every thread of `pid` is in the stopped state (`T` in /proc/PID/task/TID/stat).
+    static func everyThreadStopped(_ pid: Int32) -> Bool {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !threads.isEmpty else { return false }
+        return threads.allSatisfy { thread in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
+                  let afterName = stat.range(of: ") ", options: .backwards) else { return false }
+            return stat[afterName.upperBound...].first == "T"
+        }
     }
 }

@@ -209,4 +209,73 @@ final class WatcherStateMachineTests: XCTestCase {
         XCTAssertEqual(Duration.milliseconds(200).wholeSeconds, 1)
         XCTAssertEqual(Duration.milliseconds(2600).wholeSeconds, 3)
     }
+
+    // MARK: Files with a writer
+
+    func testAWriterFoundAfterACloseIsProbedAgainOnABackoffUntilItIsGone() {
+        var machine = attachedMachine()
+        let start = ContinuousClock.now
+        let read = machine.handle(event(2, .closeWrite, "ann.vcf"))
+        XCTAssertEqual(read, [.readFile("/c/work/ann.vcf")])
+        // The kernel still counts the writer whose close queued the event: no read now, and
+        // no later event will come, so the machine itself must come back to the file.
+        XCTAssertNil(machine.probed(.readFile("/c/work/ann.vcf"), .writerOpen, now: start))
+        XCTAssertEqual(machine.writerWaits["/c/work/ann.vcf"]?.since, start)
+        XCTAssertEqual(machine.nextWriterProbe, start + .milliseconds(1))
+        XCTAssertEqual(machine.writerProbesDue(now: start), [], "not due before its backoff")
+        let due = machine.writerProbesDue(now: start + .milliseconds(1))
+        XCTAssertEqual(due, [.readFile("/c/work/ann.vcf")])
+
+        // Still a writer: the wait goes on from the same instant, probed less often.
+        XCTAssertNil(machine.probed(due[0], .writerOpen, now: start + .milliseconds(1)))
+        XCTAssertEqual(machine.writerWaits["/c/work/ann.vcf"]?.since, start, "since the first writer found")
+        XCTAssertEqual(machine.nextWriterProbe, start + .milliseconds(3))
+
+        // Gone: the read goes ahead and the file no longer waits.
+        XCTAssertEqual(machine.probed(due[0], .noWriter, now: start + .milliseconds(3)), .readFile("/c/work/ann.vcf"))
+        XCTAssertTrue(machine.writerWaits.isEmpty)
+        XCTAssertNil(machine.nextWriterProbe)
+    }
+
+    func testTheBackoffGrowsToOneProbeASecondAndNoFurther() {
+        XCTAssertEqual(WatcherStateMachine.writerProbeBackoff(afterProbes: 0), .milliseconds(1))
+        XCTAssertEqual(WatcherStateMachine.writerProbeBackoff(afterProbes: 3), .milliseconds(8))
+        XCTAssertEqual(WatcherStateMachine.writerProbeBackoff(afterProbes: 10), .milliseconds(1024))
+        XCTAssertEqual(WatcherStateMachine.writerProbeBackoff(afterProbes: 1000), .milliseconds(1024))
+    }
+
+    func testACreatedFileStillBeingWrittenIsForgottenAndAwaitedAFinishedOneIsRead() {
+        var machine = attachedMachine()
+        let now = ContinuousClock.now
+        XCTAssertEqual(machine.probed(.readFileIfComplete("/c/new.vcf"), .writerOpen, now: now), .forgetFile("/c/new.vcf"))
+        XCTAssertNotNil(machine.writerWaits["/c/new.vcf"])
+        XCTAssertNil(machine.nextWriterProbe, "its writer has not closed yet: the close event will read it, no timer")
+        XCTAssertEqual(machine.writerProbesDue(now: now + .seconds(60)), [])
+        XCTAssertEqual(machine.probed(.readFileIfComplete("/c/link.vcf"), .noWriter, now: now), .readFileIfComplete("/c/link.vcf"))
+        XCTAssertEqual(machine.probed(.readFileIfComplete("/c/nolease.vcf"), .unknown, now: now), .readFileIfComplete("/c/nolease.vcf"))
+        XCTAssertEqual(machine.probed(.readFile("/c/nolease.vcf"), .unknown, now: now), .readFile("/c/nolease.vcf"))
+        XCTAssertEqual(Set(machine.writerWaits.keys), ["/c/new.vcf"])
+        machine.writerFoundDuringWalk("/c/work/walked.vcf", now: now)
+        XCTAssertEqual(Set(machine.writerWaits.keys), ["/c/new.vcf", "/c/work/walked.vcf"])
+        XCTAssertNil(machine.nextWriterProbe)
+        // The close came, but the kernel still counts that writer: from now on it is probed again.
+        XCTAssertNil(machine.probed(.readFile("/c/new.vcf"), .writerOpen, now: now + .seconds(1)))
+        XCTAssertEqual(machine.writerWaits["/c/new.vcf"]?.since, now, "waiting since the creation")
+        XCTAssertEqual(machine.nextWriterProbe, now + .seconds(1) + .milliseconds(1))
+    }
+
+    func testAWaitingFileThatIsDeletedOrLeavesWithItsFolderOrTheRootWaitsNoMore() {
+        var machine = attachedMachine()
+        let now = ContinuousClock.now
+        for path in ["/c/a.vcf", "/c/work/b.vcf", "/c/work/team/c.vcf"] {
+            XCTAssertNil(machine.probed(.readFile(path), .writerOpen, now: now))
+        }
+        XCTAssertEqual(machine.handle(event(1, .delete, "a.vcf")), [.forgetFile("/c/a.vcf")])
+        XCTAssertEqual(Set(machine.writerWaits.keys), ["/c/work/b.vcf", "/c/work/team/c.vcf"])
+        _ = machine.handle(event(2, [.delete, .isDirectory], "team"))
+        XCTAssertEqual(Set(machine.writerWaits.keys), ["/c/work/b.vcf"])
+        _ = machine.handle(event(1, .deleteSelf))
+        XCTAssertTrue(machine.writerWaits.isEmpty)
+        XCTAssertNil(machine.nextWriterProbe)
+    }
 }
