@@ -1,19 +1,10 @@
 import Foundation
 import Glibc
 
+/// Finds and reads qactd.conf (SPEC §5: `--config`, else the XDG user file, else the
+/// installed default, else built-in defaults) and resolves its paths.
 public enum ConfigurationLoader {
     public static let fileName = "qactd.conf"
-
-    /// Known sections and their keys; anything else is warned about.
-    static let knownKeys: [String: Set<String>] = [
-        "Contacts": ["Directory", "FavoriteCategories", "MaxFileBytes"],
-        "Shortcuts": [
-            "StaticItems", "DisplayLimit", "FavoriteType", "FavoriteIcon", "AppVersion", "Recompute",
-            "RecomputeSettleMSec",
-        ],
-        "App": ["LaunchCommand", "ResponseTimeoutSec"],
-        "Daemon": ["Socket", "MaxConnections", "MaxMessageBytes"],
-    ]
 
     /// The user's configuration folder (`$XDG_CONFIG_HOME/qactd`, XDG_CONFIG_HOME defaulting to `~/.config`).
     public static func userConfigurationDirectory(environment: [String: String]) throws(ConfigurationError) -> String {
@@ -91,55 +82,11 @@ public enum ConfigurationLoader {
             baseDirectory = try userConfigurationDirectory(environment: environment)
         }
         let assignments = try INIParser.parse(text, file: fileLabel)
-
-        var warnings: [ConfigurationWarning] = []
-        var warnedSections: Set<String> = []
-        for header in INIParser.sectionHeaders(text) where knownKeys[header.name] == nil {
-            if warnedSections.insert(header.name).inserted {
-                warnings.append(
-                    ConfigurationWarning(
-                        file: fileLabel, line: header.line, section: header.name, key: nil, kind: .unknownSection))
-            }
-        }
-        // Later assignments override earlier ones, as in systemd unit files.
-        var values: [String: INIAssignment] = [:]
-        for assignment in assignments {
-            guard let keys = knownKeys[assignment.section] else { continue }
-            guard keys.contains(assignment.key) else {
-                warnings.append(
-                    ConfigurationWarning(
-                        file: fileLabel, line: assignment.line, section: assignment.section, key: assignment.key,
-                        kind: .unknownKey))
-                continue
-            }
-            values[assignment.section + "." + assignment.key] = assignment
-        }
-
-        let reader = ValueReader(
-            file: fileLabel, values: values, baseDirectory: baseDirectory, environment: environment)
-        let runtimeDirectory = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? "/run/user/\(userID)"
-
-        let configuration = DaemonConfiguration(
+        return try ConfigurationKeys.configuration(
+            from: assignments, sectionHeaders: INIParser.sectionHeaders(text),
             source: file.map { .file($0) } ?? .builtInDefaults,
-            contactsDirectory: try reader.path("Contacts", "Directory", default: "~/.local/share/contacts"),
-            favoriteCategories: reader.list("Contacts", "FavoriteCategories", default: ["favorite", "favorites", "starred"]),
-            maxFileBytes: try reader.positiveInteger("Contacts", "MaxFileBytes", default: 1_048_576),
-            staticItemsPath: try reader.path("Shortcuts", "StaticItems", default: "shortcuts.plist"),
-            displayLimit: try reader.positiveInteger("Shortcuts", "DisplayLimit", default: 4),
-            favoriteType: try reader.nonEmptyString("Shortcuts", "FavoriteType", default: "FavoriteAction"),
-            favoriteIcon: try reader.icon("Shortcuts", "FavoriteIcon", default: "symbol:star.fill"),
-            appVersion: reader.string("Shortcuts", "AppVersion").flatMap { $0.isEmpty ? nil : $0 },
-            recompute: try reader.recomputePolicy("Shortcuts", "Recompute", default: .resignActive),
-            recomputeSettle: .milliseconds(
-                try reader.nonNegativeInteger("Shortcuts", "RecomputeSettleMSec", default: 50)),
-            launchCommand: try reader.commandLine("App", "LaunchCommand"),
-            responseTimeout: try reader.positiveSeconds("App", "ResponseTimeoutSec", default: .seconds(5)),
-            socketPath: try reader.path("Daemon", "Socket", default: runtimeDirectory + "/qactd/qactd.sock"),
-            maxConnections: try reader.positiveInteger("Daemon", "MaxConnections", default: 256),
-            maxMessageBytes: try reader.positiveInteger("Daemon", "MaxMessageBytes", default: 1_048_576)
-        )
-        return LoadedConfiguration(configuration: configuration, warnings: warnings)
+            context: ConfigurationContext(
+                file: fileLabel, baseDirectory: baseDirectory, environment: environment, userID: userID))
     }
 
     // MARK: Paths
@@ -175,123 +122,6 @@ public enum ConfigurationLoader {
             return try FileIO.fileExists(path)
         } catch {
             throw .unreadable(path: path, reason: error.description)
-        }
-    }
-}
-
-/// Reads one typed value at a time, turning a bad value into an error that names
-/// the file, line, section, key and the value itself.
-private struct ValueReader {
-    let file: String
-    let values: [String: INIAssignment]
-    let baseDirectory: String
-    let environment: [String: String]
-
-    func assignment(_ section: String, _ key: String) -> INIAssignment? {
-        values[section + "." + key]
-    }
-
-    func invalid(_ assignment: INIAssignment, _ expectation: String) -> ConfigurationError {
-        .invalidValue(
-            file: file, line: assignment.line, section: assignment.section, key: assignment.key,
-            value: assignment.value, expectation: expectation)
-    }
-
-    func string(_ section: String, _ key: String) -> String? {
-        assignment(section, key)?.value
-    }
-
-    func nonEmptyString(_ section: String, _ key: String, default fallback: String) throws(ConfigurationError) -> String {
-        guard let assignment = assignment(section, key) else { return fallback }
-        guard !assignment.value.isEmpty else { throw invalid(assignment, "must not be empty") }
-        return assignment.value
-    }
-
-    func list(_ section: String, _ key: String, default fallback: [String]) -> [String] {
-        guard let assignment = assignment(section, key) else { return fallback }
-        return assignment.value.split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-    }
-
-    func positiveInteger(_ section: String, _ key: String, default fallback: Int) throws(ConfigurationError) -> Int {
-        guard let assignment = assignment(section, key) else { return fallback }
-        guard let value = Int(assignment.value), value > 0 else {
-            throw invalid(assignment, "is not a positive integer")
-        }
-        return value
-    }
-
-    func nonNegativeInteger(_ section: String, _ key: String, default fallback: Int) throws(ConfigurationError) -> Int {
-        guard let assignment = assignment(section, key) else { return fallback }
-        guard let value = Int(assignment.value), value >= 0 else {
-            throw invalid(assignment, "is not a non-negative integer")
-        }
-        return value
-    }
-
-    /// Seconds as a number (`5`, `0.5`) or with a systemd-style unit (`5s`, `500ms`).
-    func positiveSeconds(_ section: String, _ key: String, default fallback: Duration) throws(ConfigurationError) -> Duration {
-        guard let assignment = assignment(section, key) else { return fallback }
-        let text = assignment.value
-        let seconds: Double?
-        if text.hasSuffix("ms") {
-            seconds = Double(text.dropLast(2).trimmingCharacters(in: .whitespaces)).map { $0 / 1000 }
-        } else if text.hasSuffix("s") {
-            seconds = Double(text.dropLast().trimmingCharacters(in: .whitespaces))
-        } else {
-            seconds = Double(text)
-        }
-        guard let seconds, seconds.isFinite, seconds > 0, seconds <= 86_400 else {
-            throw invalid(assignment, "is not a positive number of seconds (e.g. 5, 0.5, 500ms)")
-        }
-        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
-    }
-
-    func path(_ section: String, _ key: String, default fallback: String) throws(ConfigurationError) -> String {
-        guard let assignment = assignment(section, key) else {
-            return try ConfigurationLoader.resolve(fallback, relativeTo: baseDirectory, environment: environment)
-        }
-        guard !assignment.value.isEmpty else { throw invalid(assignment, "is not a path") }
-        return try ConfigurationLoader.resolve(assignment.value, relativeTo: baseDirectory, environment: environment)
-    }
-
-    func recomputePolicy(_ section: String, _ key: String, default fallback: RecomputePolicy) throws(ConfigurationError) -> RecomputePolicy {
-        guard let assignment = assignment(section, key) else { return fallback }
-        guard let policy = RecomputePolicy(rawValue: assignment.value.lowercased()) else {
-            throw invalid(assignment, "is not one of \"resign-active\" or \"change\"")
-        }
-        return policy
-    }
-
-    func icon(_ section: String, _ key: String, default fallback: String) throws(ConfigurationError) -> String {
-        guard let assignment = assignment(section, key) else { return fallback }
-        let value = assignment.value
-        for prefix in ["symbol:", "type:", "system:"] where value.hasPrefix(prefix) {
-            guard value.count > prefix.count else { throw invalid(assignment, "names no icon after \"\(prefix)\"") }
-            return value
-        }
-        if value.hasPrefix("file:") {
-            let path = String(value.dropFirst("file:".count))
-            guard !path.isEmpty else { throw invalid(assignment, "names no file after \"file:\"") }
-            return "file:" + (try ConfigurationLoader.resolve(path, relativeTo: baseDirectory, environment: environment))
-        }
-        throw invalid(assignment, "is not an icon: use \"symbol:NAME\", \"type:NAME\" (or \"system:NAME\") or \"file:PATH\"")
-    }
-
-    func commandLine(_ section: String, _ key: String) throws(ConfigurationError) -> [String] {
-        guard let assignment = assignment(section, key) else { return [] }
-        do {
-            return try CommandLineSplitter.split(assignment.value)
-        } catch {
-            switch error {
-            case .unterminatedQuote:
-                throw .unterminatedQuote(
-                    file: file, line: assignment.line, section: section, key: key, value: assignment.value)
-            case .danglingBackslash:
-                throw .danglingBackslash(
-                    file: file, line: assignment.line, section: section, key: key, value: assignment.value)
-            }
         }
     }
 }

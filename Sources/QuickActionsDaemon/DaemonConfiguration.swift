@@ -1,3 +1,5 @@
+import QuickActions
+
 /// When the dynamic set is derived from the contacts index (SPEC §2.8).
 public enum RecomputePolicy: String, Equatable, Sendable, CaseIterable {
     case resignActive = "resign-active"
@@ -18,6 +20,7 @@ public enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Every key of SPEC §5, validated and with paths already made absolute.
+/// `ConfigurationKeys.all` says which key sets which field and its default.
 public struct DaemonConfiguration: Equatable, Sendable {
     public var source: ConfigurationSource
 
@@ -30,9 +33,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var staticItemsPath: String
     public var displayLimit: Int
     public var favoriteType: String
-    /// Raw `symbol:NAME`, `type:NAME` / `system:NAME` or `file:PATH` (a relative file made absolute);
-    /// the model layer turns it into an icon.
-    public var favoriteIcon: String
+    /// A `file:` icon's path is already absolute.
+    public var favoriteIcon: ShortcutIcon
     /// nil when unset, so the version from the static-items plist applies.
     public var appVersion: String?
     public var recompute: RecomputePolicy
@@ -46,6 +48,18 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var socketPath: String
     public var maxConnections: Int
     public var maxMessageBytes: Int
+}
+
+extension DaemonConfiguration {
+    /// Only a starting point for `ConfigurationKeys`, which overwrites every field with
+    /// the user's value or the key's default before anyone reads it.
+    init(placeholdersFor source: ConfigurationSource) {
+        self.init(
+            source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, staticItemsPath: "",
+            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), appVersion: nil, recompute: .resignActive,
+            recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, socketPath: "", maxConnections: 0,
+            maxMessageBytes: 0)
+    }
 }
 
 /// The configuration plus the non-fatal findings made while reading it.
