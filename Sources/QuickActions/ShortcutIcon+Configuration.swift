@@ -22,7 +22,9 @@ public enum ShortcutIconConfigurationError: Error, Hashable, Sendable, CustomStr
 extension ShortcutIcon {
     /// Parses the configuration spelling: `symbol:star.fill`, `type:favorite`
     /// (or `system:favorite`, or UIKit's `type:UIApplicationShortcutIconTypeFavorite`)
-    /// and `file:/path/icon.png`.
+    /// and `file:/path/icon.png`. The kind's case is ignored (`Symbol:star`), the name's
+    /// is kept. This is the only icon-spelling parser: the daemon's `FavoriteIcon=`
+    /// goes through it too, so what the configuration accepts is what can be shown.
     public init(configurationValue value: String) throws(ShortcutIconConfigurationError) {
         guard let colon = value.firstIndex(of: ":") else { throw .missingKind(value: value) }
         let kind = String(value[..<colon]).lowercased()

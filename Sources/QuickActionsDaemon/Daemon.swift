@@ -55,15 +55,9 @@ struct SettingsLoader: Sendable {
             logger.log(.warning, "\(warning), ignoring.", fields: ["QACTD_PATH": warning.file])
         }
         let configuration = loaded.configuration
-        let favoriteIcon: ShortcutIcon
-        do {
-            favoriteIcon = try ShortcutIcon(configurationValue: configuration.favoriteIcon)
-        } catch {
-            throw DaemonStartupError(
-                "\(configuration.source): [Shortcuts] FavoriteIcon: \(error)", exitStatus: 78)
-        }
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
-        return DaemonSettings(configuration: configuration, staticItems: staticItems, favoriteIcon: favoriteIcon)
+        return DaemonSettings(
+            configuration: configuration, staticItems: staticItems, favoriteIcon: configuration.favoriteIcon)
     }
 
     private func readStaticItems(at path: String) throws(DaemonStartupError) -> StaticItemsFile {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+import QuickActions
 @testable import QuickActionsDaemon
 
 final class ConfigurationTests: XCTestCase {
@@ -13,44 +14,6 @@ final class ConfigurationTests: XCTestCase {
     func assertError(_ text: String, _ expected: String, line: UInt = #line) {
         XCTAssertThrowsError(try parse(text), line: line) { error in
             XCTAssertEqual("\(error)", expected, line: line)
-        }
-    }
-
-    // MARK: INI syntax
-
-    func testCommentsWhitespaceAndEmptyLines() throws {
-        let assignments = try INIParser.parse(
-            """
-            # a comment
-              ; another comment
-
-            [Shortcuts]
-              DisplayLimit   =   6  \r
-            FavoriteType=Call=Now
-            Empty=
-            """, file: "x.conf")
-        XCTAssertEqual(
-            assignments,
-            [
-                INIAssignment(section: "Shortcuts", key: "DisplayLimit", value: "6", line: 5),
-                INIAssignment(section: "Shortcuts", key: "FavoriteType", value: "Call=Now", line: 6),
-                INIAssignment(section: "Shortcuts", key: "Empty", value: "", line: 7),
-            ])
-    }
-
-    func testSyntaxErrorsNameFileAndLine() {
-        XCTAssertThrowsError(try INIParser.parse("# c\nDisplayLimit=4\n", file: "a.conf")) { error in
-            XCTAssertEqual(error as? ConfigurationError, .entryOutsideSection(file: "a.conf", line: 2, key: "DisplayLimit"))
-            XCTAssertEqual("\(error)", "a.conf:2: the key \"DisplayLimit\" appears before any [Section] header.")
-        }
-        XCTAssertThrowsError(try INIParser.parse("[App]\n\nnonsense\n", file: "a.conf")) { error in
-            XCTAssertEqual(error as? ConfigurationError, .lineWithoutAssignment(file: "a.conf", line: 3, text: "nonsense"))
-        }
-        XCTAssertThrowsError(try INIParser.parse("[App\n", file: "a.conf")) { error in
-            XCTAssertEqual(error as? ConfigurationError, .malformedSectionHeader(file: "a.conf", line: 1, text: "[App"))
-        }
-        XCTAssertThrowsError(try INIParser.parse("[App]\n = x\n", file: "a.conf")) { error in
-            XCTAssertEqual(error as? ConfigurationError, .emptyKey(file: "a.conf", line: 2))
         }
     }
 
@@ -71,7 +34,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.staticItemsPath, "/home/ada/.config/qactd/shortcuts.plist")
         XCTAssertEqual(configuration.displayLimit, 4)
         XCTAssertEqual(configuration.favoriteType, "FavoriteAction")
-        XCTAssertEqual(configuration.favoriteIcon, "symbol:star.fill")
+        XCTAssertEqual(configuration.favoriteIcon, .symbol("star.fill"))
         XCTAssertNil(configuration.appVersion)
         XCTAssertEqual(configuration.recompute, .resignActive)
         XCTAssertEqual(configuration.recomputeSettle, .milliseconds(50))
@@ -114,7 +77,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.staticItemsPath, "/opt/app/Info.plist")
         XCTAssertEqual(configuration.displayLimit, 6)
         XCTAssertEqual(configuration.favoriteType, "CallFavorite")
-        XCTAssertEqual(configuration.favoriteIcon, "file:/etc/qactd/icons/star.png")
+        XCTAssertEqual(configuration.favoriteIcon, .templateFile("/etc/qactd/icons/star.png"))
         XCTAssertEqual(configuration.appVersion, "2.1")
         XCTAssertEqual(configuration.recompute, .change)
         XCTAssertEqual(configuration.recomputeSettle, .zero)
@@ -126,8 +89,15 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testIconPrefixesAccepted() throws {
-        for icon in ["symbol:heart", "type:favorite", "system:love"] {
-            XCTAssertEqual(try parse("[Shortcuts]\nFavoriteIcon=\(icon)\n").configuration.favoriteIcon, icon)
+        let icons: [(String, ShortcutIcon)] = [
+            ("symbol:heart", .symbol("heart")), ("type:favorite", .system(.favorite)), ("system:love", .system(.love)),
+            // The kind is case-insensitive, as in the model's parser; the name keeps its case.
+            ("Symbol:Star", .symbol("Star")), ("TYPE:favorite", .system(.favorite)), ("System:Love", .system(.love)),
+            ("File:icons/star.png", .templateFile("/etc/qactd/icons/star.png")),
+            ("file:~/star.png", .templateFile("/home/ada/star.png")),
+        ]
+        for (value, icon) in icons {
+            XCTAssertEqual(try parse("[Shortcuts]\nFavoriteIcon=\(value)\n").configuration.favoriteIcon, icon, value)
         }
     }
 
@@ -190,6 +160,19 @@ final class ConfigurationTests: XCTestCase {
             "[Shortcuts]\nFavoriteIcon=symbol:\n",
             "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteIcon: \"symbol:\" names no icon after \"symbol:\"")
         assertError(
+            "[Shortcuts]\nFavoriteIcon=Symbol:\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteIcon: \"Symbol:\" names no icon after \"Symbol:\"")
+        assertError(
+            "[Shortcuts]\nFavoriteIcon=file:\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteIcon: \"file:\" names no file after \"file:\"")
+        assertError(
+            "[Shortcuts]\nFavoriteIcon=emoji:x\n",
+            "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteIcon: \"emoji:x\" has the unknown icon kind \"emoji\": use \"symbol:NAME\", \"type:NAME\" (or \"system:NAME\") or \"file:PATH\"")
+        // An unknown icon type used to pass here and fail later without a line.
+        assertError(
+            "[Shortcuts]\n\nFavoriteIcon=type:nonsense\n",
+            "/etc/qactd/qactd.conf:3: [Shortcuts] FavoriteIcon: \"type:nonsense\" names the unknown icon type \"nonsense\"; expected one of \(SystemIconType.allSpellings)")
+        assertError(
             "[Contacts]\nDirectory=\n",
             "/etc/qactd/qactd.conf:2: [Contacts] Directory: \"\" is not a path")
         assertError(
@@ -212,30 +195,6 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(
             loaded.warnings[1].description,
             "/etc/qactd/qactd.conf:2: [Shortcuts] unknown key \"DisplayLimt\", ignoring.")
-    }
-
-    // MARK: Command-line splitting
-
-    func testLaunchCommandSplitting() throws {
-        XCTAssertEqual(try CommandLineSplitter.split(""), [])
-        XCTAssertEqual(try CommandLineSplitter.split("   "), [])
-        XCTAssertEqual(try CommandLineSplitter.split("a  b\tc"), ["a", "b", "c"])
-        XCTAssertEqual(try CommandLineSplitter.split("app 'two words' \"x y\""), ["app", "two words", "x y"])
-        XCTAssertEqual(try CommandLineSplitter.split("a\\ b c"), ["a b", "c"])
-        XCTAssertEqual(try CommandLineSplitter.split("'' \"\""), ["", ""])
-        XCTAssertEqual(try CommandLineSplitter.split("pre'quoted'post"), ["prequotedpost"])
-        XCTAssertEqual(try CommandLineSplitter.split(#""say \"hi\" \$HOME \n""#), [#"say "hi" $HOME \n"#])
-        XCTAssertEqual(try CommandLineSplitter.split(#"'no \escapes'"#), [#"no \escapes"#])
-        XCTAssertEqual(try CommandLineSplitter.split("$HOME; rm -rf /"), ["$HOME;", "rm", "-rf", "/"])
-        XCTAssertThrowsError(try CommandLineSplitter.split("'open")) { error in
-            XCTAssertEqual(error as? CommandLineSplitError, .unterminatedQuote)
-        }
-        XCTAssertThrowsError(try CommandLineSplitter.split("\"open")) { error in
-            XCTAssertEqual(error as? CommandLineSplitError, .unterminatedQuote)
-        }
-        XCTAssertThrowsError(try CommandLineSplitter.split("end\\")) { error in
-            XCTAssertEqual(error as? CommandLineSplitError, .danglingBackslash)
-        }
     }
 
     // MARK: Lookup order and files

@@ -10,6 +10,9 @@ final class IconConfigurationTests: XCTestCase {
         XCTAssertEqual(try ShortcutIcon(configurationValue: "type:UIApplicationShortcutIconTypeTaskCompleted"), .system(.taskCompleted))
         XCTAssertEqual(try ShortcutIcon(configurationValue: "file:/path/icon.png"), .templateFile("/path/icon.png"))
         XCTAssertEqual(try ShortcutIcon(configurationValue: "file:C:/odd:name.png"), .templateFile("C:/odd:name.png"))
+        XCTAssertEqual(try ShortcutIcon(configurationValue: "Symbol:Star"), .symbol("Star"))
+        XCTAssertEqual(try ShortcutIcon(configurationValue: "TYPE:favorite"), .system(.favorite))
+        XCTAssertEqual(try ShortcutIcon(configurationValue: "File:icon.png"), .templateFile("icon.png"))
     }
 
     func testRoundTrips() throws {

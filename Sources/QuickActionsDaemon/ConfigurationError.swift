@@ -1,0 +1,66 @@
+/// Everything that makes a configuration unusable. Descriptions follow the
+/// compiler convention `file:line:` so editors can jump to the offending line.
+public enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    case explicitFileMissing(path: String)
+    case unreadable(path: String, reason: String)
+    case notUTF8(path: String)
+    case entryOutsideSection(file: String, line: Int, key: String)
+    case lineWithoutAssignment(file: String, line: Int, text: String)
+    case malformedSectionHeader(file: String, line: Int, text: String)
+    case emptyKey(file: String, line: Int)
+    case invalidValue(file: String, line: Int, section: String, key: String, value: String, expectation: String)
+    case unterminatedQuote(file: String, line: Int, section: String, key: String, value: String)
+    case danglingBackslash(file: String, line: Int, section: String, key: String, value: String)
+    case homeDirectoryUnknown
+
+    public var description: String {
+        switch self {
+        case .explicitFileMissing(let path):
+            return "The configuration file \"\(path)\" given with --config does not exist."
+        case .unreadable(let path, let reason):
+            return "Cannot read the configuration file \"\(path)\": \(reason)"
+        case .notUTF8(let path):
+            return "The configuration file \"\(path)\" is not valid UTF-8."
+        case .entryOutsideSection(let file, let line, let key):
+            return "\(file):\(line): the key \"\(key)\" appears before any [Section] header."
+        case .lineWithoutAssignment(let file, let line, let text):
+            return "\(file):\(line): \"\(text)\" is neither a [Section] header, a Key=Value assignment nor a comment."
+        case .malformedSectionHeader(let file, let line, let text):
+            return "\(file):\(line): \"\(text)\" is not a valid [Section] header."
+        case .emptyKey(let file, let line):
+            return "\(file):\(line): the assignment has no key before \"=\"."
+        case .invalidValue(let file, let line, let section, let key, let value, let expectation):
+            return "\(file):\(line): [\(section)] \(key): \"\(value)\" \(expectation)"
+        case .unterminatedQuote(let file, let line, let section, let key, let value):
+            return "\(file):\(line): [\(section)] \(key): \"\(value)\" has an unterminated quote."
+        case .danglingBackslash(let file, let line, let section, let key, let value):
+            return "\(file):\(line): [\(section)] \(key): \"\(value)\" ends with a backslash that escapes nothing."
+        case .homeDirectoryUnknown:
+            return "HOME is not set, so \"~\" and the default folders cannot be resolved."
+        }
+    }
+}
+
+/// A problem that does not stop the daemon (an unknown key is most likely a typo
+/// or a key from a newer version), returned as data so the caller decides how to log it.
+public struct ConfigurationWarning: Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: Equatable, Sendable {
+        case unknownSection
+        case unknownKey
+    }
+
+    public let file: String
+    public let line: Int
+    public let section: String
+    public let key: String?
+    public let kind: Kind
+
+    public var description: String {
+        switch kind {
+        case .unknownSection:
+            return "\(file):\(line): unknown section [\(section)], ignoring."
+        case .unknownKey:
+            return "\(file):\(line): [\(section)] unknown key \"\(key ?? "")\", ignoring."
+        }
+    }
+}

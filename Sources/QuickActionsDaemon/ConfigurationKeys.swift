@@ -1,0 +1,220 @@
+/// One key of qactd.conf, written down once: its section and name drive parsing and
+/// the unknown-key warnings, its default is both the built-in value and what the
+/// commented default file shows, and its help text comments that file.
+/// `ConfigurationKeysTests` keeps `etc/qactd/qactd.conf` and qactd.conf(5) in step with it.
+struct ConfigurationKey: Sendable {
+    enum Default: Sendable {
+        /// Written as an active `Key=text` line of the default file and, when the key
+        /// is unset, parsed exactly like a user's value: the file cannot drift from
+        /// the built-in default.
+        case text(String)
+        /// Depends on the environment, which the file cannot express (it expands no
+        /// variables), so the file shows `documentation` in a comment and `#Key=`.
+        case derived(documentation: String, value: @Sendable (ConfigurationContext) -> String)
+
+        /// How the default is shown to people: in the default file and in qactd.conf(5).
+        var documentation: String {
+            switch self {
+            case .text(let text): return text
+            case .derived(let documentation, _): return documentation
+            }
+        }
+
+        func text(in context: ConfigurationContext) -> String {
+            switch self {
+            case .text(let text): return text
+            case .derived(_, let value): return value(context)
+            }
+        }
+    }
+
+    let section: String
+    let name: String
+    let defaultValue: Default
+    let help: String
+    /// Parses a value and stores it in its field; throws an error naming file, line and key.
+    let apply: @Sendable (inout DaemonConfiguration, ConfigurationValue) throws(ConfigurationError) -> Void
+
+    init<Value>(
+        _ section: String, _ name: String, default defaultValue: Default, help: String,
+        _ field: WritableKeyPath<DaemonConfiguration, Value> & Sendable,
+        _ parse: @escaping @Sendable (ConfigurationValue) throws(ConfigurationError) -> Value
+    ) {
+        self.section = section
+        self.name = name
+        self.defaultValue = defaultValue
+        self.help = help
+        self.apply = { configuration, value throws(ConfigurationError) in
+            configuration[keyPath: field] = try parse(value)
+        }
+    }
+}
+
+enum ConfigurationKeys {
+    /// Every key of SPEC §5 the daemon implements, in the order of the default file
+    /// and of qactd.conf(5). Keys are applied in this order too, so with several bad
+    /// values the first one listed here is reported.
+    static let all: [ConfigurationKey] = [
+        ConfigurationKey(
+            "Contacts", "Directory", default: .text("~/.local/share/contacts"),
+            help: "A vdir tree: one contact per *.vcf or *.json file, optionally in collections.",
+            \.contactsDirectory, { value throws(ConfigurationError) in try value.path() }),
+        ConfigurationKey(
+            "Contacts", "FavoriteCategories", default: .text("favorite,favorites,starred"),
+            help: "A contact is a favorite when its CATEGORIES hold one of these (any case).",
+            \.favoriteCategories, { value in value.list() }),
+        ConfigurationKey(
+            "Contacts", "MaxFileBytes", default: .text("1048576"),
+            help: "Larger contact files are skipped with a warning.",
+            \.maxFileBytes, { value throws(ConfigurationError) in try value.positiveInteger() }),
+
+        ConfigurationKey(
+            "Shortcuts", "StaticItems", default: .text("shortcuts.plist"),
+            help: "UIApplicationShortcutItems: an Info.plist or just the array, XML or binary.",
+            \.staticItemsPath, { value throws(ConfigurationError) in try value.path() }),
+        ConfigurationKey(
+            "Shortcuts", "DisplayLimit", default: .text("4"),
+            help: "How many quick actions the launcher shows.",
+            \.displayLimit, { value throws(ConfigurationError) in try value.positiveInteger() }),
+        ConfigurationKey(
+            "Shortcuts", "FavoriteType", default: .text("FavoriteAction"),
+            help: "The item type of the favorites' quick actions.",
+            \.favoriteType, { value throws(ConfigurationError) in try value.nonEmptyString() }),
+        ConfigurationKey(
+            "Shortcuts", "FavoriteIcon", default: .text("symbol:star.fill"),
+            help: "The favorites' icon: symbol:NAME, type:NAME (or system:NAME) or file:PATH.",
+            \.favoriteIcon, { value throws(ConfigurationError) in try value.icon() }),
+        ConfigurationKey(
+            "Shortcuts", "AppVersion", default: .text(""),
+            help: "Empty: CFBundleShortVersionString of StaticItems, if any.",
+            \.appVersion, { value in value.optionalString() }),
+        ConfigurationKey(
+            "Shortcuts", "Recompute", default: .text("resign-active"),
+            help: "resign-active (as on iOS), or change: follow the contacts once they settle.",
+            \.recompute, { value throws(ConfigurationError) in try value.recomputePolicy() }),
+        ConfigurationKey(
+            "Shortcuts", "RecomputeSettleMSec", default: .text("50"),
+            help: "With Recompute=change: how long the contacts must stay unchanged first.",
+            \.recomputeSettle, { value throws(ConfigurationError) in .milliseconds(try value.nonNegativeInteger()) }),
+
+        ConfigurationKey(
+            "App", "LaunchCommand", default: .text(""),
+            help: "Run when an action is triggered while no app is connected, without a shell.",
+            \.launchCommand, { value throws(ConfigurationError) in try value.commandLine() }),
+        ConfigurationKey(
+            "App", "ResponseTimeoutSec", default: .text("5"),
+            help: "How long a connected app may take to answer an action: 5, 0.5s or 500ms.",
+            \.responseTimeout, { value throws(ConfigurationError) in try value.positiveSeconds() }),
+
+        ConfigurationKey(
+            "Daemon", "Socket",
+            default: .derived(documentation: "$XDG_RUNTIME_DIR/qactd/qactd.sock") { context in
+                // A service started without XDG_RUNTIME_DIR still has the folder systemd-logind makes.
+                let runtimeDirectory = context.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+                    ?? "/run/user/\(context.userID)"
+                return runtimeDirectory + "/qactd/qactd.sock"
+            },
+            help: "Unused under socket activation.",
+            \.socketPath, { value throws(ConfigurationError) in try value.path() }),
+        ConfigurationKey(
+            "Daemon", "MaxConnections", default: .text("256"),
+            help: "Connections beyond this are refused.",
+            \.maxConnections, { value throws(ConfigurationError) in try value.positiveInteger() }),
+        ConfigurationKey(
+            "Daemon", "MaxMessageBytes", default: .text("1048576"),
+            help: "The largest Varlink message accepted; a longer one ends its connection.",
+            \.maxMessageBytes, { value throws(ConfigurationError) in try value.positiveInteger() }),
+    ]
+
+    /// The sections in table order (the table keeps each section's keys together).
+    static let sections: [String] = all.reduce(into: []) { sections, key in
+        if sections.last != key.section { sections.append(key.section) }
+    }
+
+    private static let knownKeys = Set(all.map { KeyName(section: $0.section, name: $0.name) })
+
+    private struct KeyName: Hashable {
+        let section: String
+        let name: String
+    }
+
+    /// Applies the assignments over the table's defaults. Unknown sections and keys
+    /// become warnings, because they are most likely typos or keys of a newer version.
+    static func configuration(
+        from assignments: [INIAssignment], sectionHeaders: [(name: String, line: Int)],
+        source: ConfigurationSource, context: ConfigurationContext
+    ) throws(ConfigurationError) -> LoadedConfiguration {
+        var warnings: [ConfigurationWarning] = []
+        var warnedSections: Set<String> = []
+        for header in sectionHeaders where !sections.contains(header.name) {
+            if warnedSections.insert(header.name).inserted {
+                warnings.append(
+                    ConfigurationWarning(
+                        file: context.file, line: header.line, section: header.name, key: nil, kind: .unknownSection))
+            }
+        }
+        // Later assignments override earlier ones, as in systemd unit files.
+        var assigned: [KeyName: INIAssignment] = [:]
+        for assignment in assignments where sections.contains(assignment.section) {
+            let name = KeyName(section: assignment.section, name: assignment.key)
+            guard knownKeys.contains(name) else {
+                warnings.append(
+                    ConfigurationWarning(
+                        file: context.file, line: assignment.line, section: assignment.section, key: assignment.key,
+                        kind: .unknownKey))
+                continue
+            }
+            assigned[name] = assignment
+        }
+
+        var configuration = DaemonConfiguration(placeholdersFor: source)
+        for key in all {
+            let assignment = assigned[KeyName(section: key.section, name: key.name)]
+            let value = ConfigurationValue(
+                text: assignment?.value ?? key.defaultValue.text(in: context), section: key.section, key: key.name,
+                line: assignment?.line ?? 0, context: context)
+            try key.apply(&configuration, value)
+        }
+        return LoadedConfiguration(configuration: configuration, warnings: warnings)
+    }
+
+    /// The commented default `etc/qactd/qactd.conf`. To regenerate that file after
+    /// changing the table, run
+    /// `QACTD_WRITE_DEFAULT_CONFIGURATION=1 swift test --filter ConfigurationKeysTests`.
+    static func renderDefaultConfigurationFile() -> String {
+        var lines = comment(
+            "qactd configuration (see qactd.conf(5)). Every key is optional; the values below are the built-in"
+                + " defaults. Relative paths start at this file's folder.")
+        for section in sections {
+            lines += ["", "[\(section)]"]
+            for key in all where key.section == section {
+                switch key.defaultValue {
+                case .text(let text):
+                    lines += comment(key.help)
+                    lines.append("\(key.name)=\(text)")
+                case .derived(let documentation, _):
+                    lines += comment(
+                        "Default: \(documentation) (this file expands no variables, so the default is only"
+                            + " written as a comment). \(key.help)")
+                    lines.append("#\(key.name)=")
+                }
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `# ` lines of at most 80 columns, so the installed file reads well in any terminal.
+    private static func comment(_ text: String) -> [String] {
+        var lines: [String] = []
+        var line = "#"
+        for word in text.split(separator: " ") {
+            if line.count + 1 + word.count > 80, line != "#" {
+                lines.append(line)
+                line = "#"
+            }
+            line += " " + word
+        }
+        if line != "#" { lines.append(line) }
+        return lines
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+
+/// Finds and reads qactd.conf (SPEC §5: `--config`, else the XDG user file, else the
+/// installed default, else built-in defaults) and resolves its paths.
+public enum ConfigurationLoader {
+    public static let fileName = "qactd.conf"
+
+    /// The user's configuration folder (`$XDG_CONFIG_HOME/qactd`, XDG_CONFIG_HOME defaulting to `~/.config`).
+    public static func userConfigurationDirectory(environment: [String: String]) throws(ConfigurationError) -> String {
+        if let configHome = environment["XDG_CONFIG_HOME"], configHome.hasPrefix("/") {
+            return configHome + "/qactd"
+        }
+        return try home(environment) + "/.config/qactd"
+    }
+
+    /// Picks the file to read: `--config`, else the user's file, else the first existing
+    /// system candidate, else none (built-in defaults).
+    public static func locate(
+        explicitPath: String?,
+        environment: [String: String],
+        systemCandidates: [String]
+    ) throws(ConfigurationError) -> String? {
+        if let explicitPath {
+            let absolute = absolutePath(explicitPath)
+            guard try exists(absolute) else { throw .explicitFileMissing(path: absolute) }
+            return absolute
+        }
+        let userFile = try userConfigurationDirectory(environment: environment) + "/" + fileName
+        if try exists(userFile) { return userFile }
+        for candidate in systemCandidates where try exists(candidate) {
+            return candidate
+        }
+        return nil
+    }
+
+    /// Locates, reads and validates the configuration.
+    public static func load(
+        explicitPath: String?,
+        environment: [String: String],
+        systemCandidates: [String],
+        userID: uid_t = getuid()
+    ) throws(ConfigurationError) -> LoadedConfiguration {
+        guard
+            let path = try locate(
+                explicitPath: explicitPath, environment: environment, systemCandidates: systemCandidates)
+        else {
+            return try parse(text: "", file: nil, environment: environment, userID: userID)
+        }
+        let bytes: [UInt8]
+        do {
+            guard let read = try FileIO.readFileIfPresent(path) else {
+                throw ConfigurationError.unreadable(path: path, reason: "the file disappeared while being read.")
+            }
+            bytes = read
+        } catch let error as SystemCallError {
+            throw .unreadable(path: path, reason: error.description)
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw .unreadable(path: path, reason: "\(error)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .notUTF8(path: path)
+        }
+        return try parse(text: text, file: path, environment: environment, userID: userID)
+    }
+
+    /// Validates configuration text. `file` nil means built-in defaults: relative paths then
+    /// resolve against the user's configuration folder.
+    public static func parse(
+        text: String,
+        file: String?,
+        environment: [String: String],
+        userID: uid_t
+    ) throws(ConfigurationError) -> LoadedConfiguration {
+        let fileLabel = file ?? "(built-in defaults)"
+        let baseDirectory: String
+        if let file {
+            baseDirectory = directoryName(of: file)
+        } else {
+            baseDirectory = try userConfigurationDirectory(environment: environment)
+        }
+        let assignments = try INIParser.parse(text, file: fileLabel)
+        return try ConfigurationKeys.configuration(
+            from: assignments, sectionHeaders: INIParser.sectionHeaders(text),
+            source: file.map { .file($0) } ?? .builtInDefaults,
+            context: ConfigurationContext(
+                file: fileLabel, baseDirectory: baseDirectory, environment: environment, userID: userID))
+    }
+
+    // MARK: Paths
+
+    static func home(_ environment: [String: String]) throws(ConfigurationError) -> String {
+        guard let home = environment["HOME"], !home.isEmpty else { throw .homeDirectoryUnknown }
+        return home.count > 1 && home.hasSuffix("/") ? String(home.dropLast()) : home
+    }
+
+    /// `~` and `~/…` expand to HOME; other relative paths are relative to `baseDirectory`.
+    static func resolve(
+        _ path: String, relativeTo baseDirectory: String, environment: [String: String]
+    ) throws(ConfigurationError) -> String {
+        if path == "~" { return try home(environment) }
+        if path.hasPrefix("~/") { return try home(environment) + path.dropFirst(1) }
+        if path.hasPrefix("/") { return path }
+        return baseDirectory + "/" + path
+    }
+
+    static func absolutePath(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    static func directoryName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return FileManager.default.currentDirectoryPath }
+        let directory = String(path[..<slash])
+        return directory.isEmpty ? "/" : directory
+    }
+
+    static func exists(_ path: String) throws(ConfigurationError) -> Bool {
+        do {
+            return try FileIO.fileExists(path)
+        } catch {
+            throw .unreadable(path: path, reason: error.description)
+        }
+    }
+}
