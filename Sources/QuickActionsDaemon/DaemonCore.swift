@@ -1,6 +1,6 @@
 import Contacts
 import QuickActions
-import Varlink
+import QuickActionsProtocol
 
 /// The errors a client can meet when it calls the daemon; each maps to one
 /// stable Varlink error name (see `QuickActionsHandler`).

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import QuickActions
+import QuickActionsProtocol
 import Synchronization
 import Varlink
 import XCTest
