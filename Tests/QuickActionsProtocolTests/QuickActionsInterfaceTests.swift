@@ -88,3 +88,40 @@ final class QuickActionsInterfaceTests: XCTestCase {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
+
+/// The model types that are wire types keep the exact JSON the IDL declares.
+final class QuickActionsWireShapeTests: XCTestCase {
+    private func json(_ value: some Encodable) throws -> String {
+        try JSONValue(encoding: value).description
+    }
+
+    func testListRowsAreTheModelsListedShortcuts() throws {
+        let reply = ListReply(generation: 3, launched: true, items: [
+            ListedShortcut(item: ShortcutItem(type: "S", title: "Search"), source: .static, displayed: true, position: 1),
+            ListedShortcut(item: ShortcutItem(type: "F", title: "Ann"), source: .dynamic, displayed: false, position: 2),
+        ])
+        XCTAssertEqual(
+            try json(reply),
+            #"{"generation":3,"items":[{"displayed":true,"item":{"title":"Search","type":"S"},"position":1,"source":"static"},"#
+                + #"{"displayed":false,"item":{"title":"Ann","type":"F"},"position":2,"source":"dynamic"}],"launched":true}"#)
+        XCTAssertEqual(try JSONValue(encoding: reply).decode(ListReply.self), reply)
+    }
+
+    func testResignActiveReplyIsTheRecomputeOutcome() throws {
+        let reply: ResignActiveReply = RecomputeOutcome(changed: true, generation: 4, dynamicCount: 2)
+        XCTAssertEqual(try json(reply), #"{"changed":true,"dynamicCount":2,"generation":4}"#)
+        XCTAssertEqual(try JSONValue(encoding: reply).decode(ResignActiveReply.self), reply)
+    }
+
+    func testTriggerDeliveryIsTheModelsDelivery() throws {
+        for (delivery, spelling) in [(TriggerDelivery.running, "running"), (.launch, "launch")] {
+            let reply = TriggerReply(
+                item: ShortcutItem(type: "S", title: "Search"), contact: nil, delivery: delivery, handled: false,
+                stale: false, position: 1)
+            XCTAssertEqual(
+                try json(reply),
+                #"{"delivery":"\#(spelling)","handled":false,"item":{"title":"Search","type":"S"},"position":1,"stale":false}"#)
+            XCTAssertEqual(try JSONValue(encoding: reply).decode(TriggerReply.self), reply)
+        }
+    }
+}
