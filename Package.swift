@@ -1,8 +1,10 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// Layers point one way: qactd/qactl -> QuickActionsDaemon -> Varlink, QuickActions -> Contacts.
-// QuickActions and Contacts are pure (no files, sockets, clocks or logging).
+// Layers point one way: qactd -> QuickActionsDaemon -> VarlinkNIOServer -> Varlink;
+// QuickActionsDaemon and qactl -> QuickActionsProtocol -> Varlink, QuickActions -> Contacts.
+// QuickActions and Contacts are pure (no files, sockets, clocks or logging). Varlink and
+// VarlinkNIOServer know nothing of quick actions; qactl never links SwiftNIO (start-up time).
 let package = Package(
     name: "qactd",
     platforms: [.macOS(.v15)],
@@ -17,7 +19,16 @@ let package = Package(
     targets: [
         .target(name: "Contacts"),
         .target(name: "QuickActions", dependencies: ["Contacts"]),
-        .target(name: "Varlink", dependencies: ["QuickActions", "Contacts"]),
+        .target(name: "Varlink"),
+        .target(
+            name: "VarlinkNIOServer",
+            dependencies: [
+                "Varlink",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(name: "QuickActionsProtocol", dependencies: ["Varlink", "QuickActions", "Contacts"]),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",
@@ -26,7 +37,7 @@ let package = Package(
         .target(
             name: "QuickActionsDaemon",
             dependencies: [
-                "QuickActions", "Contacts", "Varlink", "CSystemd",
+                "QuickActions", "Contacts", "Varlink", "VarlinkNIOServer", "QuickActionsProtocol", "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -41,14 +52,26 @@ let package = Package(
         .executableTarget(
             name: "qactl",
             dependencies: [
-                "Varlink", "QuickActions",
+                "Varlink", "QuickActionsProtocol", "QuickActions", "Contacts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts"]),
         .testTarget(name: "QuickActionsTests", dependencies: ["QuickActions", "Contacts"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
-        .testTarget(name: "QuickActionsDaemonTests", dependencies: ["QuickActionsDaemon", "Varlink", "QuickActions", "Contacts"]),
+        .testTarget(
+            name: "VarlinkNIOServerTests",
+            dependencies: [
+                "VarlinkNIOServer", "Varlink",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "QuickActionsProtocolTests", dependencies: ["QuickActionsProtocol", "Varlink", "QuickActions", "Contacts"]),
+        .testTarget(
+            name: "QuickActionsDaemonTests",
+            dependencies: ["QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "QuickActions", "Contacts"]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["Varlink"]),
     ],
     swiftLanguageModes: [.v6]

@@ -4,9 +4,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// The JSON shapes below are shared by the state file and the Varlink wire, so
-// they are written by hand rather than synthesised: a renamed Swift case must
-// never silently change what is on disk or on the socket.
+// The JSON shapes below are shared by the state file and the Varlink wire (where
+// these model types are the messages themselves, not copies of them), so they
+// are written by hand rather than synthesised: a renamed Swift case or property
+// must never silently change what is on disk or on the socket.
 
 extension ShortcutIcon: Codable {
     private enum CodingKeys: String, CodingKey { case kind, name }
@@ -73,6 +74,48 @@ extension ShortcutItem: Codable {
             subtitle: try container.decodeIfPresent(String.self, forKey: .subtitle),
             icon: try container.decodeIfPresent(ShortcutIcon.self, forKey: .icon),
             userInfo: try container.decodeIfPresent([String: PropertyListValue].self, forKey: .userInfo) ?? [:])
+    }
+}
+
+extension ListedShortcut: Codable {
+    private enum CodingKeys: String, CodingKey { case item, source, displayed, position }
+
+    /// `{"item":{…},"source":"static","displayed":true,"position":1}`: a row of `List` and `Watch`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(item, forKey: .item)
+        try container.encode(source, forKey: .source)
+        try container.encode(displayed, forKey: .displayed)
+        try container.encode(position, forKey: .position)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            item: try container.decode(ShortcutItem.self, forKey: .item),
+            source: try container.decode(ShortcutSource.self, forKey: .source),
+            displayed: try container.decode(Bool.self, forKey: .displayed),
+            position: try container.decode(Int.self, forKey: .position))
+    }
+}
+
+extension RecomputeOutcome: Codable {
+    private enum CodingKeys: String, CodingKey { case changed, generation, dynamicCount }
+
+    /// `{"changed":true,"generation":3,"dynamicCount":2}`: the reply of `ResignActive`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(changed, forKey: .changed)
+        try container.encode(generation, forKey: .generation)
+        try container.encode(dynamicCount, forKey: .dynamicCount)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            changed: try container.decode(Bool.self, forKey: .changed),
+            generation: try container.decode(UInt64.self, forKey: .generation),
+            dynamicCount: try container.decode(Int.self, forKey: .dynamicCount))
     }
 }
 

@@ -1,7 +1,7 @@
-/// Where an item came from.
+/// Where an item came from. The raw values are the wire spelling (`source` in `List`).
 public enum ShortcutSource: String, Hashable, Sendable, Codable {
-    case `static`
-    case dynamic
+    case `static` = "static"
+    case dynamic = "dynamic"
 }
 
 /// One row of a listing: `position` is 1-based in the full list (static items in

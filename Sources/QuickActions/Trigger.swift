@@ -9,11 +9,12 @@ public enum TriggerTarget: Hashable, Sendable {
     case type(String, contactIdentifier: String?)
 }
 
+/// The raw values are the wire spelling (`delivery` in `Trigger`'s reply).
 public enum TriggerDelivery: String, Hashable, Sendable, Codable {
     /// An app process is connected and is handed the action.
-    case running
+    case running = "running"
     /// No app is connected: the item waits as the pending launch item.
-    case launch
+    case launch = "launch"
 }
 
 public struct TriggerResolution: Hashable, Sendable {

@@ -1,5 +1,6 @@
 import Contacts
 import QuickActions
+import QuickActionsProtocol
 import Varlink
 
 /// How a delivered action ended, as the waiting `Trigger` learns it.

@@ -1,5 +1,5 @@
 import Contacts
-import Varlink
+import QuickActionsProtocol
 
 extension DaemonCore {
     /// Applies what the `DirectoryWatcher` found; returns whether favorites changed

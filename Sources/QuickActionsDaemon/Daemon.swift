@@ -4,7 +4,9 @@ import FoundationEssentials
 import NIOCore
 import NIOPosix
 import QuickActions
+import QuickActionsProtocol
 import Varlink
+import VarlinkNIOServer
 
 #if canImport(Glibc)
 import Glibc
@@ -188,14 +190,15 @@ public actor Daemon {
     }
 
     private func listen(_ configuration: DaemonConfiguration) async throws {
-        var serverConfiguration = VarlinkServerConfiguration()
+        // The connection-level errors (InvalidMessage, …) are declared in io.qactd.QuickActions.
+        var serverConfiguration = VarlinkServerConfiguration(errorInterface: QuickActionsInterface.name)
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxMessageBytes = configuration.maxMessageBytes
         let server = VarlinkServer(
             info: VarlinkServiceInfo(
                 vendor: "qactd", product: "qactd", version: QactdVersion.string,
                 url: "https://github.com/qactd/qactd",
-                interfaces: [.init(name: QuickActionsInterface.name, description: QuickActionsInterface.description)]),
+                interfaces: [QuickActionsInterface.varlinkInterface]),
             handlers: [
                 QuickActionsInterface.name: QuickActionsHandler(core: core, reload: { [weak self] () async throws(QuickActionsCallError) -> ReloadReply in
                     guard let self else { throw .invalidConfiguration("The daemon is stopping.") }

@@ -1,6 +1,6 @@
 import Contacts
 import QuickActions
-import Varlink
+import QuickActionsProtocol
 
 /// The errors a client can meet when it calls the daemon; each maps to one
 /// stable Varlink error name (see `QuickActionsHandler`).
@@ -114,12 +114,9 @@ actor DaemonCore {
     }
 
     func currentListing(all: Bool, limit: Int? = nil) -> ListReply {
-        let listed = state.listing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit)
-        return ListReply(
+        ListReply(
             generation: state.generation, launched: state.launched,
-            items: listed.map {
-                ListedItemMessage(item: $0.item, source: $0.source == .static ? .static : .dynamic, displayed: $0.displayed, position: $0.position)
-            })
+            items: state.listing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit))
     }
 
     func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
@@ -139,7 +136,7 @@ actor DaemonCore {
         }
         persist()
         publishStatus()
-        return ResignActiveReply(changed: outcome.changed, generation: outcome.generation, dynamicCount: outcome.dynamicCount)
+        return outcome
     }
 
     /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
@@ -182,7 +179,7 @@ actor DaemonCore {
                        fields: ["QACTD_SHORTCUT_TYPE": resolution.item.type, "QACTD_CONTACT_ID": contactIdentifier])
             let reply = TriggerReply(
                 item: resolution.item, contact: resolution.contact,
-                delivery: resolution.delivery == .running ? .running : .launch,
+                delivery: resolution.delivery,
                 handled: false, stale: resolution.stale, position: parameters.position)
             return deliver(resolution, reply: reply)
         case .failure(let error):

@@ -2,7 +2,7 @@ import Contacts
 import Dispatch
 import Foundation
 import Synchronization
-import Varlink
+import QuickActionsProtocol
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import Glibc
+import QuickActionsProtocol
 import Synchronization
-import Varlink
 
 /// What starting the `LaunchCommand` came to, for the trigger's reply.
 struct LaunchOutcome: Sendable, Equatable {

@@ -1,4 +1,6 @@
+import QuickActionsProtocol
 import Varlink
+import VarlinkNIOServer
 
 /// Serves `io.qactd.QuickActions`: decodes each call's parameters into the
 /// shared message types, asks the core, and maps daemon errors to their

@@ -1,3 +1,4 @@
+import QuickActionsProtocol
 import Varlink
 
 /// The `Watch` streams (SPEC §6): each watcher gets the current set, then one reply per
@@ -26,7 +27,8 @@ struct WatchBroadcaster {
     /// already ended (the peer went away before we got here).
     mutating func add(_ replies: Replies, current: ListReply) -> UInt64? {
         guard let reply = try? VarlinkReply(encoding: current, continues: true) else {
-            replies.finish(throwing: VarlinkError.internalError(message: "the quick-action set cannot be encoded"))
+            let failure = VarlinkConnectionError.internalError(message: "the quick-action set cannot be encoded")
+            replies.finish(throwing: failure.varlinkError(in: QuickActionsInterface.name))
             return nil
         }
         if case .terminated = replies.yield(reply) { return nil }

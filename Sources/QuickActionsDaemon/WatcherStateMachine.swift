@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Contacts
-import Varlink
+import QuickActionsProtocol
 
 /// Why a tree of the contacts directory is walked.
 enum TreeScanReason: Hashable, Sendable {

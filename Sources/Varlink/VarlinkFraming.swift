@@ -22,7 +22,7 @@ public struct VarlinkFrameDecoder: Sendable {
         case call(VarlinkCall)
         case needMoreData
         /// Send this error reply, then close the connection.
-        case replyErrorAndClose(VarlinkError)
+        case replyErrorAndClose(VarlinkConnectionError)
     }
 
     public let maxMessageBytes: Int

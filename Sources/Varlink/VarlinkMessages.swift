@@ -160,35 +160,46 @@ public struct VarlinkError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public static let expectedMore = VarlinkError(name: "org.varlink.service.ExpectedMore")
 
-    // The protocol-level failures below have no standard name in org.varlink.service;
-    // they are declared in the io.qactd.QuickActions description so clients can look them up.
-
-    /// The peer sent bytes that are not a Varlink call; the connection is closed after this reply
-    /// because the server can no longer tell which replies the peer expects.
-    public static func invalidMessage(reason: String) -> VarlinkError {
-        VarlinkError(name: "io.qactd.QuickActions.InvalidMessage", parameters: ["reason": .string(reason)])
-    }
-
-    /// A message exceeded the size limit; the connection is closed after this reply.
-    public static func messageTooLarge(maxBytes: Int) -> VarlinkError {
-        VarlinkError(name: "io.qactd.QuickActions.MessageTooLarge", parameters: ["maxBytes": .int(Int64(maxBytes))])
-    }
-
-    /// The server is at its connection limit; the connection is closed after this reply.
-    public static func tooManyConnections(maxConnections: Int) -> VarlinkError {
-        VarlinkError(
-            name: "io.qactd.QuickActions.TooManyConnections",
-            parameters: ["maxConnections": .int(Int64(maxConnections))])
-    }
-
-    /// A handler failed in a way that has no better name.
-    public static func internalError(message: String) -> VarlinkError {
-        VarlinkError(name: "io.qactd.QuickActions.InternalError", parameters: ["message": .string(message)])
-    }
-
     public var description: String {
         if parameters.isEmpty { return "The service replied with the error '\(name)'." }
         return "The service replied with the error '\(name)' \(JSONValue.object(parameters))."
+    }
+}
+
+/// What goes wrong with a connection rather than with one method. `org.varlink.service` has no
+/// names for these, so a service declares them as errors of one of its own interfaces (the lines
+/// in `declarations`) and its server names them there (`varlinkError(in:)`).
+public enum VarlinkConnectionError: Hashable, Sendable {
+    /// The peer sent bytes that are not a Varlink call; the connection is closed after this reply
+    /// because the server can no longer tell which replies the peer expects.
+    case invalidMessage(reason: String)
+    /// A message exceeded the size limit; the connection is closed after this reply.
+    case messageTooLarge(maxBytes: Int)
+    /// The server is at its connection limit; the connection is closed after this reply.
+    case tooManyConnections(maxConnections: Int)
+    /// A handler failed in a way that has no better name.
+    case internalError(message: String)
+
+    /// The IDL lines the declaring interface must contain, so clients can look the errors up.
+    public static let declarations = [
+        "error InvalidMessage (reason: string)",
+        "error MessageTooLarge (maxBytes: int)",
+        "error TooManyConnections (maxConnections: int)",
+        "error InternalError (message: string)",
+    ]
+
+    /// The error, named in `interface` (`<interface>.InvalidMessage`, …), with its parameters.
+    public func varlinkError(in interface: String) -> VarlinkError {
+        switch self {
+        case .invalidMessage(let reason):
+            VarlinkError(name: "\(interface).InvalidMessage", parameters: ["reason": .string(reason)])
+        case .messageTooLarge(let maxBytes):
+            VarlinkError(name: "\(interface).MessageTooLarge", parameters: ["maxBytes": .int(Int64(maxBytes))])
+        case .tooManyConnections(let maxConnections):
+            VarlinkError(name: "\(interface).TooManyConnections", parameters: ["maxConnections": .int(Int64(maxConnections))])
+        case .internalError(let message):
+            VarlinkError(name: "\(interface).InternalError", parameters: ["message": .string(message)])
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import QuickActions
+import QuickActionsProtocol
 import Varlink
 
 #if canImport(FoundationEssentials)

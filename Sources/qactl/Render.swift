@@ -1,5 +1,6 @@
 import Contacts
 import QuickActions
+import QuickActionsProtocol
 import Varlink
 
 /// Human-readable renderings of the daemon's replies.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import QuickActionsProtocol
 import Varlink
 
 #if canImport(FoundationEssentials)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Contacts
 import QuickActions
+import QuickActionsProtocol
 import Varlink
 
 #if canImport(FoundationEssentials)

@@ -300,6 +300,8 @@ final class QactlEndToEndTests: XCTestCase {
         let second = DaemonFixture.run(DaemonFixture.qactd, ["--config", fixture.configFile.path], environment: fixture.environment)
         XCTAssertNotEqual(second.status, 0)
         XCTAssertTrue(second.stderr.contains("already listening") && second.stderr.contains(fixture.socketPath), second.stderr)
+        // The generic server takes the product's name from the service info: the wording stays the daemon's.
+        XCTAssertTrue(second.stderr.contains("Another qactd is already listening on '\(fixture.socketPath)'."), second.stderr)
         XCTAssertEqual(fixture.qactl(["status"]).status, 0, "the first daemon is unharmed")
 
         let socketMode = try FileManager.default.attributesOfItem(atPath: fixture.socketPath)[.posixPermissions] as? Int

@@ -71,4 +71,31 @@ final class ReferenceClientEndToEndTests: XCTestCase {
 
         XCTAssertEqual(fixture.qactl(["status"]).status, 0, "the daemon kept serving after every error")
     }
+
+    /// The generic server names its connection-level errors in the interface the daemon configures:
+    /// bytes that are no Varlink call get io.qactd.QuickActions.InvalidMessage, then the connection closes.
+    func testBytesThatAreNoCallGetInvalidMessageOfTheDaemonsInterface() throws {
+        let fixture = try DaemonFixture()
+        try fixture.start()
+        let script = """
+            import socket, sys
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.settimeout(10)
+            connection.connect(sys.argv[1])
+            connection.sendall(b"{this is not json\\0")
+            received = b""
+            while True:
+                chunk = connection.recv(4096)
+                if not chunk:
+                    break
+                received += chunk
+            sys.stdout.write(received.rstrip(b"\\0").decode())
+            """
+        let raw = DaemonFixture.run("/usr/bin/env", ["python3", "-c", script, fixture.socketPath])
+        XCTAssertEqual(raw.status, 0, "the daemon replied, then closed the connection: \(raw.stderr)")
+        let reply = try raw.json()
+        XCTAssertEqual(reply["error"] as? String, "io.qactd.QuickActions.InvalidMessage", raw.stdout)
+        XCTAssertEqual((reply["parameters"] as? [String: Any])?["reason"] as? String, "the message is not valid JSON")
+        XCTAssertEqual(fixture.qactl(["status"]).status, 0, "the daemon kept serving")
+    }
 }

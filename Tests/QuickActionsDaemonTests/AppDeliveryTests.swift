@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import QuickActions
+import QuickActionsProtocol
 import Synchronization
 import Varlink
 import XCTest
@@ -16,7 +17,7 @@ private final class RecordingSink: LogSink {
 final class WatchBroadcasterTests: XCTestCase {
     private func listing(_ generation: UInt64, launched: Bool = true) -> ListReply {
         ListReply(generation: generation, launched: launched, items: [
-            ListedItemMessage(item: ShortcutItem(type: "T\(generation)", title: "Item \(generation)"), source: .dynamic, displayed: true, position: 1),
+            ListedShortcut(item: ShortcutItem(type: "T\(generation)", title: "Item \(generation)"), source: .dynamic, displayed: true, position: 1),
         ])
     }
 

@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
-import Varlink
+import QuickActionsProtocol
 import XCTest
 
 @testable import QuickActionsDaemon

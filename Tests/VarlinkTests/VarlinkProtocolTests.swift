@@ -68,10 +68,10 @@ final class VarlinkMessageTests: XCTestCase {
     }
 
     func testFlagsAndNames() throws {
-        let parsed = try call(#"{"method":"io.qactd.QuickActions.Watch","more":true,"oneway":false}"#)
+        let parsed = try call(#"{"method":"org.example.test.Watch","more":true,"oneway":false}"#)
         XCTAssertTrue(parsed.more)
         XCTAssertFalse(parsed.oneway)
-        XCTAssertEqual(parsed.interfaceName, "io.qactd.QuickActions")
+        XCTAssertEqual(parsed.interfaceName, "org.example.test")
         XCTAssertEqual(parsed.memberName, "Watch")
         XCTAssertNil(VarlinkCall(method: "NoDot").interfaceName)
     }
@@ -105,10 +105,36 @@ final class VarlinkMessageTests: XCTestCase {
 
     func testDecodeParametersMapsToInvalidParameter() {
         struct Trigger: Decodable { var position: Int? }
-        let call = VarlinkCall(method: "io.qactd.QuickActions.Trigger", parameters: ["position": .bool(true)])
+        let call = VarlinkCall(method: "org.example.test.Trigger", parameters: ["position": .bool(true)])
         XCTAssertThrowsError(try call.decodeParameters(Trigger.self)) { error in
             XCTAssertEqual(error as? VarlinkError, .invalidParameter("position"))
         }
+    }
+}
+
+final class VarlinkConnectionErrorTests: XCTestCase {
+    func testNamedInTheDeclaringInterfaceWithTheirParameters() {
+        XCTAssertEqual(
+            VarlinkConnectionError.invalidMessage(reason: "r").varlinkError(in: "org.example.test"),
+            VarlinkError(name: "org.example.test.InvalidMessage", parameters: ["reason": "r"]))
+        XCTAssertEqual(
+            VarlinkConnectionError.messageTooLarge(maxBytes: 8).varlinkError(in: "org.example.test"),
+            VarlinkError(name: "org.example.test.MessageTooLarge", parameters: ["maxBytes": .int(8)]))
+        XCTAssertEqual(
+            VarlinkConnectionError.tooManyConnections(maxConnections: 2).varlinkError(in: "org.example.test"),
+            VarlinkError(name: "org.example.test.TooManyConnections", parameters: ["maxConnections": .int(2)]))
+        XCTAssertEqual(
+            VarlinkConnectionError.internalError(message: "m").varlinkError(in: "org.example.test"),
+            VarlinkError(name: "org.example.test.InternalError", parameters: ["message": "m"]))
+    }
+
+    func testDeclarationsNameEveryError() {
+        let errors: [VarlinkConnectionError] = [
+            .invalidMessage(reason: ""), .messageTooLarge(maxBytes: 0), .tooManyConnections(maxConnections: 0),
+            .internalError(message: ""),
+        ]
+        let declared = VarlinkConnectionError.declarations.map { $0.split(separator: " ")[1] }
+        XCTAssertEqual(declared, errors.map { $0.varlinkError(in: "x").name.dropFirst(2) })
     }
 }
 
@@ -186,26 +212,38 @@ final class VarlinkFrameDecoderTests: XCTestCase {
 }
 
 final class VarlinkServiceDispatcherTests: XCTestCase {
+    /// An interface of the tests' own: the dispatcher knows none but org.varlink.service.
+    /// (QuickActionsProtocolTests route org.example.test through it too.)
+    static let testInterface = VarlinkServiceInfo.Interface(
+        name: "org.example.test",
+        description: """
+            interface org.example.test
+            method Status() -> (version: string)
+            method List(limit: ?int) -> (limit: int)
+            method Watch() -> (generation: int)
+            error Failed (message: string)
+            """)
+
     private let dispatcher = VarlinkServiceDispatcher(
         info: VarlinkServiceInfo(
-            vendor: "qactd", product: "qactd", version: "1.0", url: "https://example.invalid",
-            interfaces: [.init(name: QuickActionsInterface.name, description: QuickActionsInterface.description)]))
+            vendor: "testd", product: "testd", version: "1.0", url: "https://example.invalid",
+            interfaces: [testInterface]))
 
     func testGetInfoListsTheServiceInterfaceFirst() {
         XCTAssertEqual(
             dispatcher.route(VarlinkCall(method: "org.varlink.service.GetInfo")),
             .reply(
                 VarlinkReply(parameters: [
-                    "vendor": "qactd", "product": "qactd", "version": "1.0", "url": "https://example.invalid",
-                    "interfaces": .array(["org.varlink.service", "io.qactd.QuickActions"]),
+                    "vendor": "testd", "product": "testd", "version": "1.0", "url": "https://example.invalid",
+                    "interfaces": .array(["org.varlink.service", "org.example.test"]),
                 ])))
     }
 
     func testGetInterfaceDescription() {
         let route = dispatcher.route(
             VarlinkCall(
-                method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": "io.qactd.QuickActions"]))
-        XCTAssertEqual(route, .reply(VarlinkReply(parameters: ["description": .string(QuickActionsInterface.description)])))
+                method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": "org.example.test"]))
+        XCTAssertEqual(route, .reply(VarlinkReply(parameters: ["description": .string(Self.testInterface.description)])))
         XCTAssertEqual(
             dispatcher.route(
                 VarlinkCall(method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": "org.example"])),
@@ -222,20 +260,17 @@ final class VarlinkServiceDispatcherTests: XCTestCase {
         XCTAssertEqual(
             dispatcher.route(VarlinkCall(method: "Ping")), .reply(VarlinkReply(error: .interfaceNotFound("Ping"))))
         XCTAssertEqual(
-            dispatcher.route(VarlinkCall(method: "io.qactd.QuickActions.Explode")),
-            .reply(VarlinkReply(error: .methodNotFound("io.qactd.QuickActions.Explode"))))
+            dispatcher.route(VarlinkCall(method: "org.example.test.Explode")),
+            .reply(VarlinkReply(error: .methodNotFound("org.example.test.Explode"))))
         XCTAssertEqual(
             dispatcher.route(VarlinkCall(method: "org.varlink.service.Explode")),
             .reply(VarlinkReply(error: .methodNotFound("org.varlink.service.Explode"))))
     }
 
     func testDeclaredMethodsAreRoutedToTheInterface() {
-        for method in [
-            "Status", "List", "ResignActive", "BecomeActive", "EnterBackground", "Trigger", "Connect", "Complete",
-            "Watch", "Reload", "GetContact",
-        ] {
-            XCTAssertEqual(
-                dispatcher.route(VarlinkCall(method: "io.qactd.QuickActions.\(method)")), .interface("io.qactd.QuickActions"))
+        XCTAssertEqual(Self.testInterface.methodNames, ["Status", "List", "Watch"])
+        for method in ["Status", "List", "Watch"] {
+            XCTAssertEqual(dispatcher.route(VarlinkCall(method: "org.example.test.\(method)")), .interface("org.example.test"))
         }
     }
 

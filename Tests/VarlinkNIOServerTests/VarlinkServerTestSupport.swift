@@ -7,7 +7,7 @@ import Synchronization
 import Varlink
 import XCTest
 
-@testable import QuickActionsDaemon
+@testable import VarlinkNIOServer
 
 /// Runs blocking socket code off the cooperative pool, which the server's handler tasks need.
 func offloaded<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
@@ -29,8 +29,48 @@ final class Counter: Sendable {
     func next() -> Int { value.add(1, ordering: .relaxed).newValue }
 }
 
-/// A trivial io.qactd.QuickActions: just enough behaviour to exercise the server.
-struct TestQuickActionsHandler: VarlinkInterfaceHandler {
+/// An interface of the tests' own, so the server is shown to serve any interface: it knows
+/// none but org.varlink.service. It declares the connection errors, which the fixture's
+/// server names in it.
+enum TestInterface {
+    static let name = "org.example.test"
+
+    static let description = """
+        # Just enough of an interface to exercise the server.
+        interface org.example.test
+
+        method Status() -> (version: string, onewayCalls: int, peerUID: int, connection: int)
+
+        method List(all: ?bool, limit: ?int) -> (limit: int)
+
+        # Slow on purpose.
+        method Trigger(position: ?int) -> (position: ?int)
+
+        method BecomeActive() -> ()
+
+        method GetContact(identifier: string) -> ()
+
+        # count replies (endless without count), each padded to 64 KiB.
+        method Watch(count: ?int) -> (generation: int, padding: string)
+
+        # One reply, then the stream stays open until the peer leaves.
+        method Connect() -> (pendingItem: ?string)
+
+        error ContactNotFound (identifier: string)
+
+        error InvalidMessage (reason: string)
+
+        error MessageTooLarge (maxBytes: int)
+
+        error TooManyConnections (maxConnections: int)
+
+        error InternalError (message: string)
+
+        """
+}
+
+/// The handler of `TestInterface`: just enough behaviour to exercise the server.
+struct TestInterfaceHandler: VarlinkInterfaceHandler {
     let probe: TestHandlerProbe
 
     private struct ListParameters: Decodable {
@@ -65,7 +105,7 @@ struct TestQuickActionsHandler: VarlinkInterfaceHandler {
                 return VarlinkReply()
             }
         case "GetContact":
-            return .failing(VarlinkError(name: "io.qactd.QuickActions.ContactNotFound", parameters: ["identifier": "x"]))
+            return .failing(VarlinkError(name: "org.example.test.ContactNotFound", parameters: ["identifier": "x"]))
         case "Watch":
             // Produces a reply only when the server asks for one, so the count shows back-pressure.
             let produced = Counter()
@@ -169,18 +209,18 @@ final class ServerFixture: @unchecked Sendable {
 
     init() {
         folder = NSTemporaryDirectory() + "varlink-server-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        socketPath = folder + "/run/qactd.sock"
+        socketPath = folder + "/run/test.sock"
     }
 
     static let info = VarlinkServiceInfo(
-        vendor: "qactd", product: "qactd", version: "0.0-test", url: "https://example.invalid/qactd",
-        interfaces: [.init(name: QuickActionsInterface.name, description: QuickActionsInterface.description)])
+        vendor: "testd", product: "testd", version: "0.0-test", url: "https://example.invalid/testd",
+        interfaces: [.init(name: TestInterface.name, description: TestInterface.description)])
 
     func makeServer(_ configure: (inout VarlinkServerConfiguration) -> Void = { _ in }) -> VarlinkServer {
-        var configuration = VarlinkServerConfiguration()
+        var configuration = VarlinkServerConfiguration(errorInterface: TestInterface.name)
         configure(&configuration)
         let server = VarlinkServer(
-            info: Self.info, handlers: [QuickActionsInterface.name: TestQuickActionsHandler(probe: probe)],
+            info: Self.info, handlers: [TestInterface.name: TestInterfaceHandler(probe: probe)],
             configuration: configuration, group: group)
         servers.append(server)
         return server

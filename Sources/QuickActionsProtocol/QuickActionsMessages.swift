@@ -149,26 +149,13 @@ public struct ListParameters: Codable, Sendable, Equatable {
     }
 }
 
-public struct ListedItemMessage: Codable, Sendable, Equatable {
-    public enum Source: String, Codable, Sendable { case `static`, dynamic }
-    public var item: ShortcutItem
-    public var source: Source
-    public var displayed: Bool
-    public var position: Int
-    public init(item: ShortcutItem, source: Source, displayed: Bool, position: Int) {
-        self.item = item
-        self.source = source
-        self.displayed = displayed
-        self.position = position
-    }
-}
-
-/// The reply of `List`, and each reply of a `Watch` stream.
+/// The reply of `List`, and each reply of a `Watch` stream. Each row is the model's own
+/// `ListedShortcut` (the IDL's `ListedItem`), so the listing is never copied field by field.
 public struct ListReply: Codable, Sendable, Equatable {
     public var generation: UInt64
     public var launched: Bool
-    public var items: [ListedItemMessage]
-    public init(generation: UInt64, launched: Bool, items: [ListedItemMessage]) {
+    public var items: [ListedShortcut]
+    public init(generation: UInt64, launched: Bool, items: [ListedShortcut]) {
         self.generation = generation
         self.launched = launched
         self.items = items
@@ -181,16 +168,8 @@ public struct AppVersionParameters: Codable, Sendable, Equatable {
     public init(appVersion: String? = nil) { self.appVersion = appVersion }
 }
 
-public struct ResignActiveReply: Codable, Sendable, Equatable {
-    public var changed: Bool
-    public var generation: UInt64
-    public var dynamicCount: Int
-    public init(changed: Bool, generation: UInt64, dynamicCount: Int) {
-        self.changed = changed
-        self.generation = generation
-        self.dynamicCount = dynamicCount
-    }
-}
+/// What the model's recompute reports is the reply itself: `changed`, `generation`, `dynamicCount`.
+public typealias ResignActiveReply = RecomputeOutcome
 
 public struct TriggerParameters: Codable, Sendable, Equatable {
     public var position: Int?
@@ -204,7 +183,6 @@ public struct TriggerParameters: Codable, Sendable, Equatable {
 }
 
 public struct TriggerReply: Codable, Sendable, Equatable {
-    public enum Delivery: String, Codable, Sendable { case running, launch }
     /// What became of the `LaunchCommand` on a `launch` delivery.
     public enum LaunchStatus: String, Codable, Sendable {
         /// The command was started.
@@ -219,7 +197,7 @@ public struct TriggerReply: Codable, Sendable, Equatable {
     }
     public var item: ShortcutItem
     public var contact: Contact?
-    public var delivery: Delivery
+    public var delivery: TriggerDelivery
     public var handled: Bool
     public var stale: Bool
     public var position: Int?
@@ -231,7 +209,7 @@ public struct TriggerReply: Codable, Sendable, Equatable {
     public var launchPID: Int?
     public var launchError: String?
     public init(
-        item: ShortcutItem, contact: Contact?, delivery: Delivery, handled: Bool, stale: Bool, position: Int?,
+        item: ShortcutItem, contact: Contact?, delivery: TriggerDelivery, handled: Bool, stale: Bool, position: Int?,
         token: String? = nil, launchStatus: LaunchStatus? = nil, launchPID: Int? = nil, launchError: String? = nil
     ) {
         self.item = item

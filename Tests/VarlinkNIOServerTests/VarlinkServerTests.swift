@@ -4,7 +4,7 @@ import NIOCore
 import Varlink
 import XCTest
 
-@testable import QuickActionsDaemon
+@testable import VarlinkNIOServer
 
 final class VarlinkServerTests: XCTestCase {
     private var fixture = ServerFixture()
@@ -22,16 +22,16 @@ final class VarlinkServerTests: XCTestCase {
     func testGetInfo() async throws {
         _ = try await fixture.start()
         let info = try await fixture.call("org.varlink.service.GetInfo")
-        XCTAssertEqual(info["product"], "qactd")
+        XCTAssertEqual(info["product"], "testd")
         XCTAssertEqual(info["version"], "0.0-test")
-        XCTAssertEqual(info["interfaces"], .array(["org.varlink.service", "io.qactd.QuickActions"]))
+        XCTAssertEqual(info["interfaces"], .array(["org.varlink.service", "org.example.test"]))
     }
 
     func testGetInterfaceDescription() async throws {
         _ = try await fixture.start()
         let reply = try await fixture.call(
-            "org.varlink.service.GetInterfaceDescription", .object(["interface": "io.qactd.QuickActions"]))
-        XCTAssertEqual(reply["description"]?.stringValue, QuickActionsInterface.description)
+            "org.varlink.service.GetInterfaceDescription", .object(["interface": "org.example.test"]))
+        XCTAssertEqual(reply["description"]?.stringValue, TestInterface.description)
         do {
             _ = try await fixture.call("org.varlink.service.GetInterfaceDescription", .object(["interface": "org.nope"]))
             XCTFail("expected InterfaceNotFound")
@@ -43,28 +43,28 @@ final class VarlinkServerTests: XCTestCase {
     func testUnknownMethodAndInterface() async throws {
         _ = try await fixture.start()
         await assertRemoteError(
-            "io.qactd.QuickActions.Explode", nil,
-            .methodNotFound("io.qactd.QuickActions.Explode"))
+            "org.example.test.Explode", nil,
+            .methodNotFound("org.example.test.Explode"))
         await assertRemoteError("org.example.Ping", nil, .interfaceNotFound("org.example"))
     }
 
     func testBadParametersNameTheParameter() async throws {
         _ = try await fixture.start()
-        await assertRemoteError("io.qactd.QuickActions.List", .object(["limit": "many"]), .invalidParameter("limit"))
-        let reply = try await fixture.call("io.qactd.QuickActions.List", .object(["limit": .int(2)]))
+        await assertRemoteError("org.example.test.List", .object(["limit": "many"]), .invalidParameter("limit"))
+        let reply = try await fixture.call("org.example.test.List", .object(["limit": .int(2)]))
         XCTAssertEqual(reply["limit"], .int(2))
     }
 
     func testHandlerErrorBecomesErrorReply() async throws {
         _ = try await fixture.start()
         await assertRemoteError(
-            "io.qactd.QuickActions.GetContact", .object(["identifier": "x"]),
-            VarlinkError(name: "io.qactd.QuickActions.ContactNotFound", parameters: ["identifier": "x"]))
+            "org.example.test.GetContact", .object(["identifier": "x"]),
+            VarlinkError(name: "org.example.test.ContactNotFound", parameters: ["identifier": "x"]))
     }
 
     func testContextCarriesPeerCredentials() async throws {
         _ = try await fixture.start()
-        let status = try await fixture.call("io.qactd.QuickActions.Status")
+        let status = try await fixture.call("org.example.test.Status")
         XCTAssertEqual(status["peerUID"], .int(Int64(getuid())))
     }
 
@@ -80,7 +80,7 @@ final class VarlinkServerTests: XCTestCase {
         }
         XCTAssertEqual(
             results,
-            [.frame(.object(["error": "io.qactd.QuickActions.InvalidMessage", "parameters": ["reason": "the message is not valid JSON"]])), .closed])
+            [.frame(.object(["error": "org.example.test.InvalidMessage", "parameters": ["reason": "the message is not valid JSON"]])), .closed])
     }
 
     func testPipelinedCallsAreAnsweredInOrder() async throws {
@@ -89,14 +89,14 @@ final class VarlinkServerTests: XCTestCase {
         let results = try await offloaded {
             // One write holding three calls; the first is slow, the others instant.
             connection.send(
-                #"{"method":"io.qactd.QuickActions.Trigger","parameters":{"position":1}}"# + "\0"
+                #"{"method":"org.example.test.Trigger","parameters":{"position":1}}"# + "\0"
                     + #"{"method":"org.varlink.service.GetInfo"}"# + "\0"
-                    + #"{"method":"io.qactd.QuickActions.List","parameters":{"limit":7}}"#)
+                    + #"{"method":"org.example.test.List","parameters":{"limit":7}}"#)
             return [connection.readFrame(), connection.readFrame(), connection.readFrame()]
         }
         XCTAssertEqual(results[0], .frame(.object(["parameters": ["position": .int(1)]])))
         guard case .frame(let info) = results[1] else { return XCTFail("no GetInfo reply") }
-        XCTAssertEqual(info["parameters"]?["product"], "qactd")
+        XCTAssertEqual(info["parameters"]?["product"], "testd")
         XCTAssertEqual(results[2], .frame(.object(["parameters": ["limit": .int(7)]])))
     }
 
@@ -104,9 +104,9 @@ final class VarlinkServerTests: XCTestCase {
         _ = try await fixture.start()
         let connection = try RawConnection(path: fixture.socketPath)
         let first = try await offloaded {
-            connection.send(#"{"method":"io.qactd.QuickActions.BecomeActive","oneway":true}"#)
+            connection.send(#"{"method":"org.example.test.BecomeActive","oneway":true}"#)
             connection.send(#"{"method":"org.varlink.service.Nope","oneway":true}"#)
-            connection.send(#"{"method":"io.qactd.QuickActions.Status"}"#)
+            connection.send(#"{"method":"org.example.test.Status"}"#)
             return connection.readFrame()
         }
         guard case .frame(let reply) = first else { return XCTFail("no reply: \(first)") }
@@ -118,7 +118,7 @@ final class VarlinkServerTests: XCTestCase {
         _ = try await fixture.start()
         let connection = try RawConnection(path: fixture.socketPath)
         let results = try await offloaded {
-            connection.send(#"{"method":"io.qactd.QuickActions.Trigger","parameters":{"position":2}}"#)
+            connection.send(#"{"method":"org.example.test.Trigger","parameters":{"position":2}}"#)
             shutdown(connection.fd, Int32(SHUT_WR))
             return [connection.readFrame(), connection.readFrame()]
         }
@@ -136,9 +136,9 @@ final class VarlinkServerTests: XCTestCase {
         }
         XCTAssertEqual(
             results,
-            [.frame(.object(["error": "io.qactd.QuickActions.MessageTooLarge", "parameters": ["maxBytes": .int(1024)]])), .closed])
+            [.frame(.object(["error": "org.example.test.MessageTooLarge", "parameters": ["maxBytes": .int(1024)]])), .closed])
         let info = try await fixture.call("org.varlink.service.GetInfo")
-        XCTAssertEqual(info["product"], "qactd", "other connections keep working")
+        XCTAssertEqual(info["product"], "testd", "other connections keep working")
     }
 
     func testConnectionLimitRefusesExtraConnections() async throws {
@@ -150,18 +150,18 @@ final class VarlinkServerTests: XCTestCase {
         let refused = try await offloaded { try RawConnection(path: path).readFrame() }
         XCTAssertEqual(
             refused,
-            .frame(.object(["error": "io.qactd.QuickActions.TooManyConnections", "parameters": ["maxConnections": .int(2)]])))
+            .frame(.object(["error": "org.example.test.TooManyConnections", "parameters": ["maxConnections": .int(2)]])))
         let stillServed = try await offloaded {
             first.send(#"{"method":"org.varlink.service.GetInfo"}"#)
             return first.readFrame()
         }
         guard case .frame(let info) = stillServed else { return XCTFail("admitted connection lost: \(stillServed)") }
-        XCTAssertEqual(info["parameters"]?["product"], "qactd")
+        XCTAssertEqual(info["parameters"]?["product"], "testd")
         _ = second
         close(first.fd)
         await eventually { server.connectionCount == 1 }
         let info2 = try await fixture.call("org.varlink.service.GetInfo")
-        XCTAssertEqual(info2["product"], "qactd", "a slot frees up when a connection closes")
+        XCTAssertEqual(info2["product"], "testd", "a slot frees up when a connection closes")
     }
 
     func testHalfSentMessageDoesNotBlockOthersAndTimesOut() async throws {
@@ -169,7 +169,7 @@ final class VarlinkServerTests: XCTestCase {
         let slow = try RawConnection(path: fixture.socketPath)
         slow.send(#"{"method":"org.varlink.service.Get"#, terminated: false)
         let info = try await fixture.call("org.varlink.service.GetInfo")
-        XCTAssertEqual(info["product"], "qactd")
+        XCTAssertEqual(info["product"], "testd")
         let result = try await offloaded { slow.readFrame() }
         XCTAssertEqual(result, .closed, "the trickling peer is dropped after the timeout")
         await eventually { server.connectionCount == 0 }
@@ -195,7 +195,7 @@ final class VarlinkServerTests: XCTestCase {
         let path = fixture.socketPath
         let generations = try await offloaded {
             let client = try VarlinkClient(unixSocketPath: path)
-            var replies = try client.callMore("io.qactd.QuickActions.Watch", parameters: .object(["count": .int(5)]))
+            var replies = try client.callMore("org.example.test.Watch", parameters: .object(["count": .int(5)]))
             var generations: [Int64] = []
             while let reply = try replies.next() { generations.append(reply["generation"]?.intValue ?? -1) }
             return generations
@@ -206,7 +206,7 @@ final class VarlinkServerTests: XCTestCase {
     func testSlowReaderHoldsTheStreamBack() async throws {
         _ = try await fixture.start()
         let connection = try RawConnection(path: fixture.socketPath)
-        connection.send(#"{"method":"io.qactd.QuickActions.Watch","more":true}"#)
+        connection.send(#"{"method":"org.example.test.Watch","more":true}"#)
         let probe = fixture.probe
         await eventually { probe.streamedReplies.load(ordering: .relaxed) > 0 }
         // Give the producer every chance to run ahead; it must stall once the socket buffers fill.
@@ -231,7 +231,7 @@ final class VarlinkServerTests: XCTestCase {
         let server = try await fixture.start()
         let connection = try RawConnection(path: fixture.socketPath)
         let first = try await offloaded {
-            connection.send(#"{"method":"io.qactd.QuickActions.Connect","more":true}"#)
+            connection.send(#"{"method":"org.example.test.Connect","more":true}"#)
             return connection.readFrame()
         }
         XCTAssertEqual(first, .frame(.object(["parameters": ["pendingItem": .null], "continues": .bool(true)])))
@@ -246,8 +246,8 @@ final class VarlinkServerTests: XCTestCase {
         _ = try await fixture.start()
         let connection = try RawConnection(path: fixture.socketPath)
         let results = try await offloaded {
-            connection.send(#"{"method":"io.qactd.QuickActions.Watch"}"#)
-            connection.send(#"{"method":"io.qactd.QuickActions.List"}"#)
+            connection.send(#"{"method":"org.example.test.Watch"}"#)
+            connection.send(#"{"method":"org.example.test.List"}"#)
             return [connection.readFrame(), connection.readFrame()]
         }
         guard case .frame(let watch) = results[0] else { return XCTFail("no reply") }
@@ -282,7 +282,7 @@ final class VarlinkServerTests: XCTestCase {
         close(stale)
         _ = try await fixture.start()
         let info = try await fixture.call("org.varlink.service.GetInfo")
-        XCTAssertEqual(info["product"], "qactd")
+        XCTAssertEqual(info["product"], "testd")
     }
 
     func testSecondServerIsRefused() async throws {
@@ -291,11 +291,11 @@ final class VarlinkServerTests: XCTestCase {
             _ = try await fixture.start()
             XCTFail("a second server must not take over the socket")
         } catch let error as VarlinkServerError {
-            XCTAssertEqual(error, .alreadyListening(path: fixture.socketPath))
-            XCTAssertEqual("\(error)", "Another qactd is already listening on '\(fixture.socketPath)'.")
+            XCTAssertEqual(error, .alreadyListening(service: "testd", path: fixture.socketPath))
+            XCTAssertEqual("\(error)", "Another testd is already listening on '\(fixture.socketPath)'.")
         }
         let info = try await fixture.call("org.varlink.service.GetInfo")
-        XCTAssertEqual(info["product"], "qactd", "the first server keeps serving")
+        XCTAssertEqual(info["product"], "testd", "the first server keeps serving")
     }
 
     func testNonSocketFileIsNotReplaced() async throws {
@@ -319,7 +319,7 @@ final class VarlinkServerTests: XCTestCase {
         let server = fixture.makeServer()
         try await server.listen(adoptingDescriptor: descriptor)
         let info = try await offloaded { try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo") }
-        XCTAssertEqual(info["product"], "qactd")
+        XCTAssertEqual(info["product"], "testd")
         await server.stop()
         XCTAssertEqual(access(path, F_OK), 0, "a socket-activated file belongs to systemd and stays")
     }
@@ -334,23 +334,23 @@ final class VarlinkServerTests: XCTestCase {
         let address = "unix:" + fixture.socketPath
         let info = try await offloaded { Self.runPython(["-m", "varlink.cli", "info", address]) }
         XCTAssertEqual(info.status, 0, info.output)
-        XCTAssertTrue(info.output.contains("io.qactd.QuickActions"), info.output)
+        XCTAssertTrue(info.output.contains("org.example.test"), info.output)
         let help = try await offloaded {
-            Self.runPython(["-m", "varlink.cli", "help", address + "/io.qactd.QuickActions"])
+            Self.runPython(["-m", "varlink.cli", "help", address + "/org.example.test"])
         }
         XCTAssertEqual(help.status, 0, help.output)
         XCTAssertTrue(help.output.contains("method Trigger("), help.output)
         let call = try await offloaded {
-            Self.runPython(["-m", "varlink.cli", "call", address + "/io.qactd.QuickActions.List", #"{"limit": 3}"#])
+            Self.runPython(["-m", "varlink.cli", "call", address + "/org.example.test.List", #"{"limit": 3}"#])
         }
         XCTAssertEqual(call.status, 0, call.output)
         XCTAssertTrue(call.output.contains("\"limit\": 3"), call.output)
         // The Python package parses the served description with its own IDL scanner.
         let parse = Self.runPython([
             "-c", "import sys, varlink; i = varlink.Interface(sys.stdin.read()); print(i.name)",
-        ], input: QuickActionsInterface.description)
+        ], input: TestInterface.description)
         XCTAssertEqual(parse.status, 0, parse.output)
-        XCTAssertEqual(parse.output.trimmingCharacters(in: .whitespacesAndNewlines), "io.qactd.QuickActions")
+        XCTAssertEqual(parse.output.trimmingCharacters(in: .whitespacesAndNewlines), "org.example.test")
     }
 
     private static func runPython(_ arguments: [String], input: String? = nil) -> (status: Int32, output: String) {

@@ -1,8 +1,13 @@
+import Varlink
+
 /// The `io.qactd.QuickActions` interface: the daemon's control socket API (SPEC §6).
 /// Served verbatim by `org.varlink.service.GetInterfaceDescription`, so every Varlink client
 /// (the Python `varlink` package included) can list and call it.
 public enum QuickActionsInterface {
     public static let name = "io.qactd.QuickActions"
+
+    /// The interface as a Varlink service lists and serves it.
+    public static let varlinkInterface = VarlinkServiceInfo.Interface(name: name, description: description)
 
     public static let description = """
         # Home Screen quick actions for a Linux contacts app: static items from a

@@ -1,6 +1,3 @@
-// libsystemd's headers pull in <sys/socket.h>; once CSystemd is part of this module's
-// imports, clang attributes the socket-type enum to it, so SOCK_* are visible only through it.
-import CSystemd
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -12,8 +9,8 @@ import Glibc
 import Musl
 #endif
 
-/// The daemon's Varlink listener: answers `org.varlink.service` itself and routes every other
-/// call to the handler registered for its interface.
+/// A Varlink listener on a Unix socket: answers `org.varlink.service` itself and routes every
+/// other call to the handler registered for its interface. It knows no interface of its own.
 public final class VarlinkServer: Sendable {
     public let configuration: VarlinkServerConfiguration
     let dispatcher: VarlinkServiceDispatcher
@@ -29,7 +26,7 @@ public final class VarlinkServer: Sendable {
     }
 
     /// The socket file this server created, identified by inode so `stop()` never removes a
-    /// file that a newer daemon put in its place.
+    /// file that a newer server put in its place.
     private struct OwnedSocketFile {
         var path: String
         var device: UInt64
@@ -39,7 +36,7 @@ public final class VarlinkServer: Sendable {
     public init(
         info: VarlinkServiceInfo,
         handlers: [String: any VarlinkInterfaceHandler],
-        configuration: VarlinkServerConfiguration = VarlinkServerConfiguration(),
+        configuration: VarlinkServerConfiguration,
         group: any EventLoopGroup
     ) {
         self.dispatcher = VarlinkServiceDispatcher(info: info)
@@ -59,10 +56,10 @@ public final class VarlinkServer: Sendable {
         guard state.withLock({ $0.listener == nil }) else { throw .alreadyStarted }
         guard path.utf8.count <= 107 else { throw .pathTooLong(path: path) }
         try SocketPath.createParentFolder(of: path)
-        try SocketPath.removeIfStale(path)
+        try SocketPath.removeIfStale(path, service: dispatcher.info.product)
 
         // Bound here rather than by NIO: NIO unlinks the path when its own listener closes,
-        // even if the file there is by then another daemon's socket.
+        // even if the file there is by then another server's socket.
         let descriptor = try SocketPath.bindListening(path, backlog: 128)
         var status = stat()
         guard lstat(path, &status) == 0 else {
@@ -148,6 +145,11 @@ public final class VarlinkServer: Sendable {
     func release(connectionID: UInt64) {
         _ = state.withLock { $0.connections.removeValue(forKey: connectionID) }
     }
+
+    /// A connection-level failure, named in the interface that declares it.
+    func named(_ error: VarlinkConnectionError) -> VarlinkError {
+        error.varlinkError(in: configuration.errorInterface)
+    }
 }
 
 /// The checks around a socket path that NIO's bind does not make.
@@ -208,7 +210,8 @@ enum SocketPath {
 
     /// Removes a socket file nobody listens on; refuses when a server answers or the path is
     /// something other than a socket.
-    static func removeIfStale(_ path: String) throws(VarlinkServerError) {
+    /// `service` names the product in the error, so the user learns what holds the socket.
+    static func removeIfStale(_ path: String, service: String) throws(VarlinkServerError) {
         var status = stat()
         if lstat(path, &status) != 0 {
             if errno == ENOENT { return }
@@ -217,7 +220,7 @@ enum SocketPath {
         guard status.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path: path) }
         switch probe(path) {
         case .answering:
-            throw .alreadyListening(path: path)
+            throw .alreadyListening(service: service, path: path)
         case .refused:
             guard unlink(path) == 0 || errno == ENOENT else {
                 throw .systemCallFailed(call: "unlink", path: path, errno: errno)

@@ -22,8 +22,8 @@ public struct VarlinkPeerCredentials: Hashable, Sendable {
 
 /// What a handler knows about the call besides its parameters.
 public struct VarlinkCallContext: Hashable, Sendable {
-    /// Unique per connection for the server's lifetime: lets the daemon tie streaming calls
-    /// (the app's `Connect`) to the connection that made them.
+    /// Unique per connection for the server's lifetime: lets a service tie streaming calls
+    /// (a subscription, say) to the connection that made them.
     public var connectionID: UInt64
     public var peer: VarlinkPeerCredentials
 
@@ -38,7 +38,7 @@ public struct VarlinkCallContext: Hashable, Sendable {
 ///
 /// The server pulls the next reply only after the previous one was written to the socket, so a
 /// slow reader holds the producer back instead of growing memory; and it cancels the stream when
-/// the connection closes, which is how the daemon learns that a streaming peer went away
+/// the connection closes, which is how the service learns that a streaming peer went away
 /// (`onTermination` of the stream's continuation runs).
 public protocol VarlinkInterfaceHandler: Sendable {
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) -> AsyncThrowingStream<VarlinkReply, any Error>
@@ -66,9 +66,12 @@ extension AsyncThrowingStream where Element == VarlinkReply, Failure == any Erro
     }
 }
 
-/// Limits and policy of a `VarlinkServer`. Every resource a peer can make the daemon
+/// Limits and policy of a `VarlinkServer`. Every resource a peer can make the server
 /// allocate is bounded here.
 public struct VarlinkServerConfiguration: Sendable {
+    /// The service's interface that declares the errors of `VarlinkConnectionError` (its
+    /// description holds `VarlinkConnectionError.declarations`): they are named in it.
+    public var errorInterface: String
     /// A larger message gets an error reply and the connection is closed.
     public var maxMessageBytes: Int = 1 << 20
     /// Connections beyond this get a best-effort error frame and are closed at once.
@@ -80,10 +83,12 @@ public struct VarlinkServerConfiguration: Sendable {
     public var maxPipelinedCalls: Int = 64
     /// Peers of this user are served; others are refused with `PermissionDenied`.
     public var ownerUID: UInt32 = getuid()
-    /// Whether root may connect too (the daemon's owner is always allowed).
+    /// Whether root may connect too (the server's owner is always allowed).
     public var allowsRoot: Bool = true
 
-    public init() {}
+    public init(errorInterface: String) {
+        self.errorInterface = errorInterface
+    }
 
     func allows(_ peer: VarlinkPeerCredentials) -> Bool {
         peer.uid == ownerUID || (allowsRoot && peer.uid == 0)
@@ -92,7 +97,9 @@ public struct VarlinkServerConfiguration: Sendable {
 
 /// Why the server could not start listening.
 public enum VarlinkServerError: Error, Hashable, Sendable, CustomStringConvertible {
-    case alreadyListening(path: String)
+    /// A server answers on the path; `service` is this server's product (`VarlinkServiceInfo.product`),
+    /// most likely what answers there too.
+    case alreadyListening(service: String, path: String)
     case notASocket(path: String)
     case pathTooLong(path: String)
     case systemCallFailed(call: String, path: String, errno: Int32)
@@ -102,8 +109,8 @@ public enum VarlinkServerError: Error, Hashable, Sendable, CustomStringConvertib
 
     public var description: String {
         switch self {
-        case .alreadyListening(let path):
-            return "Another qactd is already listening on '\(path)'."
+        case .alreadyListening(let service, let path):
+            return "Another \(service) is already listening on '\(path)'."
         case .notASocket(let path):
             return "The socket path '\(path)' exists and is not a socket; refusing to replace it."
         case .pathTooLong(let path):

@@ -58,7 +58,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
         guard let id = server.admit(context.channel) else {
-            refuse(with: .tooManyConnections(maxConnections: server.configuration.maxConnections), context: context)
+            refuse(with: server.named(.tooManyConnections(maxConnections: server.configuration.maxConnections)), context: context)
             return
         }
         connectionID = id
@@ -86,8 +86,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         isClosing = true
-        // Cancelling the running call's task ends the handler's stream, which is how the daemon
-        // learns that a streaming peer (an app's Connect, a Watch) went away.
+        // Cancelling the running call's task ends the handler's stream, which is how the service
+        // learns that a streaming peer (a subscription's caller, say) went away.
         runningCall?.cancel()
         runningCall = nil
         queue.removeAll()
@@ -134,7 +134,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             switch decoder.nextCall() {
             case .call(let call): queue.append(.call(call))
             case .needMoreData: break decoding
-            case .replyErrorAndClose(let error): queue.append(.fatal(error))
+            case .replyErrorAndClose(let error): queue.append(.fatal(server.named(error)))
             }
         }
         updatePartialMessageTimer(context: context)
@@ -210,8 +210,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     ) {
         let channel = context.channel
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let errorInterface = server.configuration.errorInterface
         runningCall = Task {
-            await VarlinkReplyForwarder.forward(stream, for: call, to: channel)
+            await VarlinkReplyForwarder.forward(stream, for: call, to: channel, errorInterface: errorInterface)
             channel.eventLoop.execute { handler.value.callFinished() }
         }
     }
@@ -248,8 +249,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 enum VarlinkReplyForwarder {
     /// Writes the stream's replies one at a time, each only after the previous one reached the
     /// socket. Runs off the event loop; touches the connection only through the channel.
+    /// A failure with no Varlink name becomes `InternalError` of `errorInterface`.
     static func forward(
-        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel
+        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel,
+        errorInterface: String
     ) async {
         var replies = stream.makeAsyncIterator()
         do {
@@ -263,8 +266,8 @@ enum VarlinkReplyForwarder {
                 if !reply.continues { return }
             }
             if Task.isCancelled { return }
-            let error = VarlinkError.internalError(message: "'\(call.method)' ended without a final reply")
-            try await send(error, for: call, to: channel)
+            let error = VarlinkConnectionError.internalError(message: "'\(call.method)' ended without a final reply")
+            try await send(error.varlinkError(in: errorInterface), for: call, to: channel)
         } catch let error as VarlinkError {
             try? await send(error, for: call, to: channel)
         } catch is CancellationError {
@@ -273,7 +276,8 @@ enum VarlinkReplyForwarder {
             // The connection is gone; nobody is left to tell.
             return
         } catch {
-            try? await send(.internalError(message: "\(error)"), for: call, to: channel)
+            let internalError = VarlinkConnectionError.internalError(message: "\(error)")
+            try? await send(internalError.varlinkError(in: errorInterface), for: call, to: channel)
         }
     }
 

@@ -1,0 +1,127 @@
+import Contacts
+import Foundation
+import QuickActions
+import QuickActionsProtocol
+import Varlink
+import XCTest
+
+/// The `io.qactd.QuickActions` description is served verbatim, so it must declare exactly what
+/// the daemon answers: every method, every error name, and the connection errors the generic
+/// server names in it.
+final class QuickActionsInterfaceTests: XCTestCase {
+    private let dispatcher = VarlinkServiceDispatcher(
+        info: VarlinkServiceInfo(
+            vendor: "qactd", product: "qactd", version: "1.0", url: "https://example.invalid",
+            interfaces: [QuickActionsInterface.varlinkInterface]))
+
+    func testGetInfoAndGetInterfaceDescriptionServeTheInterface() {
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "org.varlink.service.GetInfo")),
+            .reply(
+                VarlinkReply(parameters: [
+                    "vendor": "qactd", "product": "qactd", "version": "1.0", "url": "https://example.invalid",
+                    "interfaces": .array(["org.varlink.service", "io.qactd.QuickActions"]),
+                ])))
+        let route = dispatcher.route(
+            VarlinkCall(
+                method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": "io.qactd.QuickActions"]))
+        XCTAssertEqual(route, .reply(VarlinkReply(parameters: ["description": .string(QuickActionsInterface.description)])))
+        XCTAssertEqual(
+            dispatcher.route(VarlinkCall(method: "io.qactd.QuickActions.Explode")),
+            .reply(VarlinkReply(error: .methodNotFound("io.qactd.QuickActions.Explode"))))
+    }
+
+    func testDeclaredMethodsAreRoutedToTheInterface() {
+        for method in [
+            "Status", "List", "ResignActive", "BecomeActive", "EnterBackground", "Trigger", "Connect", "Complete",
+            "Watch", "Reload", "GetContact",
+        ] {
+            XCTAssertEqual(
+                dispatcher.route(VarlinkCall(method: "io.qactd.QuickActions.\(method)")), .interface("io.qactd.QuickActions"))
+        }
+        XCTAssertEqual(
+            QuickActionsInterface.varlinkInterface.methodNames, Set(QuickActionsInterface.Method.allCases.map(\.rawValue)),
+            "every method the daemon answers is declared, and nothing else")
+    }
+
+    func testEveryErrorNameIsDeclared() {
+        for name in QuickActionsInterface.ErrorName.allCases {
+            XCTAssertTrue(QuickActionsInterface.description.contains("error \(name.rawValue) ("), name.rawValue)
+            XCTAssertEqual(name.qualifiedName, "io.qactd.QuickActions.\(name.rawValue)")
+        }
+    }
+
+    /// The daemon's server names InvalidMessage, MessageTooLarge, TooManyConnections and
+    /// InternalError in this interface, so the description must declare them as the server sends them.
+    func testDeclaresTheConnectionErrors() {
+        for declaration in VarlinkConnectionError.declarations {
+            XCTAssertTrue(QuickActionsInterface.description.contains("\n" + declaration + "\n"), declaration)
+        }
+    }
+
+    /// The Python `varlink` package parses the served description with its own IDL scanner.
+    func testPythonReferenceParserReadsTheDescription() throws {
+        guard Self.runPython(["-c", "import varlink"]).status == 0 else {
+            throw XCTSkip("the Python varlink package is not installed (pip install varlink)")
+        }
+        let parse = Self.runPython([
+            "-c", "import sys, varlink; i = varlink.Interface(sys.stdin.read()); print(i.name)",
+        ], input: QuickActionsInterface.description)
+        XCTAssertEqual(parse.status, 0, parse.output)
+        XCTAssertEqual(parse.output.trimmingCharacters(in: .whitespacesAndNewlines), "io.qactd.QuickActions")
+    }
+
+    private static func runPython(_ arguments: [String], input: String? = nil) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        let output = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = stdin
+        do { try process.run() } catch { return (127, "\(error)") }
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try? stdin.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// The model types that are wire types keep the exact JSON the IDL declares.
+final class QuickActionsWireShapeTests: XCTestCase {
+    private func json(_ value: some Encodable) throws -> String {
+        try JSONValue(encoding: value).description
+    }
+
+    func testListRowsAreTheModelsListedShortcuts() throws {
+        let reply = ListReply(generation: 3, launched: true, items: [
+            ListedShortcut(item: ShortcutItem(type: "S", title: "Search"), source: .static, displayed: true, position: 1),
+            ListedShortcut(item: ShortcutItem(type: "F", title: "Ann"), source: .dynamic, displayed: false, position: 2),
+        ])
+        XCTAssertEqual(
+            try json(reply),
+            #"{"generation":3,"items":[{"displayed":true,"item":{"title":"Search","type":"S"},"position":1,"source":"static"},"#
+                + #"{"displayed":false,"item":{"title":"Ann","type":"F"},"position":2,"source":"dynamic"}],"launched":true}"#)
+        XCTAssertEqual(try JSONValue(encoding: reply).decode(ListReply.self), reply)
+    }
+
+    func testResignActiveReplyIsTheRecomputeOutcome() throws {
+        let reply: ResignActiveReply = RecomputeOutcome(changed: true, generation: 4, dynamicCount: 2)
+        XCTAssertEqual(try json(reply), #"{"changed":true,"dynamicCount":2,"generation":4}"#)
+        XCTAssertEqual(try JSONValue(encoding: reply).decode(ResignActiveReply.self), reply)
+    }
+
+    func testTriggerDeliveryIsTheModelsDelivery() throws {
+        for (delivery, spelling) in [(TriggerDelivery.running, "running"), (.launch, "launch")] {
+            let reply = TriggerReply(
+                item: ShortcutItem(type: "S", title: "Search"), contact: nil, delivery: delivery, handled: false,
+                stale: false, position: 1)
+            XCTAssertEqual(
+                try json(reply),
+                #"{"delivery":"\#(spelling)","handled":false,"item":{"title":"Search","type":"S"},"position":1,"stale":false}"#)
+            XCTAssertEqual(try JSONValue(encoding: reply).decode(TriggerReply.self), reply)
+        }
+    }
+}
