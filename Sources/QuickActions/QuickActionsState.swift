@@ -81,6 +81,11 @@ public struct QuickActionsState: Hashable, Sendable {
 
     /// `all == false` returns only the displayed items; `limit`, when given,
     /// overrides `displayLimit` for this listing only.
+    /// The listing `List` and `Watch` answer with.
+    public func currentListing(all: Bool, limit: Int? = nil, displayLimit: Int) -> QuickActionsListing {
+        QuickActionsListing(generation: generation, launched: launched, items: listing(all: all, limit: limit, displayLimit: displayLimit))
+    }
+
     public func listing(all: Bool, limit: Int?, displayLimit: Int) -> [ListedShortcut] {
         let composed = ShortcutListing.compose(
             staticItems: staticItems, dynamicItems: dynamicItems, launched: launched,

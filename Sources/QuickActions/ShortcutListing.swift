@@ -43,3 +43,18 @@ public enum ShortcutListing {
         return listing
     }
 }
+
+/// A listing as `List` and `Watch` carry it: the generation the rows were composed from,
+/// whether the app has launched (before that only static items are displayed), and the rows.
+/// The model's value is also the wire message, so the two cannot drift apart.
+public struct QuickActionsListing: Hashable, Sendable, Codable {
+    public var generation: UInt64
+    public var launched: Bool
+    public var items: [ListedShortcut]
+
+    public init(generation: UInt64, launched: Bool, items: [ListedShortcut]) {
+        self.generation = generation
+        self.launched = launched
+        self.items = items
+    }
+}

@@ -59,7 +59,7 @@ struct SettingsLoader: Sendable {
         let configuration = loaded.configuration
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
         return DaemonSettings(
-            configuration: configuration, staticItems: staticItems, favoriteIcon: configuration.favoriteIcon)
+            configuration: configuration, staticItems: staticItems)
     }
 
     private func readStaticItems(at path: String) throws(DaemonStartupError) -> StaticItemsFile {
@@ -106,14 +106,12 @@ public actor Daemon {
     private let logger: Logger
     private let loader: SettingsLoader
     private let watcher: DirectoryWatcher
-    private let recompute: RecomputeOnIndexChange
 
     private init(
         core: DaemonCore, group: any EventLoopGroup, notifier: any ServiceManagerNotifier, logger: Logger, loader: SettingsLoader,
         watcher: DirectoryWatcher
     ) {
         self.watcher = watcher
-        self.recompute = RecomputeOnIndexChange(core: core)
         self.core = core
         self.group = group
         self.notifier = notifier
@@ -229,12 +227,8 @@ public actor Daemon {
     /// The main loop: READY=1, then signals until a stop.
     private func startWatching() async {
         let core = self.core
-        let recompute = self.recompute
-        watcher.run { update in
-            if await core.applyWatcherUpdate(update) { await recompute.indexChanged() }
-        }
-        // With `Recompute=change` the set follows the index, including changes made while stopped.
-        await recompute.indexChanged()
+        watcher.run { update in await core.applyWatcherUpdate(update) }
+        await core.scheduleRecomputeIfFollowingContacts()
     }
 
     private func serve(_ signals: SignalEvents) async -> Int32 {
@@ -258,7 +252,6 @@ public actor Daemon {
         notifier.notify(.stopping)
         logger.log(.notice, "Stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM").")
         await watcher.stop()
-        await recompute.cancel()
         await server?.stop()
         server = nil
         // Every core method runs whole on the actor, so once this call returns any
@@ -271,19 +264,14 @@ public actor Daemon {
     /// everything as it was and reports the error.
     func reload() async throws(QuickActionsCallError) -> ReloadReply {
         notifier.notify(.reloading)
-        let settings: DaemonSettings
+        let loaded = Result { () throws(DaemonStartupError) in try loader.load() }
         do {
-            settings = try loader.load()
+            try await core.reload(loaded)
         } catch {
-            logger.log(.error, "Reload failed, keeping the previous configuration: \(error.description)")
             notifier.notify(.ready, .status(await core.statusLine()))
-            throw .invalidConfiguration(error.description)
+            throw error
         }
-        let previous = await core.settings.configuration
-        if settings.configuration.socketPath != previous.socketPath {
-            logger.log(.warning, "Socket changed to '\(settings.configuration.socketPath)'; it takes effect at the next start.")
-        }
-        await core.replaceSettings(settings)
+        let settings = await core.settings
         // Through the watcher, so the rescan is ordered with the events around it.
         await watcher.reload(scanner: ContactsScan.scanner(for: settings.configuration))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)

@@ -2,6 +2,396 @@ import Contacts
 import QuickActions
 import QuickActionsProtocol
 
+/// The daemon's state and every rule that changes it, in one actor: each change (a
+/// trigger, a recompute, a batch of contact changes, a settings swap) runs whole and in
+/// order, and a persisted write finishes before the next change starts.
+///
+/// Read top to bottom: what it holds; the queries; the app's lifecycle and recompute;
+/// triggers and their delivery to the app; the app's `Connect` and the `Watch` streams;
+/// the contacts index (fed by the watcher, with the `Recompute=change` debounce); settings;
+/// persistence. It speaks domain values only (`QuickActionsListing`, `RecomputeOutcome`,
+/// `TriggerOutcome`, `StatusSnapshot`, `AppMessage`); `QuickActionsHandler` maps them to the
+/// Varlink wire once, at the edge. It never reads the contacts folder or a socket itself.
+actor DaemonCore {
+    // MARK: State
+
+    private(set) var settings: DaemonSettings
+    private var state: QuickActionsState
+    private(set) var index: ContactIndex
+    private var store: StateStore<PersistedState>
+    private let logger: Logger
+    private let socketPath: String
+    private let notifier: any ServiceManagerNotifier
+    /// Why the last state write failed, while it keeps failing.
+    private var stateError: String?
+    private var activity = ActivityCounters()
+    /// Replaced by the watcher's first update, which the daemon applies before it listens.
+    private var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet")
+    private var lastStatusLine = ""
+
+    /// Which app is connected and which delivered actions wait for its `Complete` (pure).
+    private var appMachine: AppConnectionStateMachine
+    private var appStreams: [AppSessionID: AppMessages] = [:]
+    private var waitingTriggers: [String: AsyncStream<AppDeliveryResult>.Continuation] = [:]
+    /// One per waiting trigger, cancelled when it ends some other way, so a high trigger rate
+    /// with a long `ResponseTimeoutSec` leaves no sleeping tasks behind.
+    private var responseTimers: [String: Task<Void, Never>] = [:]
+    private var watchers = WatchBroadcaster()
+    private let launcher: LaunchCommandRunner
+    /// `Recompute=change`: the settle timer restarted by each favorites change.
+    private var pendingRecompute: Task<Void, Never>?
+
+    init(
+        settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
+        socketPath: String, logger: Logger, notifier: any ServiceManagerNotifier
+    ) {
+        self.settings = settings
+        self.index = index
+        self.store = store
+        self.logger = logger
+        self.socketPath = socketPath
+        self.notifier = notifier
+        // A prefix per daemon run, so tokens of a previous run never match.
+        appMachine = AppConnectionStateMachine(tokenPrefix: String(UInt32.random(in: .min ... .max), radix: 16))
+        launcher = LaunchCommandRunner(logger: logger)
+        var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
+            ?? QuickActionsState(staticItems: settings.staticItems.items)
+        if let declared = settings.declaredAppVersion { state.appVersion = declared }
+        self.state = state
+    }
+
+    // MARK: Queries
+
+    func status() -> StatusSnapshot {
+        StatusSnapshot(
+            configuration: settings.configuration, stateFile: store.paths.stateFile, socket: socketPath,
+            contacts: index.contactCount, favorites: index.favoriteCount, invalidFiles: index.invalidFiles,
+            duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
+            appVersion: state.appVersion, appConnected: appMachine.isAppConnected,
+            staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
+            activity: activity, usage: state.usageCounts, stateError: stateError,
+            pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count)
+    }
+
+    /// What the launcher shows (`all`: every item, each marked displayed or not).
+    func listing(all: Bool, limit: Int? = nil) throws(QuickActionsCallError) -> QuickActionsListing {
+        if let limit, limit < 0 { throw .invalidParameter(name: "limit") }
+        return state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit)
+    }
+
+    func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
+        guard let contact = index.contact(identifier: identifier) else { throw .contactNotFound(identifier: identifier) }
+        return contact
+    }
+
+    /// The one-line summary systemd shows (`STATUS=`) and the start-up log repeats.
+    func statusLine() -> String {
+        "\(index.contactCount) contacts, \(index.favoriteCount) favorites, generation \(state.generation)"
+    }
+
+    var responseTimeoutSeconds: Int {
+        let components = settings.configuration.responseTimeout.components
+        return Int(components.seconds) + (components.attoseconds > 0 ? 1 : 0)
+    }
+
+    // MARK: App lifecycle and recompute
+
+    /// The Linux twin of `sceneWillResignActive(_:)`: derive the dynamic set from
+    /// the live index; only a set that differs bumps the generation and is written.
+    func resignActive(appVersion: String?) -> RecomputeOutcome {
+        let outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
+        if outcome.changed {
+            logger.log(.info, "Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                       fields: ["QACTD_GENERATION": String(outcome.generation)])
+        }
+        persist()
+        return outcome
+    }
+
+    /// `BecomeActive` and `EnterBackground`: the app counts as launched from its first message.
+    func recordLifecycleMessage(appVersion: String?) {
+        state.recordLifecycleMessage(appVersion: appVersion)
+        persist()
+    }
+
+    /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
+    /// so this is not a launch; an unchanged set writes nothing.
+    func recomputeAfterIndexChange() {
+        let outcome = state.recompute(favorites: index.favorites, configuration: settings.dynamicItemConfiguration)
+        guard outcome.changed else { return }
+        logger.log(.info, "Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                   fields: ["QACTD_GENERATION": String(outcome.generation)])
+        persist()
+    }
+
+    // MARK: Triggers
+
+    /// Resolves a trigger (`QuickActionsState.trigger` counts it and decides between the
+    /// connected app and a cold launch) and carries out its delivery. A `running` delivery
+    /// is answered later by the app: the outcome carries a stream the caller waits on
+    /// *outside* the actor, so a slow app never holds up other calls.
+    func trigger(_ target: TriggerTarget) throws(QuickActionsCallError) -> TriggerOutcome {
+        let index = self.index
+        let resolution: TriggerResolution
+        switch state.trigger(
+            target, displayLimit: settings.configuration.displayLimit,
+            contactLookup: { index.contact(identifier: $0) }, appConnected: appMachine.isAppConnected)
+        {
+        case .success(let resolved): resolution = resolved
+        case .failure(.noSuchShortcut(let message)): throw .noSuchShortcut(message)
+        case .failure(.contactRemoved(let identifier)): throw .contactRemoved(identifier: identifier)
+        }
+        persist()
+        let contactIdentifier = resolution.contact?.identifier ?? ""
+        logger.log(.info, "Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
+                   fields: ["QACTD_SHORTCUT_TYPE": resolution.item.type, "QACTD_CONTACT_ID": contactIdentifier])
+        return TriggerOutcome(resolution: resolution, delivery: deliver(resolution))
+    }
+
+    /// The app's `Complete(token, handled)`.
+    func complete(token: String, handled: Bool) throws(QuickActionsCallError) {
+        let action = appMachine.handle(.completed(token: token, handled: handled))
+        if case .rejectCompletion(let token) = action { throw .noSuchAction(token: token) }
+        perform(action)
+    }
+
+    /// To the connected app (asking the machine again, within the same actor turn as the
+    /// resolution), or as the pending launch item with the `LaunchCommand` started.
+    private func deliver(_ resolution: TriggerResolution) -> TriggerOutcome.Delivery {
+        switch appMachine.handle(.actionTriggered) {
+        case .deliver(let token, let session):
+            let (results, waiting) = AsyncStream<AppDeliveryResult>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            waitingTriggers[token] = waiting
+            let message = AppMessage.perform(resolution.item, contact: resolution.contact, token: token, stale: resolution.stale)
+            switch appStreams[session]?.yield(message) {
+            case .enqueued?:
+                let timeout = settings.configuration.responseTimeout
+                responseTimers[token] = Task {
+                    try? await Task.sleep(for: timeout)
+                    guard !Task.isCancelled else { return }
+                    self.responseTimedOut(token: token)
+                }
+            case .terminated?:
+                // The connection closed and its end has not reached us yet: the app is gone,
+                // which fails this token (and any other in flight) with AppDisconnected.
+                appStreamEnded(session)
+            case .dropped?, nil:
+                logger.log(.warning, "The app (\(session)) is not reading its actions; failing '\(token)'.")
+                perform(appMachine.handle(.deliveryRefused(token: token)))
+            @unknown default:
+                perform(appMachine.handle(.deliveryRefused(token: token)))
+            }
+            return .running(token: token, results: results)
+        case .launch:
+            let command = settings.configuration.launchCommand
+            guard !command.isEmpty else { return .launch(nil) }
+            return .launch(launcher.launch(LaunchRequest(
+                command: command, shortcutType: resolution.item.type,
+                contactIdentifier: resolution.item.contactIdentifier, socketPath: socketPath)))
+        default:
+            return .launch(nil)
+        }
+    }
+
+    private func responseTimedOut(token: String) {
+        perform(appMachine.handle(.responseTimedOut(token: token)))
+    }
+
+    private func perform(_ action: AppConnectionStateMachine.Action) {
+        switch action {
+        case .resumeTrigger(let token, let handled):
+            finishTriggers([token], with: .handled(handled))
+        case .failTrigger(let token, let failure):
+            logger.log(.warning, "The app did not answer action '\(token)' (\(failure)).")
+            finishTriggers([token], with: failure == .notResponding ? .notResponding : .appDisconnected)
+        case .releaseApp(let session, let abandoned):
+            appStreams[session] = nil
+            logger.log(.info, "The app disconnected (\(session))\(abandoned.isEmpty ? "" : "; \(abandoned.count) actions in flight fail").")
+            finishTriggers(abandoned, with: .appDisconnected)
+        case .acceptApp, .deliver, .launch, .rejectCompletion, .none:
+            break
+        }
+    }
+
+    private func finishTriggers(_ tokens: [String], with result: AppDeliveryResult) {
+        for token in tokens {
+            responseTimers.removeValue(forKey: token)?.cancel()
+            guard let waiting = waitingTriggers.removeValue(forKey: token) else { continue }
+            waiting.yield(result)
+            waiting.finish()
+        }
+    }
+
+    // MARK: The app's Connect stream and the Watch streams
+
+    /// Messages queued for an app that does not read its `Connect` stream; beyond this a
+    /// trigger fails with `AppNotResponding` at once instead of queueing without bound.
+    static let maxQueuedMessagesPerApp = 16
+    static let appBufferingPolicy = AppMessages.BufferingPolicy.bufferingOldest(maxQueuedMessagesPerApp)
+
+    /// An app process called `Connect`: it becomes the one app (a previous one is
+    /// replaced), counts as launched, and its first message carries the pending launch
+    /// item, which is thereby consumed.
+    func connectApp(appVersion: String?, messages: AppMessages) {
+        guard case .acceptApp(let session, let replaced, let abandoned) = appMachine.handle(.appConnected) else { return }
+        launcher.noteAppConnected()
+        if let replaced, let previous = appStreams.removeValue(forKey: replaced) {
+            logger.log(.notice, "A new app process connected (\(session)); ending \(replaced).")
+            previous.finish(throwing: QuickActionsCallError.appReplaced)
+        }
+        finishTriggers(abandoned, with: .appDisconnected)
+
+        state.recordLifecycleMessage(appVersion: appVersion)
+        let pending = state.takePendingLaunchItem()
+        persist()
+        appStreams[session] = messages
+        messages.onTermination = { _ in Task { await self.appStreamEnded(session) } }
+        logger.log(.info, "The app connected (\(session))\(pending.map { ", handing it the pending item '\($0.type)'" } ?? "").")
+        let first = AppMessage.connected(pendingItem: pending, contact: pending.flatMap(contact(for:)), stale: pending.map(state.isStale))
+        if case .terminated = messages.yield(first) {
+            // The peer left before the stream was registered: no termination handler will
+            // run, and the item it was to be handed still waits for an app.
+            if let pending {
+                state.restorePendingLaunchItem(pending)
+                persist()
+            }
+            appStreamEnded(session)
+        }
+    }
+
+    /// The app's `Connect` stream ended (connection closed, or replaced by a newer app).
+    private func appStreamEnded(_ session: AppSessionID) {
+        perform(appMachine.handle(.appDisconnected(session)))
+    }
+
+    private func contact(for item: ShortcutItem) -> Contact? {
+        item.contactIdentifier.flatMap { index.contact(identifier: $0) }
+    }
+
+    /// A `Watch` call: the current set now, then one listing per change.
+    func watch(_ listings: WatchBroadcaster.Listings) {
+        guard let watcher = watchers.add(listings, current: state.currentListing(all: true, displayLimit: settings.configuration.displayLimit)) else { return }
+        listings.onTermination = { _ in Task { await self.watcherEnded(watcher) } }
+    }
+
+    private func watcherEnded(_ watcher: UInt64) {
+        watchers.remove(watcher)
+    }
+
+    // MARK: The contacts index
+
+    /// Applies what the `DirectoryWatcher` found. With `Recompute=change`, a change of
+    /// favorites restarts the settle timer (`RecomputeSettleMSec`), so a burst of saves —
+    /// a sync run, a folder moved in — makes one new generation, not many.
+    func applyWatcherUpdate(_ update: ContactsDirectoryUpdate) {
+        watchHealth = update.health
+        let favoritesBefore = index.favorites
+        for change in update.changes {
+            switch change {
+            case .file(let path, let result): index.apply(path: path, result: result)
+            case .removed(let path): index.remove(path: path)
+            case .removedTree(let directory): index.removeAll(under: directory)
+            }
+        }
+        activity.filesParsed += update.work.filesParsed
+        activity.rescans += update.work.rescans
+        activity.eventsHandled += update.work.eventsHandled
+        publishStatus()
+        if index.favorites != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
+    }
+
+    /// With `Recompute=change`, (re)starts the settle timer; also called at start, so the set
+    /// follows changes made while the daemon was stopped.
+    func scheduleRecomputeIfFollowingContacts() {
+        guard settings.configuration.recompute == .change else { return }
+        pendingRecompute?.cancel()
+        let settle = settings.configuration.recomputeSettle
+        pendingRecompute = Task {
+            do {
+                try await Task.sleep(for: settle)
+            } catch {
+                return  // a later change restarted the delay, or the daemon is stopping
+            }
+            self.settleElapsed()
+        }
+    }
+
+    private func settleElapsed() {
+        pendingRecompute = nil
+        // A reload during the delay may have switched back to `resign-active`.
+        guard settings.configuration.recompute == .change else { return }
+        recomputeAfterIndexChange()
+    }
+
+    // MARK: Settings
+
+    /// A reload: new settings replace the old ones whole; settings that failed to load
+    /// (a malformed value, a broken static-items file) leave every old one in place.
+    func reload(_ loaded: Result<DaemonSettings, DaemonStartupError>) throws(QuickActionsCallError) {
+        let newSettings: DaemonSettings
+        switch loaded {
+        case .success(let loaded): newSettings = loaded
+        case .failure(let error):
+            logger.log(.error, "Reload failed, keeping the previous configuration: \(error.description)")
+            throw .invalidConfiguration(error.description)
+        }
+        if newSettings.configuration.socketPath != settings.configuration.socketPath {
+            logger.log(.warning, "Socket changed to '\(newSettings.configuration.socketPath)'; it takes effect at the next start.")
+        }
+        replaceSettings(newSettings)
+    }
+
+    private func replaceSettings(_ newSettings: DaemonSettings) {
+        settings = newSettings
+        state.replaceStaticItems(newSettings.staticItems.items)
+        if let declared = newSettings.declaredAppVersion { state.appVersion = declared }
+        persist()
+    }
+
+    /// Called before exit: no recompute starts any more, and a failed write is retried
+    /// once more so nothing is lost.
+    func finishPendingWork() {
+        pendingRecompute?.cancel()
+        pendingRecompute = nil
+        persist()
+    }
+
+    // MARK: Persistence
+
+    /// Every state change passes through here: watchers hear of it, systemd's `STATUS=`
+    /// follows, and the persisted part is written if it changed. A failed write keeps the
+    /// previous file and the in-memory state; the next change retries it.
+    private func persist() {
+        watchers.announce(state.currentListing(all: true, displayLimit: settings.configuration.displayLimit))
+        publishStatus()
+        do {
+            if try store.saveIfChanged(PersistedState(state)) {
+                logger.log(.debug, "Saved state, generation \(state.generation).", fields: ["QACTD_PATH": store.paths.stateFile])
+            }
+            if stateError != nil {
+                logger.log(.notice, "Writing the state file '\(store.paths.stateFile)' works again.", fields: ["QACTD_PATH": store.paths.stateFile])
+                stateError = nil
+            }
+        } catch {
+            let message = String(describing: error)
+            if stateError != message {
+                logger.log(.error, "Could not save the state, keeping the previous file and the in-memory set: \(message)", fields: ["QACTD_PATH": store.paths.stateFile])
+            }
+            stateError = message
+        }
+    }
+
+    /// Keeps systemd's `STATUS=` current; sends only when the line changed.
+    private func publishStatus() {
+        let line = statusLine()
+        guard line != lastStatusLine else { return }
+        lastStatusLine = line
+        notifier.notify(.status(line))
+    }
+}
+
+// MARK: - The core's values
+
 /// The errors a client can meet when it calls the daemon; each maps to one
 /// stable Varlink error name (see `QuickActionsHandler`).
 enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
@@ -35,9 +425,8 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
 struct DaemonSettings: Sendable {
     var configuration: DaemonConfiguration
     var staticItems: StaticItemsFile
-    var favoriteIcon: ShortcutIcon?
     var dynamicItemConfiguration: DynamicItemConfiguration {
-        DynamicItemConfiguration(favoriteType: configuration.favoriteType, favoriteIcon: favoriteIcon)
+        DynamicItemConfiguration(favoriteType: configuration.favoriteType, favoriteIcon: configuration.favoriteIcon)
     }
     /// The app version the files declare: `AppVersion=` wins over `CFBundleShortVersionString`.
     var declaredAppVersion: String? {
@@ -46,207 +435,73 @@ struct DaemonSettings: Sendable {
 }
 
 /// Counters that let tests and users see how much work the daemon did.
-struct ActivityCounters: Sendable {
+struct ActivityCounters: Sendable, Equatable {
     var eventsHandled = 0
     var filesParsed = 0
     var rescans = 0
 }
 
-/// The daemon's state and the rules that change it: one actor, so every change
-/// (a trigger, a recompute, a contacts event) is applied whole and in order.
-/// It never reads the contacts directory itself: the index is fed to it.
-actor DaemonCore {
-    private(set) var settings: DaemonSettings
-    // Internal, not private: the app delivery extension (AppDelivery.swift) works on them too.
-    var state: QuickActionsState
-    private(set) var index: ContactIndex
-    private var store: StateStore<PersistedState>
-    let logger: Logger
-    private var stateError: String?
-    var activity = ActivityCounters()
-    /// Replaced by the watcher's first update, which the daemon applies before it listens.
-    var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet")
-    /// The connected app, actions waiting for it, and the watchers (see AppDelivery.swift).
-    var app: AppDeliveryRuntime
-    let socketPath: String
+/// What `Status` shows, as the core knows it.
+struct StatusSnapshot: Sendable {
+    var configuration: DaemonConfiguration
+    var stateFile: String
+    var socket: String
+    var contacts: Int
+    var favorites: Int
+    var invalidFiles: [ContactIndex.InvalidFile]
+    var duplicates: Int
+    var generation: UInt64
+    var launched: Bool
+    var appVersion: String
+    var appConnected: Bool
+    var staticItems: Int
+    var dynamicItems: Int
+    var watch: WatchHealthInfo
+    var activity: ActivityCounters
+    var usage: [String: Int]
+    var stateError: String?
+    var pendingLaunchItem: ShortcutItem?
+    var watchers: Int
+}
 
-    private let notifier: any ServiceManagerNotifier
-    private var lastStatusLine = ""
-
-    init(
-        settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
-        socketPath: String, logger: Logger, notifier: any ServiceManagerNotifier
-    ) {
-        self.notifier = notifier
-        self.settings = settings
-        self.index = index
-        self.store = store
-        self.logger = logger
-        self.socketPath = socketPath
-        self.app = AppDeliveryRuntime(logger: logger)
-        var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
-            ?? QuickActionsState(staticItems: settings.staticItems.items)
-        if let declared = settings.declaredAppVersion { state.appVersion = declared }
-        self.state = state
+/// A resolved trigger and what became of its delivery.
+struct TriggerOutcome: Sendable {
+    enum Delivery: Sendable {
+        /// Delivered to the connected app with `token`; `results` yields its answer (or
+        /// why none came).
+        case running(token: String, results: AsyncStream<AppDeliveryResult>)
+        /// The item is the pending launch item; the `LaunchCommand`'s outcome, nil when
+        /// none is configured.
+        case launch(LaunchOutcome?)
     }
 
-    // MARK: Queries
+    var resolution: TriggerResolution
+    var delivery: Delivery
+}
 
-    func status() -> StatusReply {
-        let configuration = settings.configuration
-        return StatusReply(
-            version: QactdVersion.string, configFile: configuration.configFile,
-            contactsDirectory: configuration.contactsDirectory, staticItemsFile: configuration.staticItemsPath,
-            stateFile: store.paths.stateFile, socket: socketPath,
-            contacts: index.contactCount, favorites: index.favoriteCount,
-            invalidFiles: index.invalidFiles.map { InvalidFileInfo(path: $0.path, reason: $0.reason.description) },
-            duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
-            appVersion: state.appVersion, appConnected: appConnected,
-            staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
-            rescans: activity.rescans, eventsHandled: activity.eventsHandled, filesParsed: activity.filesParsed,
-            usage: state.usageCounts, stateError: stateError,
-            pendingLaunchItem: state.pendingLaunchItem, watchers: watcherCount)
-    }
+/// How a delivered action ended, as the waiting `Trigger` learns it.
+enum AppDeliveryResult: Sendable, Equatable {
+    case handled(Bool)
+    case notResponding
+    case appDisconnected
+}
 
-    func list(_ parameters: ListParameters) throws(QuickActionsCallError) -> ListReply {
-        if let limit = parameters.limit, limit < 0 { throw .invalidParameter(name: "limit") }
-        return currentListing(all: parameters.all ?? false, limit: parameters.limit)
-    }
+/// What the connected app is told on its `Connect` stream.
+enum AppMessage: Sendable, Equatable {
+    /// The first message: the pending launch item the app was started for, if any.
+    case connected(pendingItem: ShortcutItem?, contact: Contact?, stale: Bool?)
+    /// Perform this action and answer `Complete(token, handled)`.
+    case perform(ShortcutItem, contact: Contact?, token: String, stale: Bool)
+}
 
-    func currentListing(all: Bool, limit: Int? = nil) -> ListReply {
-        ListReply(
-            generation: state.generation, launched: state.launched,
-            items: state.listing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit))
-    }
+typealias AppMessages = AsyncThrowingStream<AppMessage, any Error>.Continuation
 
-    func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
-        guard let contact = index.contact(identifier: identifier) else { throw .contactNotFound(identifier: identifier) }
-        return contact
-    }
-
-    // MARK: App lifecycle
-
-    /// The Linux twin of `sceneWillResignActive(_:)`: derive the dynamic set from
-    /// the live index; only a set that differs bumps the generation and is written.
-    func resignActive(appVersion: String?) -> ResignActiveReply {
-        let outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
-        if outcome.changed {
-            logger.log(.info, "Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
-                       fields: ["QACTD_GENERATION": String(outcome.generation)])
-        }
-        persist()
-        publishStatus()
-        return outcome
-    }
-
-    /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
-    /// so this is not a launch; an unchanged set writes nothing.
-    func recomputeAfterIndexChange() {
-        let outcome = state.recompute(favorites: index.favorites, configuration: settings.dynamicItemConfiguration)
-        guard outcome.changed else { return }
-        logger.log(.info, "Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
-                   fields: ["QACTD_GENERATION": String(outcome.generation)])
-        persist()
-        publishStatus()
-    }
-
-    func recordLifecycleMessage(appVersion: String?) {
-        state.recordLifecycleMessage(appVersion: appVersion)
-        persist()
-    }
-
-    // MARK: Triggers
-
-    func trigger(_ parameters: TriggerParameters) throws(QuickActionsCallError) -> TriggerDecision {
-        let target: TriggerTarget
-        switch (parameters.position, parameters.type) {
-        case (let position?, nil):
-            guard parameters.contactIdentifier == nil else { throw .invalidParameter(name: "contactIdentifier") }
-            target = .position(position)
-        case (nil, let type?): target = .type(type, contactIdentifier: parameters.contactIdentifier)
-        case (.some, .some): throw .invalidParameter(name: "type")
-        case (nil, nil): throw .invalidParameter(name: "position")
-        }
-        let index = self.index
-        let result = state.trigger(
-            target, displayLimit: settings.configuration.displayLimit,
-            contactLookup: { index.contact(identifier: $0) }, appConnected: appConnected)
-        switch result {
-        case .success(let resolution):
-            persist()
-            let contactIdentifier = resolution.contact?.identifier ?? ""
-            logger.log(.info, "Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery == .running ? "running" : "launch").",
-                       fields: ["QACTD_SHORTCUT_TYPE": resolution.item.type, "QACTD_CONTACT_ID": contactIdentifier])
-            let reply = TriggerReply(
-                item: resolution.item, contact: resolution.contact,
-                delivery: resolution.delivery,
-                handled: false, stale: resolution.stale, position: parameters.position)
-            return deliver(resolution, reply: reply)
-        case .failure(let error):
-            switch error {
-            case .noSuchShortcut(let message): throw .noSuchShortcut(message)
-            case .contactRemoved(let identifier): throw .contactRemoved(identifier: identifier)
-            }
-        }
-    }
-
-    // MARK: Contacts and settings
-
-    func record(_ work: ActivityCounters) {
-        activity.filesParsed += work.filesParsed
-        activity.rescans += work.rescans
-        activity.eventsHandled += work.eventsHandled
-        publishStatus()
-    }
-
-    /// The one-line summary systemd shows (`STATUS=`) and the start-up log repeats.
-    func statusLine() -> String {
-        "\(index.contactCount) contacts, \(index.favoriteCount) favorites, generation \(state.generation)"
-    }
-
-    /// Keeps systemd's `STATUS=` current; sends only when the line changed.
-    private func publishStatus() {
-        let line = statusLine()
-        guard line != lastStatusLine else { return }
-        lastStatusLine = line
-        notifier.notify(.status(line))
-    }
-
-    /// Called before exit: a failed write is retried once more so nothing is lost.
-    func finishPendingWork() {
-        persist()
-    }
-
-    func replaceSettings(_ newSettings: DaemonSettings) {
-        settings = newSettings
-        state.replaceStaticItems(newSettings.staticItems.items)
-        if let declared = newSettings.declaredAppVersion { state.appVersion = declared }
-        persist()
-    }
-
-    // MARK: Persistence
-
-    /// Writes the persisted part of the state if it changed. A failed write keeps
-    /// the previous file and the in-memory state; the next change retries it.
-    func persist() {
-        // Every state change passes through here, so watchers hear of each one.
-        announceListingIfChanged()
-        do {
-            if try store.saveIfChanged(PersistedState(state)) {
-                logger.log(.debug, "Saved state, generation \(state.generation).", fields: ["QACTD_PATH": store.paths.stateFile])
-            }
-            if stateError != nil {
-                logger.log(.notice, "Writing the state file '\(store.paths.stateFile)' works again.", fields: ["QACTD_PATH": store.paths.stateFile])
-                stateError = nil
-            }
-        } catch {
-            let message = String(describing: error)
-            if stateError != message {
-                logger.log(.error, "Could not save the state, keeping the previous file and the in-memory set: \(message)", fields: ["QACTD_PATH": store.paths.stateFile])
-            }
-            stateError = message
-        }
-    }
+/// One change to the contacts index, parsed outside the actor so that reading
+/// and parsing files never holds up socket calls.
+enum ContactIndexChange: Sendable {
+    case file(path: String, result: Result<[Contact], ContactFileProblem>)
+    case removed(path: String)
+    case removedTree(directory: String)
 }
 
 public enum QactdVersion {
@@ -258,31 +513,5 @@ extension DaemonConfiguration {
     var configFile: String? {
         if case .file(let path) = source { return path }
         return nil
-    }
-}
-
-/// One change to the contacts index, parsed outside the actor so that reading
-/// and parsing files never holds up socket calls.
-enum ContactIndexChange: Sendable {
-    case file(path: String, result: Result<[Contact], ContactFileProblem>)
-    case removed(path: String)
-    case removedTree(directory: String)
-}
-
-extension DaemonCore {
-    /// Applies a batch of per-file changes; returns whether favorites (and so the
-    /// dynamic set a `Recompute=change` would derive) may have changed.
-    @discardableResult
-    func apply(_ changes: [ContactIndexChange], counting work: ActivityCounters) -> Bool {
-        let favoritesBefore = index.favorites
-        for change in changes {
-            switch change {
-            case .file(let path, let result): index.apply(path: path, result: result)
-            case .removed(let path): index.remove(path: path)
-            case .removedTree(let directory): index.removeAll(under: directory)
-            }
-        }
-        record(work)
-        return index.favorites != favoritesBefore
     }
 }

@@ -1,10 +1,12 @@
+import QuickActions
 import QuickActionsProtocol
 import Varlink
 import VarlinkNIOServer
 
-/// Serves `io.qactd.QuickActions`: decodes each call's parameters into the
-/// shared message types, asks the core, and maps daemon errors to their
-/// stable Varlink names. No state lives here.
+/// Serves `io.qactd.QuickActions`: the edge between the wire and the core. It decodes each
+/// call's parameters into the shared message types, asks `DaemonCore`, and maps the core's
+/// domain values and errors to their Varlink replies and stable error names — here and
+/// nowhere else. No state lives here.
 struct QuickActionsHandler: VarlinkInterfaceHandler {
     let core: DaemonCore
     /// Reload goes through the daemon (it re-reads files and talks to systemd), not the core.
@@ -16,32 +18,37 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         }
         switch method {
         case .connect:
-            return stream(call, AppVersionParameters.self, bufferingPolicy: AppDeliveryRuntime.appBufferingPolicy) { core, parameters, replies in
-                await core.connectApp(appVersion: parameters.appVersion, replies: replies)
-            }
+            guard call.more else { return .failing(.expectedMore) }
+            let parameters: AppVersionParameters
+            do { parameters = try call.decodeParameters(AppVersionParameters.self) } catch { return .failing(error) }
+            let (messages, continuation) = AsyncThrowingStream<AppMessage, any Error>.makeStream(bufferingPolicy: DaemonCore.appBufferingPolicy)
+            Task { [core] in await core.connectApp(appVersion: parameters.appVersion, messages: continuation) }
+            return Self.relay(messages) { message in try VarlinkReply(encoding: ConnectReply(message), continues: true) }
         case .watch:
-            return stream(call, NoParameters.self, bufferingPolicy: WatchBroadcaster.bufferingPolicy) { core, _, replies in
-                await core.watch(replies: replies)
-            }
+            guard call.more else { return .failing(.expectedMore) }
+            do { _ = try call.decodeParameters(NoParameters.self) } catch { return .failing(error) }
+            let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
+            Task { [core] in await core.watch(continuation) }
+            return Self.relay(listings) { listing in try VarlinkReply(encoding: listing, continues: true) }
         default:
             return .single { try await self.reply(to: method, call) }
         }
     }
 
-    /// A `more` call whose replies the core pushes for as long as the caller stays: the
-    /// stream is handed to the core, which keeps its continuation.
-    private func stream<Parameters: Decodable & Sendable>(
-        _ call: VarlinkCall, _ type: Parameters.Type,
-        bufferingPolicy: AsyncThrowingStream<VarlinkReply, any Error>.Continuation.BufferingPolicy,
-        register: @escaping @Sendable (DaemonCore, Parameters, AsyncThrowingStream<VarlinkReply, any Error>.Continuation) async -> Void
+    /// A `more` call's replies, encoded one by one as the server asks for the next: the
+    /// core's stream keeps its own bound (`bufferingPolicy`), and nothing queues in between.
+    /// When the connection goes, the server stops iterating, which ends the core's stream.
+    private static func relay<Messages: AsyncSequence & Sendable>(
+        _ messages: Messages, encode: @escaping @Sendable (Messages.Element) throws -> VarlinkReply
     ) -> AsyncThrowingStream<VarlinkReply, any Error> {
-        guard call.more else { return .failing(.expectedMore) }
-        let parameters: Parameters
-        do { parameters = try call.decodeParameters(type) } catch { return .failing(error) }
-        let (replies, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(bufferingPolicy: bufferingPolicy)
-        let core = self.core
-        Task { await register(core, parameters, continuation) }
-        return replies
+        let iterator = SharedIterator(messages.makeAsyncIterator())
+        return AsyncThrowingStream {
+            do {
+                return try await iterator.next().map(encode)
+            } catch let error as QuickActionsCallError {
+                throw error.varlinkError
+            }
+        }
     }
 
     private func reply(to method: QuickActionsInterface.Method, _ call: VarlinkCall) async throws -> VarlinkReply {
@@ -49,10 +56,10 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             switch method {
             case .status:
                 _ = try call.decodeParameters(NoParameters.self)
-                return try VarlinkReply(encoding: await core.status())
+                return try VarlinkReply(encoding: StatusReply(await core.status()))
             case .list:
                 let parameters = try call.decodeParameters(ListParameters.self)
-                return try VarlinkReply(encoding: try await core.list(parameters))
+                return try VarlinkReply(encoding: try await core.listing(all: parameters.all ?? false, limit: parameters.limit))
             case .resignActive:
                 let parameters = try call.decodeParameters(AppVersionParameters.self)
                 return try VarlinkReply(encoding: await core.resignActive(appVersion: parameters.appVersion))
@@ -66,10 +73,11 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
                 return VarlinkReply()
             case .trigger:
                 let parameters = try call.decodeParameters(TriggerParameters.self)
-                return try VarlinkReply(encoding: try await waitForDelivery(try await core.trigger(parameters)))
+                let outcome = try await core.trigger(try parameters.target())
+                return try VarlinkReply(encoding: try await triggerReply(outcome, position: parameters.position))
             case .complete:
                 let parameters = try call.decodeParameters(CompleteParameters.self)
-                try await core.complete(parameters)
+                try await core.complete(token: parameters.token, handled: parameters.handled)
                 return VarlinkReply()
             case .reload:
                 _ = try call.decodeParameters(NoParameters.self)
@@ -85,12 +93,21 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         }
     }
 
-    /// Waits, outside the core actor, for the app to answer a `running` delivery.
-    private func waitForDelivery(_ decision: TriggerDecision) async throws -> TriggerReply {
-        switch decision {
-        case .replied(let reply):
+    /// The `Trigger` reply; for a `running` delivery it waits, outside the core actor, for
+    /// the app's answer.
+    private func triggerReply(_ outcome: TriggerOutcome, position: Int?) async throws -> TriggerReply {
+        let resolution = outcome.resolution
+        var reply = TriggerReply(
+            item: resolution.item, contact: resolution.contact, delivery: resolution.delivery,
+            handled: false, stale: resolution.stale, position: position)
+        switch outcome.delivery {
+        case .launch(let launched):
+            reply.launchStatus = launched?.status ?? .notConfigured
+            reply.launchPID = launched?.pid.map(Int.init)
+            reply.launchError = launched?.error
             return reply
-        case .awaitingApp(var reply, let results):
+        case .running(let token, let results):
+            reply.token = token
             for await result in results {
                 switch result {
                 case .handled(let handled):
@@ -99,12 +116,63 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
                 case .notResponding:
                     throw QuickActionsCallError.appNotResponding(timeoutSeconds: await core.responseTimeoutSeconds)
                 case .appDisconnected:
-                    throw QuickActionsCallError.appDisconnected(token: reply.token ?? "")
+                    throw QuickActionsCallError.appDisconnected(token: token)
                 }
             }
             // The caller hung up while waiting; the core forgets the token at its timeout.
             throw CancellationError()
         }
+    }
+}
+
+/// An async iterator shared by the closure of `AsyncThrowingStream(unfolding:)`. Safe
+/// because the server takes a stream's replies strictly one after another: `next()` is
+/// never called again before the previous call returned.
+private final class SharedIterator<Base: AsyncIteratorProtocol>: @unchecked Sendable {
+    private var base: Base
+    init(_ base: Base) { self.base = base }
+    func next() async throws -> Base.Element? { try await base.next() }
+}
+
+extension TriggerParameters {
+    /// Exactly one of `position` and `type` (with `contactIdentifier` only beside `type`).
+    func target() throws(QuickActionsCallError) -> TriggerTarget {
+        switch (position, type) {
+        case (let position?, nil):
+            guard contactIdentifier == nil else { throw .invalidParameter(name: "contactIdentifier") }
+            return .position(position)
+        case (nil, let type?): return .type(type, contactIdentifier: contactIdentifier)
+        case (.some, .some): throw .invalidParameter(name: "type")
+        case (nil, nil): throw .invalidParameter(name: "position")
+        }
+    }
+}
+
+extension ConnectReply {
+    init(_ message: AppMessage) {
+        switch message {
+        case .connected(let pendingItem, let contact, let stale):
+            self.init(pendingItem: pendingItem, contact: contact, stale: stale)
+        case .perform(let item, let contact, let token, let stale):
+            self.init(action: item, contact: contact, token: token, stale: stale)
+        }
+    }
+}
+
+extension StatusReply {
+    init(_ status: StatusSnapshot) {
+        let configuration = status.configuration
+        self.init(
+            version: QactdVersion.string, configFile: configuration.configFile,
+            contactsDirectory: configuration.contactsDirectory, staticItemsFile: configuration.staticItemsPath,
+            stateFile: status.stateFile, socket: status.socket, contacts: status.contacts, favorites: status.favorites,
+            invalidFiles: status.invalidFiles.map { InvalidFileInfo(path: $0.path, reason: $0.reason.description) },
+            duplicates: status.duplicates, generation: status.generation, launched: status.launched,
+            appVersion: status.appVersion, appConnected: status.appConnected,
+            staticItems: status.staticItems, dynamicItems: status.dynamicItems, watch: status.watch,
+            rescans: status.activity.rescans, eventsHandled: status.activity.eventsHandled,
+            filesParsed: status.activity.filesParsed, usage: status.usage, stateError: status.stateError,
+            pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers)
     }
 }
 

@@ -151,16 +151,8 @@ public struct ListParameters: Codable, Sendable, Equatable {
 
 /// The reply of `List`, and each reply of a `Watch` stream. Each row is the model's own
 /// `ListedShortcut` (the IDL's `ListedItem`), so the listing is never copied field by field.
-public struct ListReply: Codable, Sendable, Equatable {
-    public var generation: UInt64
-    public var launched: Bool
-    public var items: [ListedShortcut]
-    public init(generation: UInt64, launched: Bool, items: [ListedShortcut]) {
-        self.generation = generation
-        self.launched = launched
-        self.items = items
-    }
-}
+/// `List` (and each `Watch` reply) is the model's listing itself.
+public typealias ListReply = QuickActionsListing
 
 /// `ResignActive`, `BecomeActive` and `Connect` all take the app's version.
 public struct AppVersionParameters: Codable, Sendable, Equatable {

@@ -15,73 +15,76 @@ private final class RecordingSink: LogSink {
 }
 
 final class WatchBroadcasterTests: XCTestCase {
-    private func listing(_ generation: UInt64, launched: Bool = true) -> ListReply {
-        ListReply(generation: generation, launched: launched, items: [
+    private func listing(_ generation: UInt64, launched: Bool = true) -> QuickActionsListing {
+        QuickActionsListing(generation: generation, launched: launched, items: [
             ListedShortcut(item: ShortcutItem(type: "T\(generation)", title: "Item \(generation)"), source: .dynamic, displayed: true, position: 1),
         ])
     }
 
-    private func generations(_ stream: AsyncThrowingStream<VarlinkReply, any Error>) async throws -> [Int64] {
-        var seen: [Int64] = []
-        for try await reply in stream {
-            XCTAssertTrue(reply.continues, "a Watch reply never ends the call")
-            if let generation = reply.parameters["generation"]?.intValue { seen.append(generation) }
-        }
+    private func makeWatcher() -> (AsyncStream<QuickActionsListing>, WatchBroadcaster.Listings) {
+        AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
+    }
+
+    private func generations(_ stream: AsyncStream<QuickActionsListing>) async -> [UInt64] {
+        var seen: [UInt64] = []
+        for await listing in stream { seen.append(listing.generation) }
         return seen
     }
 
     func testAWatcherThatDoesNotReadKeepsOnlyTheLatestUnsentSet() async throws {
         var broadcaster = WatchBroadcaster()
-        let (stream, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
+        let (stream, continuation) = makeWatcher()
         XCTAssertNotNil(broadcaster.add(continuation, current: listing(0)))
         for generation in 1...10_000 { broadcaster.announce(listing(UInt64(generation))) }
-        broadcaster.finishAll()
+        continuation.finish()
         // Ten thousand announcements, one buffered set: the newest.
-        let seen = try await generations(stream)
+        let seen = await generations(stream)
         XCTAssertEqual(seen, [10_000])
-        XCTAssertEqual(broadcaster.count, 0)
+        broadcaster.announce(listing(10_001))
+        XCTAssertEqual(broadcaster.count, 0, "a watcher whose stream ended is dropped")
     }
 
     func testAReadingWatcherGetsTheCurrentSetThenEachChangeInOrderAndNoRepeats() async throws {
         var broadcaster = WatchBroadcaster()
-        let (stream, continuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
-        var replies = stream.makeAsyncIterator()
+        let (stream, continuation) = makeWatcher()
+        var listings = stream.makeAsyncIterator()
         XCTAssertNotNil(broadcaster.add(continuation, current: listing(3)))
-        let first = try await replies.next()
-        XCTAssertEqual(first?.parameters["generation"]?.intValue, 3)
+        let first = await listings.next()
+        XCTAssertEqual(first?.generation, 3)
         broadcaster.announce(listing(3))  // unchanged: nothing is sent
         broadcaster.announce(listing(3, launched: false))  // a change without a new generation is still a change
-        let launchedChange = try await replies.next()
-        XCTAssertEqual(launchedChange?.parameters["launched"], .bool(false))
+        let launchedChange = await listings.next()
+        XCTAssertEqual(launchedChange?.launched, false)
+        XCTAssertEqual(launchedChange?.generation, 3)
         for generation in 4...6 {
             broadcaster.announce(listing(UInt64(generation)))
-            let next = try await replies.next()
-            XCTAssertEqual(next?.parameters["generation"]?.intValue, Int64(generation))
+            let next = await listings.next()
+            XCTAssertEqual(next?.generation, UInt64(generation))
         }
-        broadcaster.finishAll()
-        let end = try await replies.next()
+        continuation.finish()
+        let end = await listings.next()
         XCTAssertNil(end)
     }
 
     func testEndedWatchersAreDroppedAndOthersStillServed() async throws {
         var broadcaster = WatchBroadcaster()
-        let (gone, goneContinuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
-        let (kept, keptContinuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
+        let (gone, goneContinuation) = makeWatcher()
+        let (kept, keptContinuation) = makeWatcher()
         XCTAssertNotNil(broadcaster.add(goneContinuation, current: listing(1)))
         XCTAssertNotNil(broadcaster.add(keptContinuation, current: listing(1)))
         goneContinuation.finish()
         _ = gone
         broadcaster.announce(listing(2))
         XCTAssertEqual(broadcaster.count, 1, "a watcher whose stream ended is dropped at the next announcement")
-        broadcaster.finishAll()
-        let seen = try await generations(kept)
+        keptContinuation.finish()
+        let seen = await generations(kept)
         XCTAssertEqual(seen, [2], "the unread first set was superseded by the newest")
 
         // A watcher that is gone before it is registered is not registered at all.
-        let (_, lateContinuation) = AsyncThrowingStream<VarlinkReply, any Error>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
+        let (_, lateContinuation) = makeWatcher()
         lateContinuation.finish()
         XCTAssertNil(broadcaster.add(lateContinuation, current: listing(2)))
-        XCTAssertEqual(broadcaster.count, 0)
+        XCTAssertEqual(broadcaster.count, 1)
     }
 }
 

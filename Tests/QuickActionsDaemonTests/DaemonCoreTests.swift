@@ -1,0 +1,132 @@
+import Contacts
+import Foundation
+import Glibc
+import QuickActions
+import QuickActionsProtocol
+import XCTest
+
+@testable import QuickActionsDaemon
+
+/// The core driven directly, with no socket and no watcher: its rules as a specification.
+final class DaemonCoreTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-core-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    private func settings(_ configurationText: String, staticItems: [ShortcutItem] = []) throws -> DaemonSettings {
+        let loaded = try ConfigurationLoader.parse(
+            text: configurationText, file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
+        return DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems))
+    }
+
+    private func makeCore(_ settings: DaemonSettings, notifier: RecordingNotifier = RecordingNotifier()) -> DaemonCore {
+        DaemonCore(
+            settings: settings, restored: nil, index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state")),
+            socketPath: folder + "/qactd.sock", logger: Logger(minimumLevel: .debug, sink: StderrLogSink()), notifier: notifier)
+    }
+
+    private func favorite(_ number: Int) -> ContactIndexChange {
+        let contact = Contact(identifier: "fav-\(number)", name: "Favorite \(number)", favorite: true)
+        return .file(path: folder + "/contacts/\(number).vcf", result: .success([contact]))
+    }
+
+    private func update(_ changes: [ContactIndexChange]) -> ContactsDirectoryUpdate {
+        ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(eventsHandled: changes.count), health: WatchHealthInfo(state: "watching"))
+    }
+
+    private func stateFileIdentity() -> ino_t? {
+        var info = stat()
+        return stat(folder + "/state/state.json", &info) == 0 ? info.st_ino : nil
+    }
+
+    func testAnUnchangedRecomputeWritesNothing() async throws {
+        let core = makeCore(try settings(""))
+        await core.applyWatcherUpdate(update([favorite(1), favorite(2)]))
+        let first = await core.resignActive(appVersion: "1.0")
+        XCTAssertEqual(first, RecomputeOutcome(changed: true, generation: 1, dynamicCount: 2))
+        let written = try XCTUnwrap(stateFileIdentity(), "the new set is persisted")
+
+        let again = await core.resignActive(appVersion: "1.0")
+        XCTAssertEqual(again, RecomputeOutcome(changed: false, generation: 1, dynamicCount: 2))
+        XCTAssertEqual(stateFileIdentity(), written, "an unchanged set is not written: the file is the same one")
+        let listing = try await core.listing(all: true)
+        XCTAssertEqual(listing.generation, 1)
+        XCTAssertEqual(listing.items.map(\.item.title), ["Favorite 1", "Favorite 2"])
+    }
+
+    func testAFailedReloadKeepsEveryOldSettingAndAGoodOneReplacesThemWhole() async throws {
+        let search = ShortcutItem(type: "Search", title: "Search")
+        let share = ShortcutItem(type: "Share", title: "Share")
+        let notifier = RecordingNotifier()
+        let core = makeCore(try settings("[Shortcuts]\nDisplayLimit=1\n", staticItems: [search, share]), notifier: notifier)
+        let before = try await core.listing(all: false)
+        XCTAssertEqual(before.items.map(\.item), [search])
+
+        let failure = DaemonStartupError("qactd.conf:2: [Shortcuts] DisplayLimit: \"x\" is not a positive integer", exitStatus: 78)
+        do {
+            try await core.reload(.failure(failure))
+            XCTFail("a failed reload is an error for the caller")
+        } catch {
+            XCTAssertEqual(error, .invalidConfiguration(failure.description))
+        }
+        let kept = await core.settings
+        XCTAssertEqual(kept.configuration.displayLimit, 1)
+        XCTAssertEqual(kept.staticItems.items, [search, share])
+        let served = try await core.listing(all: false)
+        XCTAssertEqual(served.items.map(\.item), [search], "still served with the old settings")
+
+        try await core.reload(.success(try settings("[Shortcuts]\nDisplayLimit=4\n", staticItems: [share])))
+        let replaced = try await core.listing(all: false)
+        XCTAssertEqual(replaced.items.map(\.item), [share])
+        let newLimit = await core.settings.configuration.displayLimit
+        XCTAssertEqual(newLimit, 4)
+    }
+
+    func testWithRecomputeChangeABurstOfFavoriteChangesMakesOneGeneration() async throws {
+        // A settle delay far longer than the burst takes, so the whole burst falls in it.
+        let core = makeCore(try settings("[Shortcuts]\nRecompute=change\nRecomputeSettleMSec=400\n"))
+        for number in 1...20 {
+            await core.applyWatcherUpdate(update([favorite(number)]))
+        }
+        let during = try await core.listing(all: true)
+        XCTAssertEqual(during.generation, 0, "nothing before the contacts settle")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await core.listing(all: true).generation == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let listing = try await core.listing(all: true)
+        XCTAssertEqual(listing.generation, 1, "twenty changes, one recompute once they settled")
+        XCTAssertEqual(listing.items.count, 20, "made from the index as it was at the end of the burst")
+        XCTAssertFalse(listing.launched, "following the contacts is not a launch")
+    }
+
+    func testWithTheDefaultResignActiveIndexChangesAloneChangeNothing() async throws {
+        let core = makeCore(try settings(""))
+        await core.applyWatcherUpdate(update([favorite(1)]))
+        // The only timer the core could have started is the settle timer; with the default
+        // policy none is started, so finishing pending work settles everything now.
+        await core.finishPendingWork()
+        let listing = try await core.listing(all: true)
+        XCTAssertEqual(listing.generation, 0)
+        let status = await core.status()
+        XCTAssertEqual(status.favorites, 1, "the index follows the contacts")
+        XCTAssertEqual(status.dynamicItems, 0, "the set waits for the app to resign active")
+    }
+
+    func testANegativeLimitIsAnInvalidParameterNamedLimit() async throws {
+        let core = makeCore(try settings(""))
+        do {
+            _ = try await core.listing(all: false, limit: -1)
+            XCTFail("a negative limit is refused")
+        } catch {
+            XCTAssertEqual(error, .invalidParameter(name: "limit"))
+        }
+    }
+}
