@@ -17,13 +17,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
+        // EINTR retry, errno text, mkdir -p and Unix socket addresses, once for every target
+        // that makes system calls; Linux constants Glibc's module hides, from the C headers.
+        .target(name: "SystemCalls"),
+        .target(name: "CLinux"),
         .target(name: "Contacts"),
         .target(name: "QuickActions", dependencies: ["Contacts"]),
-        .target(name: "Varlink"),
+        .target(name: "Varlink", dependencies: ["SystemCalls"]),
         .target(
             name: "VarlinkNIOServer",
             dependencies: [
-                "Varlink",
+                "Varlink", "SystemCalls", "CLinux",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -38,6 +42,7 @@ let package = Package(
             name: "QuickActionsDaemon",
             dependencies: [
                 "QuickActions", "Contacts", "Varlink", "VarlinkNIOServer", "QuickActionsProtocol", "CSystemd",
+                "SystemCalls", "CLinux",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -52,10 +57,11 @@ let package = Package(
         .executableTarget(
             name: "qactl",
             dependencies: [
-                "Varlink", "QuickActionsProtocol", "QuickActions", "Contacts",
+                "Varlink", "QuickActionsProtocol", "QuickActions", "Contacts", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts"]),
         .testTarget(name: "QuickActionsTests", dependencies: ["QuickActions", "Contacts"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
@@ -70,7 +76,7 @@ let package = Package(
         .testTarget(name: "QuickActionsProtocolTests", dependencies: ["QuickActionsProtocol", "Varlink", "QuickActions", "Contacts"]),
         .testTarget(
             name: "QuickActionsDaemonTests",
-            dependencies: ["QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "QuickActions", "Contacts"]
+            dependencies: ["QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "QuickActions", "Contacts", "SystemCalls"]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["Varlink"]),
     ],

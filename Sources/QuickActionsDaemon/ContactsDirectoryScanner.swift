@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Contacts
+import SystemCalls
 
 /// Reads the contacts directory (SPEC §3): a vdir tree of root → optional collection
 /// folders (any depth) → contact files. Hidden entries and symbolic links below the
@@ -44,7 +45,7 @@ public struct ContactsDirectoryScanner: Sendable {
         guard stat(start, &info) == 0 else {
             let error = errno
             result.problems.append(ContactsScanProblem(
-                path: start, kind: error == ENOENT ? .missing : .unreadable(reason: Self.errorText(error))
+                path: start, kind: error == ENOENT ? .missing : .unreadable(reason: errnoText(error))
             ))
             return result
         }
@@ -81,20 +82,20 @@ public struct ContactsDirectoryScanner: Sendable {
             return .read(.failure(.notAContactFile(fileName: fileName)))
         }
         // O_NONBLOCK: a FIFO named like a contact file must not hang the daemon in open().
-        let descriptor = Self.retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard descriptor >= 0 else {
             let error = errno
             if error == ELOOP {
                 return .read(.failure(.unreadable(reason: "it is a symbolic link, and links are not followed")))
             }
-            return .read(.failure(.unreadable(reason: Self.errorText(error))))
+            return .read(.failure(.unreadable(reason: errnoText(error))))
         }
         // Closing the descriptor also releases the lease.
         defer { close(descriptor) }
 
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
-            return .read(.failure(.unreadable(reason: Self.errorText(errno))))
+            return .read(.failure(.unreadable(reason: errnoText(errno))))
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             return .read(.failure(.unreadable(reason: "it is not a regular file")))
@@ -131,17 +132,17 @@ public struct ContactsDirectoryScanner: Sendable {
     ) {
         enteringDirectory(directory)
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW)
-        let descriptor = Self.retryingOnInterrupt { open(directory, flags) }
+        let descriptor = retryingOnInterrupt { open(directory, flags) }
         guard descriptor >= 0 else {
             let error = errno
             // Deleted between listing and opening: the watcher reports that, not the scan.
             if error != ENOENT {
-                result.problems.append(ContactsScanProblem(path: directory, kind: .unreadable(reason: Self.errorText(error))))
+                result.problems.append(ContactsScanProblem(path: directory, kind: .unreadable(reason: errnoText(error))))
             }
             return
         }
         guard let stream = fdopendir(descriptor) else {
-            result.problems.append(ContactsScanProblem(path: directory, kind: .unreadable(reason: Self.errorText(errno))))
+            result.problems.append(ContactsScanProblem(path: directory, kind: .unreadable(reason: errnoText(errno))))
             close(descriptor)
             return
         }
@@ -166,7 +167,7 @@ public struct ContactsDirectoryScanner: Sendable {
             guard lstat(path, &info) == 0 else {
                 let error = errno
                 if error != ENOENT {
-                    result.problems.append(ContactsScanProblem(path: path, kind: .unreadable(reason: Self.errorText(error))))
+                    result.problems.append(ContactsScanProblem(path: path, kind: .unreadable(reason: errnoText(error))))
                 }
                 continue
             }
@@ -191,10 +192,10 @@ public struct ContactsDirectoryScanner: Sendable {
         var chunk = [UInt8](repeating: 0, count: chunkSize)
         while true {
             let count = chunk.withUnsafeMutableBytes { buffer in
-                Self.retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress, chunkSize) }
+                retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress, chunkSize) }
             }
             if count < 0 {
-                return .failure(.unreadable(reason: Self.errorText(errno)))
+                return .failure(.unreadable(reason: errnoText(errno)))
             }
             if count == 0 { return .success(bytes) }
             bytes.append(contentsOf: chunk[..<count])
@@ -202,18 +203,6 @@ public struct ContactsDirectoryScanner: Sendable {
                 return .failure(.tooLarge(size: bytes.count, limit: maxFileBytes))
             }
         }
-    }
-
-    private static func retryingOnInterrupt<Value: BinaryInteger>(_ call: () -> Value) -> Value {
-        while true {
-            let value = call()
-            if value >= 0 || errno != EINTR { return value }
-        }
-    }
-
-    static func errorText(_ error: Int32) -> String {
-        guard let text = strerror(error) else { return "error \(error)" }
-        return String(cString: text)
     }
 
     private static func withoutTrailingSlashes(_ path: String) -> String {

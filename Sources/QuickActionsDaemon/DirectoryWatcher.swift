@@ -7,6 +7,7 @@ import QuickActionsProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 
 /// What the watcher hands the daemon after each batch of work: per-file index changes,
 /// the work it cost, and its health.
@@ -65,7 +66,7 @@ final class DirectoryWatcher: Sendable {
         var pair: [Int32] = [-1, -1]
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         if (try? retryingSystemCall("socketpair", { socketpair(AF_UNIX, flags, 0, &pair) })) == nil {
-            logger.log(.error, "Cannot create the watcher's wake-up socket pair: \(ContactsDirectoryScanner.errorText(errno)); reloads and stop wait for the next event.")
+            logger.log(.error, "Cannot create the watcher's wake-up socket pair: \(errnoText(errno)); reloads and stop wait for the next event.")
         }
         wakeReceiver = pair[0]
         wakeSender = pair[1]
@@ -155,7 +156,7 @@ final class DirectoryWatcher: Sendable {
             let pollError = ready < 0 ? errno : 0
             if ready < 0 && pollError != EINTR {
                 // Not expected with valid descriptors; back off instead of spinning.
-                engine.withLock { $0.logger.log(.error, "poll() on the inotify descriptor failed: \(ContactsDirectoryScanner.errorText(pollError)).") }
+                engine.withLock { $0.logger.log(.error, "poll() on the inotify descriptor failed: \(errnoText(pollError)).") }
                 usleep(100_000)
             }
             var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
@@ -367,7 +368,7 @@ final class WatcherEngine {
                 let error = errno
                 if error == EINTR { continue }
                 if error != EAGAIN {
-                    logger.log(.error, "Reading inotify events failed: \(ContactsDirectoryScanner.errorText(error)), ignoring.")
+                    logger.log(.error, "Reading inotify events failed: \(errnoText(error)), ignoring.")
                 }
                 break
             }
@@ -488,7 +489,7 @@ final class WatcherEngine {
         case .failure(let error):
             let reason = error.errno == ENOSPC
                 ? "the inotify watch limit fs.inotify.max_user_watches is reached"
-                : ContactsDirectoryScanner.errorText(error.errno)
+                : errnoText(error.errno)
             if WatcherStateMachine.isResourceShortage(error.errno) {
                 logger.log(.warning, "Cannot watch '\(folder)' with inotify: \(reason); rescanning it every \(timing.degradedRescanInterval.wholeSeconds) s instead.",
                            fields: ["QACTD_PATH": folder])

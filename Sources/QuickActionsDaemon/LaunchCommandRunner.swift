@@ -1,6 +1,7 @@
 import Glibc
 import QuickActionsProtocol
 import Synchronization
+import SystemCalls
 
 /// What starting the `LaunchCommand` came to, for the trigger's reply.
 struct LaunchOutcome: Sendable, Equatable {
@@ -180,7 +181,7 @@ final class LaunchCommandRunner: Sendable {
             pthread_detach(thread)
         } else {
             Unmanaged<ChildReaper>.fromOpaque(context).release()
-            logger.log(.error, "Could not start a thread to reap the launch command (pid \(pid)): \(String(cString: strerror(created))); it may linger as a zombie.")
+            logger.log(.error, "Could not start a thread to reap the launch command (pid \(pid)): \(errnoText(created)); it may linger as a zombie.")
         }
     }
 
@@ -203,9 +204,7 @@ private final class ChildReaper: Sendable {
 
     func waitForExit() {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return }
-        }
+        guard (try? retryingSystemCall("waitpid") { waitpid(pid, &status, 0) }) != nil else { return }
         onExit(status)
     }
 }

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
+import SystemCalls
 
 /// Tells whether any process has a file open for writing, using a file lease: the kernel
 /// refuses a read lease (`F_SETLEASE`, `F_RDLCK`) with `EAGAIN` exactly then, and while the
@@ -13,10 +15,6 @@ import Glibc
 /// `IN_CLOSE_WRITE`) and for a hard link to a finished file (khard and `ln` save this way, and
 /// no other event follows): only the second may be read at once.
 enum OpenForWritingProbe {
-    // Linux-specific fcntl commands that Glibc does not export to Swift (<linux/fcntl.h>).
-    private static let setLease: Int32 = 1024  // F_SETLEASE
-    private static let setSignal: Int32 = 10  // F_SETSIG
-
     /// Takes a read lease on an open descriptor (`O_RDONLY`). false: no writer, and the lease
     /// is held until the descriptor is closed; true: some process has the file open for
     /// writing; nil: leases are not available here (a file of another user without
@@ -24,8 +22,8 @@ enum OpenForWritingProbe {
     static func acquireReadLease(_ descriptor: Int32) -> Bool? {
         // Should a writer open the file while the lease is held, the kernel signals the
         // holder: SIGURG is ignored by default, where the default SIGIO would end the daemon.
-        guard fcntl(descriptor, setSignal, SIGURG) == 0 else { return nil }
-        if fcntl(descriptor, setLease, Int32(F_RDLCK)) == 0 { return false }
+        guard fcntl(descriptor, CLinux_F_SETSIG, SIGURG) == 0 else { return nil }
+        if fcntl(descriptor, CLinux_F_SETLEASE, Int32(F_RDLCK)) == 0 { return false }
         return errno == EAGAIN ? true : nil
     }
 

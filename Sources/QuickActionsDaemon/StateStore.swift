@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemCalls
 
 /// Where the persisted state lives (SPEC §4).
 public struct StatePaths: Equatable, Sendable {
@@ -237,20 +238,8 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Creates the state folder (and missing parents) with mode 0700: state may name contacts.
     private func ensureDirectory() throws(StateStoreError) {
-        var missing: [String] = []
-        var current = paths.directory
         do {
-            while !current.isEmpty, current != "/", !(try FileIO.fileExists(current)) {
-                missing.append(current)
-                current = ConfigurationLoader.directoryName(of: current)
-            }
-            for directory in missing.reversed() {
-                do {
-                    try retryingSystemCall("mkdir", path: directory) { mkdir(directory, 0o700) }
-                } catch where error.errno == EEXIST {
-                    continue
-                }
-            }
+            try makeDirectories(paths.directory, mode: 0o700)
         } catch {
             throw .saveFailed(step: .createDirectory, path: paths.directory, reason: error.description)
         }

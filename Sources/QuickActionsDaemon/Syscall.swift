@@ -1,49 +1,5 @@
 import Glibc
-
-/// A failed system call, naming the call, the path it worked on (if any) and the errno.
-public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let call: String
-    public let path: String?
-    public let errno: CInt
-
-    public init(call: String, path: String? = nil, errno: CInt) {
-        self.call = call
-        self.path = path
-        self.errno = errno
-    }
-
-    public var description: String {
-        let reason = String(cString: strerror(errno))
-        if let path {
-            return "\(call)(\"\(path)\") failed: \(reason) (errno \(errno))."
-        }
-        return "\(call)() failed: \(reason) (errno \(errno))."
-    }
-}
-
-/// The one way this target makes a system call: a signal arriving mid-call must
-/// not surface as a failure, so `EINTR` is retried, and every other failure
-/// becomes a `SystemCallError` that says which call failed on which path.
-///
-/// `body` follows the C convention: `-1` (or any negative value) with `errno` set.
-@discardableResult
-public func retryingSystemCall<Result: BinaryInteger>(
-    _ call: String,
-    path: String? = nil,
-    _ body: () -> Result
-) throws(SystemCallError) -> Result {
-    while true {
-        let result = body()
-        if result >= 0 {
-            return result
-        }
-        let error = Glibc.errno
-        if error == EINTR {
-            continue
-        }
-        throw SystemCallError(call: call, path: path, errno: error)
-    }
-}
+import SystemCalls
 
 /// Small file helpers built on `retryingSystemCall`, shared by the configuration
 /// loader and the state store.

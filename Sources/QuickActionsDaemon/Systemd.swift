@@ -2,6 +2,7 @@ import Foundation
 import CSystemd
 import Glibc
 import Synchronization
+import SystemCalls
 
 // MARK: - Service manager notifications
 
@@ -93,12 +94,12 @@ public enum SocketActivationError: Error, Equatable, Sendable, CustomStringConve
     public var description: String {
         switch self {
         case .listenFailed(let errno):
-            return "Could not read the sockets passed by systemd (LISTEN_FDS): \(String(cString: strerror(errno)))."
+            return "Could not read the sockets passed by systemd (LISTEN_FDS): \(errnoText(errno))."
         case .notAListeningUnixStreamSocket(let descriptor):
             return "The descriptor \(descriptor) passed by systemd is not a listening Unix stream socket; "
                 + "check ListenStream= in qactd.socket."
         case .checkFailed(let descriptor, let errno):
-            return "Could not inspect the descriptor \(descriptor) passed by systemd: \(String(cString: strerror(errno)))."
+            return "Could not inspect the descriptor \(descriptor) passed by systemd: \(errnoText(errno))."
         }
     }
 }

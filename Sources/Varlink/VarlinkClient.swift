@@ -10,6 +10,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SystemCalls
 
 /// Why a client call failed. `daemonUnreachable` is its own case so a CLI can add a
 /// "start the service" hint without matching on message text.
@@ -36,7 +37,7 @@ public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertib
         case .connectionClosed:
             return "The daemon closed the connection before replying."
         case .systemCallFailed(let call, let code):
-            return "The system call \(call) failed: \(String(cString: strerror(code))) (errno \(code))."
+            return "The system call \(call) failed: \(errnoText(code)) (errno \(code))."
         }
     }
 }
@@ -51,17 +52,9 @@ public final class VarlinkClient {
     public init(unixSocketPath path: String, maxReplyBytes: Int = 16 << 20) throws(VarlinkClientError) {
         socketPath = path
         decoder = VarlinkFrameDecoder(maxMessageBytes: maxReplyBytes)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !pathBytes.isEmpty, pathBytes.count < capacity, !pathBytes.contains(0) else {
+        guard let address = UnixSocketAddress(path: path) else {
             throw .daemonUnreachable(
-                path: path, reason: "the socket path is empty, contains NUL or is longer than \(capacity - 1) bytes")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: pathBytes)
-            raw[pathBytes.count] = 0
+                path: path, reason: "the socket path is empty, contains NUL or is longer than \(UnixSocketAddress.maxPathBytes) bytes")
         }
         #if canImport(Darwin)
         let socketType = SOCK_STREAM
@@ -70,15 +63,11 @@ public final class VarlinkClient {
         #endif
         let fd = socket(AF_UNIX, socketType, 0)
         guard fd >= 0 else { throw .systemCallFailed(call: "socket", errno: errno) }
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                retryingOnInterrupt { connect(fd, socketAddress, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-        }
+        let result = retryingOnInterrupt { address.withSocketAddress { connect(fd, $0, $1) } }
         if result != 0 {
             let code = errno
             close(fd)
-            throw .daemonUnreachable(path: path, reason: String(cString: strerror(code)))
+            throw .daemonUnreachable(path: path, reason: errnoText(code))
         }
         descriptor = fd
     }
@@ -200,10 +189,3 @@ private func sendWithoutSignal(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count
     #endif
 }
 
-private func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) -> Result {
-    while true {
-        let result = body()
-        if result < 0 && errno == EINTR { continue }
-        return result
-    }
-}

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import Synchronization
+import SystemCalls
 import Varlink
 
 #if canImport(Glibc)
@@ -155,17 +156,11 @@ public final class VarlinkServer: Sendable {
 /// The checks around a socket path that NIO's bind does not make.
 enum SocketPath {
     static func createParentFolder(of path: String) throws(VarlinkServerError) {
-        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-        guard !components.isEmpty else { return }
-        var missing: [String] = []
-        while !components.isEmpty {
-            let folder = components.joined(separator: "/")
-            if folder.isEmpty || access(folder, F_OK) == 0 { break }
-            missing.append(folder)
-            components = components.dropLast()
-        }
-        for folder in missing.reversed() where mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw .systemCallFailed(call: "mkdir", path: folder, errno: errno)
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+        do {
+            try makeDirectories(String(path[..<slash]), mode: 0o700)
+        } catch {
+            throw .systemCallFailed(call: error.call, path: error.path ?? path, errno: error.errno)
         }
     }
 
@@ -175,18 +170,12 @@ enum SocketPath {
         let fd = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .systemCallFailed(call: "socket", path: path, errno: errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes.prefix(raw.count - 1))
+        guard let address = UnixSocketAddress(path: path) else {
+            close(fd)
+            throw .systemCallFailed(call: "bind", path: path, errno: ENAMETOOLONG)
         }
         let previousMask = umask(0o077)
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = address.withSocketAddress { bind(fd, $0, $1) }
         let bindErrno = errno
         umask(previousMask)
         guard bound == 0 else {
@@ -239,20 +228,8 @@ enum SocketPath {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return .failed(errno) }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes.prefix(raw.count - 1))
-        }
-        var result: Int32
-        repeat {
-            result = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-        } while result != 0 && errno == EINTR
+        guard let address = UnixSocketAddress(path: path) else { return .failed(ENAMETOOLONG) }
+        let result = retryingOnInterrupt { address.withSocketAddress { connect(fd, $0, $1) } }
         if result == 0 { return .answering }
         switch errno {
         case EAGAIN, EINPROGRESS: return .answering

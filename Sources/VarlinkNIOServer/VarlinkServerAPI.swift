@@ -1,4 +1,5 @@
 import NIOCore
+import SystemCalls
 import Varlink
 
 #if canImport(Glibc)
@@ -116,7 +117,7 @@ public enum VarlinkServerError: Error, Hashable, Sendable, CustomStringConvertib
         case .pathTooLong(let path):
             return "The socket path '\(path)' is longer than a Unix socket address allows (107 bytes)."
         case .systemCallFailed(let call, let path, let code):
-            return "\(call) on '\(path)' failed: \(String(cString: strerror(code))) (errno \(code))."
+            return "\(call) on '\(path)' failed: \(errnoText(code)) (errno \(code))."
         case .bindFailed(let path, let reason):
             return "Cannot listen on '\(path)': \(reason)."
         case .adoptFailed(let descriptor, let reason):

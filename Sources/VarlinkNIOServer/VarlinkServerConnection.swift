@@ -1,16 +1,20 @@
+import CLinux
 import NIOCore
+import SystemCalls
 import Varlink
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `struct ucred` from <sys/socket.h>, which Swift's Glibc module does not export
-/// (it sits behind _GNU_SOURCE). Same layout: pid, uid, gid.
+/// (it sits behind _GNU_SOURCE). Same layout: pid, uid, gid (CLinux's shim.c checks it).
 private struct PeerCredentialsOption: Sendable {
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0
 }
 
-private let solSocket: Int32 = 1  // SOL_SOCKET on Linux
-private let soPeerCred: Int32 = 17  // SO_PEERCRED on Linux
 
 /// One Varlink connection: checks the peer, splits the byte stream into calls, runs them
 /// strictly one after another so pipelined calls are answered in order, and writes replies with
@@ -67,7 +71,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             return
         }
         let credentials: EventLoopFuture<PeerCredentialsOption> = options.unsafeGetSocketOption(
-            level: SocketOptionLevel(solSocket), name: SocketOptionName(soPeerCred))
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(CLinux_SO_PEERCRED))
         credentials.assumeIsolated().whenComplete { result in
             guard let context = self.context, !self.isClosing else { return }
             guard case .success(let raw) = result else {

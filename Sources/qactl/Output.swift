@@ -1,3 +1,4 @@
+import SystemCalls
 import Varlink
 
 #if canImport(FoundationEssentials)
@@ -107,8 +108,7 @@ struct Table {
 func writeToStandardError(_ text: String) {
     var bytes = Array(text.utf8)[...]
     while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
+        let written = retryingOnInterrupt { bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) } }
         if written <= 0 { return }
         bytes = bytes.dropFirst(written)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 import XCTest
 
 @testable import QuickActionsDaemon

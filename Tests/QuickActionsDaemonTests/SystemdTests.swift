@@ -218,27 +218,3 @@ final class LoggingTests: XCTestCase {
         XCTAssertFalse(LogDestination.isStderrTheJournal(environment: other), "stderr was redirected elsewhere")
     }
 }
-
-final class SystemCallTests: XCTestCase {
-    func testErrorNamesCallPathAndReason() {
-        XCTAssertThrowsError(try retryingSystemCall("open", path: "/nonexistent/x") { open("/nonexistent/x", O_RDONLY) }) { error in
-            XCTAssertEqual(error as? SystemCallError, SystemCallError(call: "open", path: "/nonexistent/x", errno: ENOENT))
-            XCTAssertEqual("\(error)", "open(\"/nonexistent/x\") failed: No such file or directory (errno 2).")
-        }
-        XCTAssertEqual(SystemCallError(call: "fsync", errno: EIO).description, "fsync() failed: Input/output error (errno 5).")
-    }
-
-    func testEINTRIsRetried() throws {
-        var attempts = 0
-        let result = try retryingSystemCall("read") { () -> Int in
-            attempts += 1
-            if attempts < 3 {
-                errno = EINTR
-                return -1
-            }
-            return 9
-        }
-        XCTAssertEqual(result, 9)
-        XCTAssertEqual(attempts, 3)
-    }
-}

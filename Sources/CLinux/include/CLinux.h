@@ -1,0 +1,15 @@
+// Linux constants that Swift's Glibc module leaves out: they are declared only under
+// _GNU_SOURCE, which that module is built without. shim.c defines _GNU_SOURCE and reads
+// them from the C headers, so no number is written down by hand in Swift. (Including the
+// headers here instead would clash with the Glibc module's own definitions.)
+#ifndef CLINUX_H
+#define CLINUX_H
+
+/// fcntl(2): take, release or test a file lease.
+extern const int CLinux_F_SETLEASE;
+/// fcntl(2): which signal tells the lease holder that a lease is being broken.
+extern const int CLinux_F_SETSIG;
+/// getsockopt(2), SOL_SOCKET: the peer's pid, uid and gid on a Unix socket.
+extern const int CLinux_SO_PEERCRED;
+
+#endif

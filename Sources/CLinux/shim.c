@@ -1,0 +1,12 @@
+#define _GNU_SOURCE 1
+#include <fcntl.h>
+#include <sys/socket.h>
+#include "CLinux.h"
+
+const int CLinux_F_SETLEASE = F_SETLEASE;
+const int CLinux_F_SETSIG = F_SETSIG;
+const int CLinux_SO_PEERCRED = SO_PEERCRED;
+
+// VarlinkNIOServer reads SO_PEERCRED into a Swift struct of three 32-bit fields.
+_Static_assert(sizeof(struct ucred) == 12 && __builtin_offsetof(struct ucred, uid) == 4 && __builtin_offsetof(struct ucred, gid) == 8,
+               "struct ucred is not pid, uid, gid of 32 bits each");

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `mkdir -p`: creates `directory` and every missing folder above it with `mode`, leaving
+/// existing ones as they are. A folder created meanwhile by someone else is fine.
+public func makeDirectories(_ directory: String, mode: mode_t) throws(SystemCallError) {
+    var missing: [String] = []
+    var folder = directory
+    while folder.count > 1 {
+        var info = stat()
+        if stat(folder, &info) == 0 { break }
+        missing.append(folder)
+        guard let slash = folder.lastIndex(of: "/") else { break }
+        folder = slash == folder.startIndex ? "/" : String(folder[..<slash])
+    }
+    for folder in missing.reversed() {
+        do {
+            try retryingSystemCall("mkdir", path: folder) { mkdir(folder, mode) }
+        } catch where error.errno == EEXIST {
+            continue
+        }
+    }
+}
+
+/// The address of a Unix socket at `path`, for bind(2) and connect(2).
+public struct UnixSocketAddress {
+    private var address = sockaddr_un()
+
+    /// The longest path that fits `sun_path` with its NUL (107 bytes on Linux).
+    public static let maxPathBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+    /// nil for an empty path, one with a NUL byte, or one longer than `maxPathBytes`.
+    public init?(path: String) {
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count <= Self.maxPathBytes, !bytes.contains(0) else { return nil }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+        }
+    }
+
+    /// Calls `body` with the address as bind(2) and connect(2) take it.
+    public func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        withUnsafePointer(to: address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+    }
+}
