@@ -154,6 +154,9 @@ public actor Daemon {
             throw DaemonStartupError(error.description)
         }
         var store = StateStore<PersistedState>(paths: paths)
+        for leftover in store.removeLeftoverTemporaryFiles() {
+            logger.log(.notice, "Removed '\(leftover)', left behind by a write that a crash cut short.", fields: ["QACTD_PATH": leftover])
+        }
         var restored: PersistedState?
         do {
             switch try store.load() {

@@ -89,6 +89,27 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     // MARK: Loading
 
+    /// Removes the temporary files of writes that a crash cut short (`.state.json.tmp-PID-N`),
+    /// which nothing else would ever remove: left alone they pile up until the state folder
+    /// is full and every later write fails. A file whose writer is still alive (another
+    /// daemon starting against the same folder) is kept. Returns the paths removed.
+    public func removeLeftoverTemporaryFiles() -> [String] {
+        guard let directory = opendir(paths.directory) else { return [] }
+        defer { closedir(directory) }
+        let prefix = ".\(StatePaths.stateFileName).tmp-"
+        var removed: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(prefix),
+                  let writer = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ pid_t($0) })
+            else { continue }
+            let writerIsGone = writer == getpid() || (kill(writer, 0) != 0 && errno == ESRCH)
+            let path = paths.directory + "/" + name
+            if writerIsGone, unlink(path) == 0 { removed.append(path) }
+        }
+        return removed
+    }
+
     public mutating func load() throws(StateStoreError) -> StateLoadOutcome<Payload> {
         let path = paths.stateFile
         let bytes: [UInt8]

@@ -196,6 +196,30 @@ final class StateStoreTests: XCTestCase {
         XCTAssertEqual(try reopened.load(), .loaded(.numbered(4)))
     }
 
+    func testTemporaryFilesLeftByACrashAreRemovedAtStartUnlessTheirWriterLives() throws {
+        let directory = root + "/state/qactd"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var store = makeStore(directory)
+        try store.save(.numbered(2))
+        // A pid that is certainly gone: a child we started and reaped.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let gone = directory + "/.state.json.tmp-\(child.processIdentifier)-7"
+        let ours = directory + "/.state.json.tmp-\(getpid())-1"
+        let living = directory + "/.state.json.tmp-1-1"  // pid 1 is always alive
+        let unrelated = directory + "/notes.tmp-1-1"
+        for path in [gone, ours, living, unrelated] {
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("{\"half".utf8)), path)
+        }
+        XCTAssertEqual(store.removeLeftoverTemporaryFiles().sorted(), [gone, ours].sorted())
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).sorted(),
+                       [".state.json.tmp-1-1", "notes.tmp-1-1", "state.json"], "the live writer's file and other files stay")
+        var reopened = makeStore(directory)
+        XCTAssertEqual(try reopened.load(), .loaded(.numbered(2)))
+    }
+
     func testUnencodablePayloadLeavesOldFile() throws {
         struct Weird: Codable, Equatable, Sendable { var value: Double }
         var store = StateStore<Weird>(paths: StatePaths(directory: root + "/w"))
