@@ -1,10 +1,15 @@
 import Contacts
 @preconcurrency import Dispatch
-import FoundationEssentials
 import NIOCore
 import NIOPosix
 import QuickActions
 import Varlink
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
