@@ -18,6 +18,10 @@ enum PropertyListDate {
 
     /// Accepts `YYYY-MM-DDTHH:MM:SS` with an optional fraction and a `Z` suffix.
     static func parse(_ text: Substring) -> Date? {
+        // A leap second reads as the first second of the next minute.
+        if text.dropFirst(17).hasPrefix("60"), let date = parse(text.prefix(17) + "59" + text.dropFirst(19)) {
+            return date + 1
+        }
         guard text.last == "Z", let date = try? style.parse(String(text)) else { return nil }
         // The style reads 2023-02-29 as March 1st and 24:00:00 as the next day's midnight:
         // a date must print back (to the second) the way it was written.

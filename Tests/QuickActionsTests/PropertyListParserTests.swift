@@ -142,6 +142,8 @@ final class XMLPropertyListParserTests: XCTestCase {
         XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSinceReferenceDate: 0.9996)), "2001-01-01T00:00:01Z")
         XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSinceReferenceDate: .nan)), "0001-01-01T00:00:00Z")
         XCTAssertNil(PropertyListDate.parse("2024-01-01T24:00:00Z"))
+        XCTAssertEqual(PropertyListDate.parse("2016-12-31T23:59:60Z"), Date(timeIntervalSince1970: 1_483_228_800))
+        XCTAssertEqual(PropertyListDate.parse("2016-12-31T23:59:60.5Z"), Date(timeIntervalSince1970: 1_483_228_800.5))
         XCTAssertNil(PropertyListDate.parse("2024-01-01T00:00:00+00:00"))
     }
 
