@@ -1,6 +1,6 @@
 /// Why a property list could not be read. XML problems carry the 1-based line
-/// where they were noticed; binary problems carry the byte offset, so a user can
-/// find the spot with a text editor or `xxd`.
+/// where they were noticed, so a user can find the spot with a text editor; binary
+/// problems name the key path of the object at fault, or the trailer byte.
 public enum PropertyListError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The input holds no bytes (or only a byte-order mark and white space).
     case empty
@@ -8,8 +8,10 @@ public enum PropertyListError: Error, Hashable, Sendable, CustomStringConvertibl
     case unrecognizedFormat
     /// Malformed XML property list; `problem` says what was expected and what was found.
     case xml(line: Int, problem: String)
-    /// Malformed binary property list; `problem` says what was expected and what was found.
-    case binary(offset: Int, problem: String)
+    /// Malformed binary property list; `problem` says where (a key path such as
+    /// `UIApplicationShortcutItems[0].UIApplicationShortcutItemTitle`, or a byte of the
+    /// trailer) and what is wrong.
+    case binary(problem: String)
 
     public var description: String {
         switch self {
@@ -19,8 +21,8 @@ public enum PropertyListError: Error, Hashable, Sendable, CustomStringConvertibl
             return "The file is neither an XML property list (starting with \"<\") nor a binary one (starting with \"bplist00\")."
         case .xml(let line, let problem):
             return "line \(line): \(problem)"
-        case .binary(let offset, let problem):
-            return "byte offset \(offset): \(problem)"
+        case .binary(let problem):
+            return problem
         }
     }
 }

@@ -1,14 +1,14 @@
-/// Reads property lists (XML or binary) without Foundation's XML or plist
-/// machinery, which `FoundationEssentials` lacks, so the pure model can decode
-/// an `Info.plist` with no I/O and no extra dependency.
+/// Reads property lists with no I/O, so the pure model can decode an `Info.plist`:
+/// binary ones with FoundationEssentials' `PropertyListDecoder` (`BinaryPropertyList`),
+/// XML ones with a hand-written reader whose errors carry line numbers
+/// (`XMLPropertyListReader` says why it is kept).
 public enum PropertyListParser {
     /// Parses an XML (`<plist>` document, or a bare fragment) or binary (`bplist00`)
     /// property list. A fragment of top-level `<key>…</key><value>` pairs reads as a
     /// dictionary, so a snippet copied out of an `Info.plist` parses verbatim.
     public static func parse(_ bytes: [UInt8]) throws(PropertyListError) -> PropertyListValue {
-        if bytes.starts(with: BinaryPropertyListReader.magic) {
-            var reader = try BinaryPropertyListReader(bytes: bytes)
-            return try reader.readTopObject()
+        if bytes.starts(with: BinaryPropertyList.magic) {
+            return try BinaryPropertyList.decode(bytes)
         }
         var start = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }

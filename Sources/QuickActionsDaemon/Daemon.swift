@@ -1,12 +1,17 @@
 import Contacts
 @preconcurrency import Dispatch
-import FoundationEssentials
 import NIOCore
 import NIOPosix
 import QuickActions
 import QuickActionsProtocol
 import Varlink
 import VarlinkNIOServer
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

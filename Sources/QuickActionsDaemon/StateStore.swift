@@ -1,6 +1,11 @@
-import Foundation
 import Glibc
 import SystemCalls
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Where the persisted state lives (SPEC §4).
 public struct StatePaths: Equatable, Sendable {
@@ -135,11 +140,9 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     }
 
     private func moveAside(_ path: String) throws(StateStoreError) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let base = path + ".corrupt-" + formatter.string(from: now())
+        // ISO 8601's basic format in UTC, such as 20231114T221320Z: sorts by time, no colons.
+        let stamp = Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted).format(now())
+        let base = path + ".corrupt-" + stamp
         var candidate = base
         var attempt = 1
         do {

@@ -1,4 +1,3 @@
-import Foundation
 import CSystemd
 import Glibc
 import Synchronization
@@ -225,15 +224,27 @@ public struct StderrLogSink: LogSink {
             let value = record.fields[key] ?? ""
             let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0.isNewline }
             if needsQuotes {
-                let escaped = value.replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "\"", with: "\\\"")
-                    .replacingOccurrences(of: "\n", with: "\\n")
-                line += " \(key)=\"\(escaped)\""
+                line += " \(key)=\"\(Self.escaped(value))\""
             } else {
                 line += " \(key)=\(value)"
             }
         }
         return line + "\n"
+    }
+
+    /// Backslash, quote and line feed escaped, scalar by scalar (a CR LF pair is one
+    /// `Character`, so a character-wise replace would miss its line feed).
+    private static func escaped(_ value: String) -> String {
+        var escaped = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     public func write(_ record: LogRecord) {

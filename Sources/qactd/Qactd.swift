@@ -1,6 +1,11 @@
 import ArgumentParser
-import FoundationEssentials
 import QuickActionsDaemon
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

@@ -172,6 +172,10 @@ final class LoggingTests: XCTestCase {
             ])),
             "qactd[42]: warning: Skipping invalid contact file EMPTY=\"\" QACTD_GENERATION=7 QACTD_PATH=\"/c/a b.vcf\"\n")
         XCTAssertEqual(sink.format(LogRecord(level: .info, message: "ready")), "qactd[42]: info: ready\n")
+        // Backslash, quote and every line feed (also the one in a CR LF pair) are escaped.
+        XCTAssertEqual(
+            sink.format(LogRecord(level: .info, message: "m", fields: ["V": "a \"q\" \\ b\r\nc\nd"])),
+            "qactd[42]: info: m V=\"a \\\"q\\\" \\\\ b\r\\nc\\nd\"\n")
     }
 
     func testJournalFieldNames() {

@@ -137,6 +137,14 @@ final class XMLPropertyListParserTests: XCTestCase {
         }
         XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSinceReferenceDate: 725_760_000)), "2024-01-01T00:00:00Z")
         XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSince1970: 0)), "1970-01-01T00:00:00Z")
+        XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSinceReferenceDate: 1_000_000_000.5)), "2032-09-09T01:46:40.500Z")
+        XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSinceReferenceDate: 0.0456)), "2001-01-01T00:00:00.046Z")
+        XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSinceReferenceDate: 0.9996)), "2001-01-01T00:00:01Z")
+        XCTAssertEqual(PropertyListDate.format(Date(timeIntervalSinceReferenceDate: .nan)), "0001-01-01T00:00:00Z")
+        XCTAssertNil(PropertyListDate.parse("2024-01-01T24:00:00Z"))
+        XCTAssertEqual(PropertyListDate.parse("2016-12-31T23:59:60Z"), Date(timeIntervalSince1970: 1_483_228_800))
+        XCTAssertEqual(PropertyListDate.parse("2016-12-31T23:59:60.5Z"), Date(timeIntervalSince1970: 1_483_228_800.5))
+        XCTAssertNil(PropertyListDate.parse("2024-01-01T00:00:00+00:00"))
     }
 
     func testErrorsNameLineAndExpectation() {
@@ -226,7 +234,7 @@ final class BinaryPropertyListParserTests: XCTestCase {
 
     private func assertBinaryError(_ bytes: [UInt8], contains fragment: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertThrowsError(try PropertyListParser.parse(bytes), file: file, line: line) { error in
-            guard case .binary(_, let problem) = error as? PropertyListError else {
+            guard case .binary(let problem) = error as? PropertyListError else {
                 return XCTFail("expected a binary error, got \(error)", file: file, line: line)
             }
             XCTAssertTrue(problem.contains(fragment), "\"\(problem)\" should mention \"\(fragment)\"", file: file, line: line)
@@ -254,6 +262,26 @@ final class BinaryPropertyListParserTests: XCTestCase {
         XCTAssertEqual(try PropertyListParser.parse(bplist(objects)), .array(Array(repeating: .string("s"), count: 16)))
     }
 
+    func testSharedReferencesCannotExplode() {
+        // Forty arrays, each holding the next one twice: 2^40 objects if every reference were followed.
+        var objects: [[UInt8]] = (0..<40).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] }
+        objects.append([0x09])
+        assertBinaryError(bplist(objects), contains: "reference each other so often")
+    }
+
+    func testErrorsNameTheKeyPath() {
+        // { "items": [true, <UTF-16 string holding a lone high surrogate>] }
+        let objects: [[UInt8]] = [[0xD1, 1, 2], [0x55] + Array("items".utf8), [0xA2, 3, 4], [0x09], [0x61, 0xD8, 0x00]]
+        assertBinaryError(bplist(objects), contains: "damaged at items[1]: a string holds bytes that are not text")
+    }
+
+    func testWholeValuedRealReadsAsInteger() throws {
+        // The decoder converts a real to an integer whenever it is exact, so 2.0 cannot be told
+        // from 2 (as in JSON, which writes both as 2); 2.5 stays a real.
+        XCTAssertEqual(try PropertyListParser.parse(bplist([[0x23, 0x40, 0, 0, 0, 0, 0, 0, 0]])), .integer(2))
+        XCTAssertEqual(try PropertyListParser.parse(bplist([[0x23, 0x40, 0x04, 0, 0, 0, 0, 0, 0]])), .real(2.5))
+    }
+
     func testCyclesAreErrors() {
         assertBinaryError(bplist([[0xA1, 0]]), contains: "reference cycle")
         assertBinaryError(bplist([[0xA1, 1], [0xD1, 2, 0], [0x51, UInt8(ascii: "k")]]), contains: "reference cycle")
@@ -263,16 +291,16 @@ final class BinaryPropertyListParserTests: XCTestCase {
         let valid = bplist([[0xA2, 1, 1], [0x09]])
         XCTAssertNoThrow(try PropertyListParser.parse(valid))
         assertBinaryError(Array("bplist00".utf8) + [0, 1, 2], contains: "trailer")
-        assertBinaryError(bplist([[0xA1, 7]]), contains: "object reference 7")
-        assertBinaryError(bplist([[0x5F, 0x10, 0x20, 0x41]]), contains: "ASCII string of 32 bytes")
-        assertBinaryError(bplist([[0x4F, 0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]), contains: "larger than the file")
-        assertBinaryError(bplist([[0xD1, 1, 1], [0x10, 5]]), contains: "key 0 is not a string")
+        assertBinaryError(bplist([[0xA1, 7]]), contains: "object index")
+        assertBinaryError(bplist([[0x5F, 0x10, 0x20, 0x41]]), contains: "Corrupt ASCII string value")
+        assertBinaryError(bplist([[0x4F, 0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]), contains: "Corrupt data value")
+        assertBinaryError(bplist([[0xD1, 1, 1], [0x10, 5]]), contains: "a dictionary key is not a string")
         assertBinaryError(bplist([[0x00]]), contains: "null")
         assertBinaryError(bplist([[0x80, 1]]), contains: "UID")
         assertBinaryError(bplist([[0x09]], top: 3), contains: "top object")
         assertBinaryError(bplist([[0x09]], refSize: 0), contains: "reference size")
         assertBinaryError(bplist([[0x61, 0xD8, 0x00]]), contains: "surrogate")
-        assertBinaryError(bplist([[0x13, 0, 0]]), contains: "integer of 8 bytes")
+        assertBinaryError(bplist([[0x13, 0, 0]]), contains: "Corrupt integer value")
         var badOffset = valid
         badOffset[badOffset.count - 32 - 2] = 250
         assertBinaryError(badOffset, contains: "outside the object area")
