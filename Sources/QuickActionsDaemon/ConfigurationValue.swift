@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import QuickActions
 
@@ -41,7 +40,7 @@ struct ConfigurationValue: Sendable {
     /// Comma-separated, blanks around items and empty items dropped.
     func list() -> [String] {
         text.split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingBlanks() }
             .filter { !$0.isEmpty }
     }
 
@@ -59,9 +58,9 @@ struct ConfigurationValue: Sendable {
     func positiveSeconds() throws(ConfigurationError) -> Duration {
         let seconds: Double?
         if text.hasSuffix("ms") {
-            seconds = Double(text.dropLast(2).trimmingCharacters(in: .whitespaces)).map { $0 / 1000 }
+            seconds = Double(text.dropLast(2).trimmingBlanks()).map { $0 / 1000 }
         } else if text.hasSuffix("s") {
-            seconds = Double(text.dropLast().trimmingCharacters(in: .whitespaces))
+            seconds = Double(text.dropLast().trimmingBlanks())
         } else {
             seconds = Double(text)
         }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// One `Key=Value` assignment with where it came from, so later validation can name the line.
 public struct INIAssignment: Equatable, Sendable {
     public let section: String
@@ -18,9 +16,9 @@ public enum INIParser {
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
         for (index, rawLine) in lines.enumerated() {
             let lineNumber = index + 1
-            var line = rawLine.trimmingCharacters(in: .whitespaces)
+            var line = rawLine.trimmingBlanks()
             if lineNumber == 1, line.hasPrefix("\u{FEFF}") {
-                line = String(line.dropFirst()).trimmingCharacters(in: .whitespaces)
+                line = String(line.dropFirst()).trimmingBlanks()
             }
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") {
                 continue
@@ -29,7 +27,7 @@ public enum INIParser {
                 guard line.hasSuffix("]"), line.count > 2 else {
                     throw .malformedSectionHeader(file: file, line: lineNumber, text: line)
                 }
-                let name = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
+                let name = line.dropFirst().dropLast().trimmingBlanks()
                 guard !name.isEmpty, !name.contains("["), !name.contains("]") else {
                     throw .malformedSectionHeader(file: file, line: lineNumber, text: line)
                 }
@@ -39,8 +37,8 @@ public enum INIParser {
             guard let equals = line.firstIndex(of: "=") else {
                 throw .lineWithoutAssignment(file: file, line: lineNumber, text: line)
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmingBlanks()
+            let value = line[line.index(after: equals)...].trimmingBlanks()
             guard !key.isEmpty else {
                 throw .emptyKey(file: file, line: lineNumber)
             }
@@ -58,12 +56,29 @@ public enum INIParser {
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
         var headers: [(name: String, line: Int)] = []
         for (index, rawLine) in lines.enumerated() {
-            var line = rawLine.trimmingCharacters(in: .whitespaces)
+            var line = rawLine.trimmingBlanks()
             if index == 0, line.hasPrefix("\u{FEFF}") { line = String(line.dropFirst()) }
             if line.hasPrefix("["), line.hasSuffix("]"), line.count > 2 {
-                headers.append((line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces), index + 1))
+                headers.append((line.dropFirst().dropLast().trimmingBlanks(), index + 1))
             }
         }
         return headers
+    }
+}
+
+extension StringProtocol {
+    /// Without the blanks at either end: tabs and Unicode space separators, what
+    /// Foundation's `.whitespaces` means (line ends never reach here: lines are split on them).
+    func trimmingBlanks() -> String {
+        func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+        }
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isBlank($0) }),
+              let last = scalars.lastIndex(where: { !isBlank($0) })
+        else { return "" }
+        var trimmed = String.UnicodeScalarView()
+        trimmed.append(contentsOf: scalars[first...last])
+        return String(trimmed)
     }
 }
