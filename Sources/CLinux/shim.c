@@ -1,5 +1,6 @@
 #define _GNU_SOURCE 1
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include "CLinux.h"
 
@@ -10,3 +11,7 @@ const int CLinux_SO_PEERCRED = SO_PEERCRED;
 // VarlinkNIOServer reads SO_PEERCRED into a Swift struct of three 32-bit fields.
 _Static_assert(sizeof(struct ucred) == 12 && __builtin_offsetof(struct ucred, uid) == 4 && __builtin_offsetof(struct ucred, gid) == 8,
                "struct ucred is not pid, uid, gid of 32 bits each");
+
+int CLinux_setCurrentThreadName(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}

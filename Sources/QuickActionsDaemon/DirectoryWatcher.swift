@@ -1,6 +1,10 @@
 import Contacts
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 import QuickActionsProtocol
 
@@ -92,9 +96,12 @@ final class DirectoryWatcher: Sendable {
             return true
         }
         guard start else { return }
-        let thread = Thread { [self] in loop(deliver) }
-        thread.name = "qactd-watcher"
-        thread.start()
+        do {
+            try startDetachedThread(named: "qactd-watcher") { [self] in loop(deliver) }
+        } catch {
+            control.withLock { $0.running = false }  // so `stop` and `reload` do not wait for it
+            engine.withLock { $0.logger.log(.error, "Cannot start the contacts watcher's thread: \(error) Contacts are not watched.") }
+        }
     }
 
     /// Re-reads the whole tree with new settings (maybe another root); returns once the

@@ -169,19 +169,10 @@ final class LaunchCommandRunner: Sendable {
             }
             logger.log(.info, "The launch command (pid \(pid)) \(Self.describe(waitStatus: status)).")
         }
-        let context = Unmanaged.passRetained(reaper).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let reaper = Unmanaged<ChildReaper>.fromOpaque(raw).takeRetainedValue()
-            reaper.waitForExit()
-            return nil
-        }, context)
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<ChildReaper>.fromOpaque(context).release()
-            logger.log(.error, "Could not start a thread to reap the launch command (pid \(pid)): \(errnoText(created)); it may linger as a zombie.")
+        do {
+            try startDetachedThread(named: "qactd-reaper") { reaper.waitForExit() }
+        } catch {
+            logger.log(.error, "Could not start a thread to reap the launch command (pid \(pid)): \(errnoText(error.errno)); it may linger as a zombie.")
         }
     }
 
@@ -192,7 +183,7 @@ final class LaunchCommandRunner: Sendable {
     }
 }
 
-/// What the reaper thread needs, passed through `pthread_create`'s context pointer.
+/// Waits for one launched child and reports how it ended.
 private final class ChildReaper: Sendable {
     let pid: pid_t
     let onExit: @Sendable (Int32) -> Void

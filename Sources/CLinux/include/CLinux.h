@@ -12,4 +12,7 @@ extern const int CLinux_F_SETSIG;
 /// getsockopt(2), SOL_SOCKET: the peer's pid, uid and gid on a Unix socket.
 extern const int CLinux_SO_PEERCRED;
 
+/// pthread_setname_np(3) for the calling thread (also behind _GNU_SOURCE); 0 or an errno.
+int CLinux_setCurrentThreadName(const char *name);
+
 #endif
