@@ -312,18 +312,14 @@ final class WatcherEngine {
     /// so an overflow at the end of a long queue makes the work before it moot.
     func readAndHandleEvents() {
         var actions = handle(readQueuedEvents())
-        // A file seen only through IN_CREATE is read now if no one is writing it (a hard
-        // link), else once its writer is gone. The kernel queues IN_CLOSE_WRITE before it drops
-        // the writer's count, so when the probe finds no writer, the close of a file that was
-        // written is already queued: reading the queue once more merges the two, and the file
-        // is parsed once.
+        // The state machine decides what becomes of each file seen only through IN_CREATE
+        // (`probed`) and whether the queue is read once more (`readsQueueAgain`).
         var drains = 0
         while true {
             actions = WatcherStateMachine.coalesce(actions, root: machine.root)
             let finishedCreations: Bool
             (actions, finishedCreations) = probeCreatedFiles(actions)
-            // Bounded: under a steady stream of new files, batches must still end.
-            guard finishedCreations, drains < 4 else { break }
+            guard WatcherStateMachine.readsQueueAgain(afterFinishedCreations: finishedCreations, rereadsSoFar: drains) else { break }
             drains += 1
             let more = readQueuedEvents()
             if more.isEmpty { break }

@@ -315,6 +315,14 @@ struct WatcherStateMachine: Sendable {
         }
     }
 
+    /// Whether to read the kernel queue once more before carrying out a batch. A file seen by
+    /// `IN_CREATE` that the probe found finished may have its `IN_CLOSE_WRITE` queued already
+    /// (the kernel queues it before the writer lets go): reading it now merges the two, so the
+    /// file is parsed once. Bounded, so under a steady stream of new files a batch still ends.
+    static func readsQueueAgain(afterFinishedCreations finishedCreations: Bool, rereadsSoFar: Int) -> Bool {
+        finishedCreations && rereadsSoFar < 4
+    }
+
     /// A walk of a new folder found `path` open for writing: its close will read it.
     mutating func writerFoundDuringWalk(_ path: String, now: ContinuousClock.Instant) {
         waitForWriter(path, now: now, probeAgain: false)

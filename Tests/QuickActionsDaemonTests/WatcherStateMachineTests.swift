@@ -278,4 +278,11 @@ final class WatcherStateMachineTests: XCTestCase {
         XCTAssertTrue(machine.writerWaits.isEmpty)
         XCTAssertNil(machine.nextWriterProbe)
     }
+
+    func testTheQueueIsReadAgainOnlyAfterAFinishedCreationAndAtMostFourTimes() {
+        XCTAssertTrue(WatcherStateMachine.readsQueueAgain(afterFinishedCreations: true, rereadsSoFar: 0))
+        XCTAssertTrue(WatcherStateMachine.readsQueueAgain(afterFinishedCreations: true, rereadsSoFar: 3))
+        XCTAssertFalse(WatcherStateMachine.readsQueueAgain(afterFinishedCreations: true, rereadsSoFar: 4), "a batch must end")
+        XCTAssertFalse(WatcherStateMachine.readsQueueAgain(afterFinishedCreations: false, rereadsSoFar: 0))
+    }
 }
