@@ -22,20 +22,10 @@ public struct ContactsDirectoryScanner: Sendable {
         self.options = options
     }
 
-    /// Walks the whole tree under `root`.
-    public func scan() -> ContactsScanResult {
-        scan(under: root)
-    }
-
-    /// Walks one folder of the tree and everything below it, for example a folder that
-    /// appeared after its watch was added, so nothing created in between is missed.
-    public func scan(under directory: String) -> ContactsScanResult {
-        scan(under: directory, enteringDirectory: { _ in })
-    }
-
-    /// Like `scan(under:)`, calling `enteringDirectory` for each folder just before it is
-    /// listed: the watcher adds the folder's watch there, so a file created after the
-    /// listing raises an event and one created before it is listed — nothing falls between.
+    /// Walks one folder of the tree and everything below it, calling `enteringDirectory` for
+    /// each folder just before it is listed: the watcher adds the folder's watch there, so a
+    /// file created after the listing raises an event and one created before it is listed —
+    /// nothing falls between.
     func scan(under directory: String, enteringDirectory: (String) -> Void) -> ContactsScanResult {
         var result = ContactsScanResult()
         let start = Self.withoutTrailingSlashes(directory)
@@ -113,15 +103,6 @@ public struct ContactsDirectoryScanner: Sendable {
         case .failure(let problem):
             return .read(.failure(problem))
         }
-    }
-
-    /// Scans the whole tree into a fresh index.
-    public func buildIndex() -> ContactIndex {
-        var index = ContactIndex()
-        for file in scan().files {
-            index.apply(path: file.path, result: file.result)
-        }
-        return index
     }
 
     // MARK: - Walking

@@ -1,6 +1,7 @@
 import Contacts
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 import QuickActionsProtocol
 
@@ -65,7 +66,7 @@ final class DirectoryWatcher: Sendable {
         var pair: [Int32] = [-1, -1]
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         if (try? retryingSystemCall("socketpair", { socketpair(AF_UNIX, flags, 0, &pair) })) == nil {
-            logger.log(.error, "Cannot create the watcher's wake-up socket pair: \(ContactsDirectoryScanner.errorText(errno)); reloads and stop wait for the next event.")
+            logger.error("Cannot create the watcher's wake-up socket pair: \(ContactsDirectoryScanner.errorText(errno)); reloads and stop wait for the next event.")
         }
         wakeReceiver = pair[0]
         wakeSender = pair[1]
@@ -155,7 +156,7 @@ final class DirectoryWatcher: Sendable {
             let pollError = ready < 0 ? errno : 0
             if ready < 0 && pollError != EINTR {
                 // Not expected with valid descriptors; back off instead of spinning.
-                engine.withLock { $0.logger.log(.error, "poll() on the inotify descriptor failed: \(ContactsDirectoryScanner.errorText(pollError)).") }
+                engine.withLock { $0.logger.error("poll() on the inotify descriptor failed: \(ContactsDirectoryScanner.errorText(pollError)).") }
                 usleep(100_000)
             }
             var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
@@ -289,7 +290,7 @@ final class WatcherEngine {
             inotify = try retryingSystemCall("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
         } catch {
             inotifyError = error.errno
-            logger.log(.error, "Cannot watch the contacts folder: \(error) Falling back to periodic rescans.")
+            logger.error("Cannot watch the contacts folder: \(error) Falling back to periodic rescans.")
         }
     }
 
@@ -349,8 +350,8 @@ final class WatcherEngine {
         work.eventsHandled += events.count
         var actions: [Action] = []
         for event in events {
-            if logger.isEnabled(.debug) {
-                logger.log(.debug, "inotify: watch \(event.watchDescriptor) \(event.mask) '\(event.name ?? "")'.")
+            if logger.logLevel <= .debug {
+                logger.debug("inotify: watch \(event.watchDescriptor) \(event.mask) '\(event.name ?? "")'.")
             }
             actions += machine.handle(event)
         }
@@ -367,14 +368,14 @@ final class WatcherEngine {
                 let error = errno
                 if error == EINTR { continue }
                 if error != EAGAIN {
-                    logger.log(.error, "Reading inotify events failed: \(ContactsDirectoryScanner.errorText(error)), ignoring.")
+                    logger.error("Reading inotify events failed: \(ContactsDirectoryScanner.errorText(error)), ignoring.")
                 }
                 break
             }
             if count == 0 { break }
             let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             if decoded.trailingBytes != 0 {
-                logger.log(.warning, "An inotify read ended inside an event (\(decoded.trailingBytes) bytes), ignoring them.")
+                logger.warning("An inotify read ended inside an event (\(decoded.trailingBytes) bytes), ignoring them.")
             }
             events += decoded.events
             total += count
@@ -390,7 +391,7 @@ final class WatcherEngine {
 
     func reload(_ newScanner: ContactsDirectoryScanner) {
         if WatcherStateMachine(root: newScanner.root).root != machine.root {
-            logger.log(.notice, "The contacts folder changed to '\(newScanner.root)'.", fields: ["QACTD_PATH": newScanner.root])
+            logger.notice("The contacts folder changed to '\(newScanner.root)'.", metadata: ["QACTD_PATH": "\(newScanner.root)"])
             perform(machine.detach())
             machine = WatcherStateMachine(root: newScanner.root)
             scanner = newScanner
@@ -461,7 +462,7 @@ final class WatcherEngine {
             case .success(let descriptor):
                 return machine.parentWatchAdded(descriptor: descriptor)
             case .failure(let error):
-                logger.log(.debug, "Cannot watch '\(parent)' for the contacts folder's return: \(error)", fields: ["QACTD_PATH": parent])
+                logger.debug("Cannot watch '\(parent)' for the contacts folder's return: \(error)", metadata: ["QACTD_PATH": "\(parent)"])
                 return machine.parentWatchFailed()
             }
         case .scanTree(let tree, let reason):
@@ -490,12 +491,12 @@ final class WatcherEngine {
                 ? "the inotify watch limit fs.inotify.max_user_watches is reached"
                 : ContactsDirectoryScanner.errorText(error.errno)
             if WatcherStateMachine.isResourceShortage(error.errno) {
-                logger.log(.warning, "Cannot watch '\(folder)' with inotify: \(reason); rescanning it every \(timing.degradedRescanInterval.wholeSeconds) s instead.",
-                           fields: ["QACTD_PATH": folder])
+                logger.warning("Cannot watch '\(folder)' with inotify: \(reason); rescanning it every \(timing.degradedRescanInterval.wholeSeconds) s instead.",
+                               metadata: ["QACTD_PATH": "\(folder)"])
             } else if error.errno == ENOENT || error.errno == ENOTDIR {
-                logger.log(.debug, "'\(folder)' went away before it could be watched, ignoring.", fields: ["QACTD_PATH": folder])
+                logger.debug("'\(folder)' went away before it could be watched, ignoring.", metadata: ["QACTD_PATH": "\(folder)"])
             } else {
-                logger.log(.warning, "Cannot watch '\(folder)' with inotify: \(reason), ignoring.", fields: ["QACTD_PATH": folder])
+                logger.warning("Cannot watch '\(folder)' with inotify: \(reason), ignoring.", metadata: ["QACTD_PATH": "\(folder)"])
             }
             return machine.watchFailed(folder: folder, errno: error.errno, reason: reason)
         }
@@ -517,12 +518,13 @@ final class WatcherEngine {
             return actions + machine.treeMissing(tree)
         }
         for problem in result.problems {
-            logger.log(.warning, "\(problem.description.dropLast()), ignoring.", fields: ["QACTD_PATH": problem.path])
+            logger.warning("\(problem.description.dropLast()), ignoring.", metadata: ["QACTD_PATH": "\(problem.path)"])
         }
         if reason.isRescan {
             work.rescans += 1
-            logger.log(reason == .periodic ? .debug : .notice,
-                       "Rescanned '\(tree)' (\(reason.logDescription)): \(result.files.count) contact files.", fields: ["QACTD_PATH": tree])
+            logger.log(level: reason == .periodic ? .debug : .notice,
+                       "Rescanned '\(tree)' (\(reason.logDescription)): \(result.files.count) contact files.",
+                       metadata: ["QACTD_PATH": "\(tree)"])
         }
         if reason.isRescan || reason == .attach {
             // The walk is the whole truth for this tree: whatever the index held there goes.
@@ -573,7 +575,7 @@ final class WatcherEngine {
 
     private func logIfInvalid(_ path: String, _ result: Result<[Contact], ContactFileProblem>) {
         if case .failure(let problem) = result {
-            logger.log(.warning, "Skipping '\(path)': \(problem), ignoring.", fields: ["QACTD_PATH": path])
+            logger.warning("Skipping '\(path)': \(problem), ignoring.", metadata: ["QACTD_PATH": "\(path)"])
         }
     }
 
@@ -583,14 +585,14 @@ final class WatcherEngine {
         defer { loggedHealth = health }
         switch health {
         case .watching:
-            logger.log(.info, "Watching the contacts folder '\(machine.root)' with inotify (\(machine.watchedFolderCount) folders).",
-                       fields: ["QACTD_PATH": machine.root])
+            logger.info("Watching the contacts folder '\(machine.root)' with inotify (\(machine.watchedFolderCount) folders).",
+                        metadata: ["QACTD_PATH": "\(machine.root)"])
         case .degraded(let trees, let reason):
-            logger.log(.warning, "Contacts watching is degraded (\(reason)); rescanning every \(timing.degradedRescanInterval.wholeSeconds) s: \(trees.map { "'\($0)'" }.joined(separator: ", ")).",
-                       fields: ["QACTD_PATH": trees.first ?? machine.root])
+            logger.warning("Contacts watching is degraded (\(reason)); rescanning every \(timing.degradedRescanInterval.wholeSeconds) s: \(trees.map { "'\($0)'" }.joined(separator: ", ")).",
+                           metadata: ["QACTD_PATH": "\(trees.first ?? machine.root)"])
         case .reattaching:
-            logger.log(.warning, "The contacts folder '\(machine.root)' is missing; serving no contacts until it appears again.",
-                       fields: ["QACTD_PATH": machine.root])
+            logger.warning("The contacts folder '\(machine.root)' is missing; serving no contacts until it appears again.",
+                           metadata: ["QACTD_PATH": "\(machine.root)"])
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import Logging
 import QuickActionsDaemon
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ struct Qactd: AsyncParsableCommand {
     var logLevel: String = "info"
 
     func validate() throws {
-        guard LogLevel(argument: logLevel) != nil else {
+        guard Logger.Level(argument: logLevel) != nil else {
             throw ValidationError("--log-level must be one of debug, info, notice, warning, error; not '\(logLevel)'.")
         }
     }
@@ -37,7 +38,7 @@ struct Qactd: AsyncParsableCommand {
             environment["HOME"] = String(cString: directory)
         }
         let status = await Daemon.run(
-            DaemonOptions(configPath: config, logLevel: LogLevel(argument: logLevel) ?? .info, environment: environment))
+            DaemonOptions(configPath: config, logLevel: Logger.Level(argument: logLevel) ?? .info, environment: environment))
         if status != 0 { throw ExitCode(status) }
     }
 }
