@@ -15,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // EINTR retry, errno text, mkdir -p and Unix socket addresses, once for every target
@@ -45,6 +47,9 @@ let package = Package(
                 "SystemCalls", "CLinux",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -52,6 +57,7 @@ let package = Package(
             dependencies: [
                 "QuickActionsDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -62,23 +68,36 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
+        // Shared by the test targets (waiting for a condition, a log-collecting handler, fixtures);
+        // no product links it.
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts"]),
         .testTarget(name: "QuickActionsTests", dependencies: ["QuickActions", "Contacts"]),
-        .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "TestSupport"]),
         .testTarget(
             name: "VarlinkNIOServerTests",
             dependencies: [
-                "VarlinkNIOServer", "Varlink",
+                "VarlinkNIOServer", "Varlink", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "QuickActionsProtocolTests", dependencies: ["QuickActionsProtocol", "Varlink", "QuickActions", "Contacts"]),
+        .testTarget(name: "QuickActionsProtocolTests", dependencies: ["QuickActionsProtocol", "Varlink", "QuickActions", "Contacts", "TestSupport"]),
         .testTarget(
             name: "QuickActionsDaemonTests",
-            dependencies: ["QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "QuickActions", "Contacts", "SystemCalls"]
+            dependencies: [
+                "QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "QuickActions", "Contacts", "TestSupport", "SystemCalls",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["Varlink"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Varlink", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,4 @@
-public enum CommandLineSplitError: Error, Equatable, Sendable {
+enum CommandLineSplitError: Error, Equatable, Sendable {
     case unterminatedQuote
     case danglingBackslash
 }
@@ -6,8 +6,8 @@ public enum CommandLineSplitError: Error, Equatable, Sendable {
 /// Splits a command line into argv the way a POSIX shell tokenises words, without
 /// any expansion: the command is executed directly, never handed to a shell, so
 /// nothing from a triggered item can be interpreted as shell syntax.
-public enum CommandLineSplitter {
-    public static func split(_ line: String) throws(CommandLineSplitError) -> [String] {
+enum CommandLineSplitter {
+    static func split(_ line: String) throws(CommandLineSplitError) -> [String] {
         var arguments: [String] = []
         var current = ""
         var inWord = false

@@ -1,6 +1,6 @@
 /// Everything that makes a configuration unusable. Descriptions follow the
 /// compiler convention `file:line:` so editors can jump to the offending line.
-public enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     case explicitFileMissing(path: String)
     case unreadable(path: String, reason: String)
     case notUTF8(path: String)
@@ -13,7 +13,7 @@ public enum ConfigurationError: Error, Equatable, Sendable, CustomStringConverti
     case danglingBackslash(file: String, line: Int, section: String, key: String, value: String)
     case homeDirectoryUnknown
 
-    public var description: String {
+    var description: String {
         switch self {
         case .explicitFileMissing(let path):
             return "The configuration file \"\(path)\" given with --config does not exist."
@@ -43,19 +43,19 @@ public enum ConfigurationError: Error, Equatable, Sendable, CustomStringConverti
 
 /// A problem that does not stop the daemon (an unknown key is most likely a typo
 /// or a key from a newer version), returned as data so the caller decides how to log it.
-public struct ConfigurationWarning: Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: Equatable, Sendable {
+struct ConfigurationWarning: Equatable, Sendable, CustomStringConvertible {
+    enum Kind: Equatable, Sendable {
         case unknownSection
         case unknownKey
     }
 
-    public let file: String
-    public let line: Int
-    public let section: String
-    public let key: String?
-    public let kind: Kind
+    let file: String
+    let line: Int
+    let section: String
+    let key: String?
+    let kind: Kind
 
-    public var description: String {
+    var description: String {
         switch kind {
         case .unknownSection:
             return "\(file):\(line): unknown section [\(section)], ignoring."

@@ -8,11 +8,11 @@ import SystemCalls
 
 /// Finds and reads qactd.conf (SPEC §5: `--config`, else the XDG user file, else the
 /// installed default, else built-in defaults) and resolves its paths.
-public enum ConfigurationLoader {
-    public static let fileName = "qactd.conf"
+enum ConfigurationLoader {
+    static let fileName = "qactd.conf"
 
     /// The user's configuration folder (`$XDG_CONFIG_HOME/qactd`, XDG_CONFIG_HOME defaulting to `~/.config`).
-    public static func userConfigurationDirectory(environment: [String: String]) throws(ConfigurationError) -> String {
+    static func userConfigurationDirectory(environment: [String: String]) throws(ConfigurationError) -> String {
         if let configHome = environment["XDG_CONFIG_HOME"], configHome.hasPrefix("/") {
             return configHome + "/qactd"
         }
@@ -21,7 +21,7 @@ public enum ConfigurationLoader {
 
     /// Picks the file to read: `--config`, else the user's file, else the first existing
     /// system candidate, else none (built-in defaults).
-    public static func locate(
+    static func locate(
         explicitPath: String?,
         environment: [String: String],
         systemCandidates: [String]
@@ -40,7 +40,7 @@ public enum ConfigurationLoader {
     }
 
     /// Locates, reads and validates the configuration.
-    public static func load(
+    static func load(
         explicitPath: String?,
         environment: [String: String],
         systemCandidates: [String],
@@ -73,7 +73,7 @@ public enum ConfigurationLoader {
 
     /// Validates configuration text. `file` nil means built-in defaults: relative paths then
     /// resolve against the user's configuration folder.
-    public static func parse(
+    static func parse(
         text: String,
         file: String?,
         environment: [String: String],

@@ -10,33 +10,23 @@ import SystemCalls
 /// folders (any depth) → contact files. Hidden entries and symbolic links below the
 /// root are never followed, so the walk cannot loop or escape the tree; the root itself
 /// may be a link because the user chose it. No problem with one file or folder stops the walk.
-public struct ContactsDirectoryScanner: Sendable {
-    public var root: String
-    public var maxFileBytes: Int
-    public var options: ContactParsingOptions
+struct ContactsDirectoryScanner: Sendable {
+    var root: String
+    var maxFileBytes: Int
+    var options: ContactParsingOptions
 
-    public static let defaultMaxFileBytes = 1_048_576
+    static let defaultMaxFileBytes = 1_048_576
 
-    public init(root: String, maxFileBytes: Int = ContactsDirectoryScanner.defaultMaxFileBytes, options: ContactParsingOptions = .default) {
+    init(root: String, maxFileBytes: Int = ContactsDirectoryScanner.defaultMaxFileBytes, options: ContactParsingOptions = .default) {
         self.root = root
         self.maxFileBytes = maxFileBytes
         self.options = options
     }
 
-    /// Walks the whole tree under `root`.
-    public func scan() -> ContactsScanResult {
-        scan(under: root)
-    }
-
-    /// Walks one folder of the tree and everything below it, for example a folder that
-    /// appeared after its watch was added, so nothing created in between is missed.
-    public func scan(under directory: String) -> ContactsScanResult {
-        scan(under: directory, enteringDirectory: { _ in })
-    }
-
-    /// Like `scan(under:)`, calling `enteringDirectory` for each folder just before it is
-    /// listed: the watcher adds the folder's watch there, so a file created after the
-    /// listing raises an event and one created before it is listed — nothing falls between.
+    /// Walks one folder of the tree and everything below it, calling `enteringDirectory` for
+    /// each folder just before it is listed: the watcher adds the folder's watch there, so a
+    /// file created after the listing raises an event and one created before it is listed —
+    /// nothing falls between.
     func scan(under directory: String, enteringDirectory: (String) -> Void) -> ContactsScanResult {
         var result = ContactsScanResult()
         let start = Self.withoutTrailingSlashes(directory)
@@ -59,7 +49,7 @@ public struct ContactsDirectoryScanner: Sendable {
     }
 
     /// Reads and parses ONE file; standalone so the watcher can call it per event.
-    public func read(path: String) -> Result<[Contact], ContactFileProblem> {
+    func read(path: String) -> Result<[Contact], ContactFileProblem> {
         switch read(path: path, underLease: nil) {
         case .read(let result): result
         case .writerOpen: .failure(.unreadable(reason: "it is open for writing"))  // not reached without a lease
@@ -114,15 +104,6 @@ public struct ContactsDirectoryScanner: Sendable {
         case .failure(let problem):
             return .read(.failure(problem))
         }
-    }
-
-    /// Scans the whole tree into a fresh index.
-    public func buildIndex() -> ContactIndex {
-        var index = ContactIndex()
-        for file in scan().files {
-            index.apply(path: file.path, result: file.result)
-        }
-        return index
     }
 
     // MARK: - Walking
@@ -217,38 +198,38 @@ public struct ContactsDirectoryScanner: Sendable {
 }
 
 /// What one walk of the contacts directory found.
-public struct ContactsScanResult: Sendable {
-    public struct File: Sendable {
-        public var path: String
-        public var result: Result<[Contact], ContactFileProblem>
+struct ContactsScanResult: Sendable {
+    struct File: Sendable {
+        var path: String
+        var result: Result<[Contact], ContactFileProblem>
 
-        public init(path: String, result: Result<[Contact], ContactFileProblem>) {
+        init(path: String, result: Result<[Contact], ContactFileProblem>) {
             self.path = path
             self.result = result
         }
     }
 
     /// Every contact file, valid or not, in code-point order of path.
-    public var files: [File] = []
+    var files: [File] = []
     /// Every folder walked (the start first), so the watcher knows what to watch.
-    public var directories: [String] = []
+    var directories: [String] = []
     /// Folders that could not be read, or a start folder that is missing.
-    public var problems: [ContactsScanProblem] = []
+    var problems: [ContactsScanProblem] = []
 
-    public init() {}
+    init() {}
 }
 
-public struct ContactsScanProblem: Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: Hashable, Sendable {
+struct ContactsScanProblem: Hashable, Sendable, CustomStringConvertible {
+    enum Kind: Hashable, Sendable {
         case missing
         case notADirectory
         case unreadable(reason: String)
     }
 
-    public var path: String
-    public var kind: Kind
+    var path: String
+    var kind: Kind
 
-    public var description: String {
+    var description: String {
         switch kind {
         case .missing:
             return "The contacts folder \"\(path)\" does not exist; no contacts are loaded from it."

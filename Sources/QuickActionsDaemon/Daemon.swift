@@ -1,17 +1,18 @@
 import Contacts
-@preconcurrency import Dispatch
-import NIOCore
-import NIOPosix
-import QuickActions
-import QuickActionsProtocol
-import Varlink
-import VarlinkNIOServer
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
+import NIOCore
+import NIOPosix
+import QuickActions
+import QuickActionsProtocol
+import ServiceLifecycle
+import UnixSignals
+import Varlink
+import VarlinkNIOServer
 
 #if canImport(Glibc)
 import Glibc
@@ -20,10 +21,10 @@ import Glibc
 /// What the `qactd` executable hands over after parsing its arguments.
 public struct DaemonOptions: Sendable {
     public var configPath: String?
-    public var logLevel: LogLevel
+    public var logLevel: Logger.Level
     public var environment: [String: String]
 
-    public init(configPath: String?, logLevel: LogLevel, environment: [String: String]) {
+    public init(configPath: String?, logLevel: Logger.Level, environment: [String: String]) {
         self.configPath = configPath
         self.logLevel = logLevel
         self.environment = environment
@@ -31,10 +32,10 @@ public struct DaemonOptions: Sendable {
 }
 
 /// A reason the daemon refuses to start; printed as one sentence naming what is wrong.
-public struct DaemonStartupError: Error, CustomStringConvertible {
-    public let description: String
+struct DaemonStartupError: Error, CustomStringConvertible {
+    let description: String
     /// sysexits-style status: 78 (EX_CONFIG) for configuration and static items, 1 otherwise.
-    public let exitStatus: Int32
+    let exitStatus: Int32
 
     init(_ description: String, exitStatus: Int32 = 1) {
         self.description = description
@@ -59,7 +60,7 @@ struct SettingsLoader: Sendable {
             throw DaemonStartupError(error.description, exitStatus: 78)
         }
         for warning in loaded.warnings {
-            logger.log(.warning, "\(warning), ignoring.", fields: ["QACTD_PATH": warning.file])
+            logger.warning("\(warning), ignoring.", metadata: ["QACTD_PATH": "\(warning.file)"])
         }
         let configuration = loaded.configuration
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
@@ -73,7 +74,7 @@ struct SettingsLoader: Sendable {
             guard let read = try FileIO.readFileIfPresent(path) else {
                 // The daemon must start with no configuration at all, so the default
                 // static-items file may be missing: that means "no static items".
-                logger.log(.notice, "No static items file at '\(path)': serving no static items.", fields: ["QACTD_PATH": path])
+                logger.notice("No static items file at '\(path)': serving no static items.", metadata: ["QACTD_PATH": "\(path)"])
                 return StaticItemsFile(items: [], appVersion: nil)
             }
             bytes = read
@@ -100,57 +101,68 @@ struct SettingsLoader: Sendable {
     }
 }
 
-/// The running daemon: wires configuration, state, contacts, the socket and
-/// systemd together, in the order systemd expects (READY=1 only once state is
-/// loaded, the first scan is done and the socket listens).
-public actor Daemon {
-    private let core: DaemonCore
-    private var server: VarlinkServer?
-    private let group: any EventLoopGroup
-    private let notifier: any ServiceManagerNotifier
+/// The running daemon (SPEC §7): start-up in the order systemd expects (READY=1 only once
+/// state is loaded, the first scan is done and the socket listens), then its long-lived parts
+/// as the services of a `ServiceGroup`, which stops them one at a time, in reverse order.
+public struct Daemon: Service {
+    private let options: DaemonOptions
     private let logger: Logger
-    private let loader: SettingsLoader
-    private let watcher: DirectoryWatcher
+    private let notifier: any ServiceManagerNotifier
+    private let hangups: UnixSignalsSequence
+    private let group: any EventLoopGroup
 
-    private init(
-        core: DaemonCore, group: any EventLoopGroup, notifier: any ServiceManagerNotifier, logger: Logger, loader: SettingsLoader,
-        watcher: DirectoryWatcher
+    init(
+        options: DaemonOptions, logger: Logger, notifier: any ServiceManagerNotifier, hangups: UnixSignalsSequence,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
-        self.watcher = watcher
-        self.core = core
-        self.group = group
-        self.notifier = notifier
+        self.options = options
         self.logger = logger
-        self.loader = loader
+        self.notifier = notifier
+        self.hangups = hangups
+        self.group = group
     }
 
     /// Runs until SIGTERM or SIGINT; returns the process exit status.
     public static func run(_ options: DaemonOptions) async -> Int32 {
-        let logger = Logger(minimumLevel: options.logLevel, sink: LogDestination.sink(environment: options.environment))
-        let notifier = SystemdNotifier()
-        // Signals become events of the main loop; block their default action first
-        // so a SIGTERM during start-up is not lost nor fatal.
-        let signals = SignalEvents(watching: [SIGTERM, SIGINT, SIGHUP])
-        let daemon: Daemon
+        let logger = LogDestination.logger(level: options.logLevel, environment: options.environment)
+        // Trapped before start-up, so a SIGHUP meanwhile is neither fatal nor lost: it reloads after READY=1.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let daemon = Daemon(options: options, logger: logger, notifier: SystemdNotifier(), hangups: hangups)
+        // Start-up runs inside the group, whose trap of SIGTERM and SIGINT is then already set:
+        // a stop asked for during start-up is neither fatal nor lost, it follows READY=1.
+        let lifecycle = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: daemon, serviceName: "qactd")],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
-            daemon = try await start(options, logger: logger, notifier: notifier)
+            try await lifecycle.run()
+            return 0
         } catch let error as DaemonStartupError {
-            logger.log(.error, error.description)
+            logger.error("\(error.description)")
             return error.exitStatus
         } catch {
-            logger.log(.error, "Cannot start: \(error)")
+            logger.error("Stopped on an unexpected error: \(error)")
             return 1
         }
-        return await daemon.serve(signals)
     }
 
-    private static func start(_ options: DaemonOptions, logger: Logger, notifier: any ServiceManagerNotifier) async throws -> Daemon {
+    /// Starts, then runs the long-lived parts until the group shuts down gracefully.
+    public func run() async throws {
+        let parts = try await start()
+        try await ServiceGroup(configuration: ServiceGroupConfiguration(services: parts, logger: logger)).run()
+    }
+
+    /// Configuration and static items, the saved state, the first scan, the socket; an error in
+    /// any of them refuses to start. Returns the running parts in the order the group starts
+    /// them; it stops them in reverse: STOPPING=1 first, then no more reloads, the watcher, the
+    /// socket, the pending state write, and the watchdog last, so it pings all along.
+    private func start() async throws(DaemonStartupError) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let loader = SettingsLoader(
             environment: options.environment, explicitConfigPath: options.configPath,
             systemCandidates: SettingsLoader.systemCandidates(), logger: logger)
         let settings = try loader.load()
         let configuration = settings.configuration
-        logger.log(.info, "Using configuration from \(configuration.source).")
+        logger.info("Using configuration from \(configuration.source).")
 
         let paths: StatePaths
         do {
@@ -160,18 +172,18 @@ public actor Daemon {
         }
         var store = StateStore<PersistedState>(paths: paths)
         for leftover in store.removeLeftoverTemporaryFiles() {
-            logger.log(.notice, "Removed '\(leftover)', left behind by a write that a crash cut short.", fields: ["QACTD_PATH": leftover])
+            logger.notice("Removed '\(leftover)', left behind by a write that a crash cut short.", metadata: ["QACTD_PATH": "\(leftover)"])
         }
         var restored: PersistedState?
         do {
             switch try store.load() {
             case .fresh:
-                logger.log(.info, "No saved state at '\(paths.stateFile)', starting clean.", fields: ["QACTD_PATH": paths.stateFile])
+                logger.info("No saved state at '\(paths.stateFile)', starting clean.", metadata: ["QACTD_PATH": "\(paths.stateFile)"])
             case .loaded(let payload):
                 restored = payload
             case .corrupt(let movedTo, let reason):
-                logger.log(.error, "The state file could not be loaded (\(reason)); moved it aside to '\(movedTo)', starting clean.",
-                           fields: ["QACTD_PATH": paths.stateFile])
+                logger.error("The state file could not be loaded (\(reason)); moved it aside to '\(movedTo)', starting clean.",
+                             metadata: ["QACTD_PATH": "\(paths.stateFile)"])
             }
         } catch {
             throw DaemonStartupError(error.description)
@@ -187,15 +199,38 @@ public actor Daemon {
         await core.applyWatcherUpdate(initial)
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
 
-        let group = MultiThreadedEventLoopGroup.singleton
-        let daemon = Daemon(core: core, group: group, notifier: notifier, logger: logger, loader: loader, watcher: watcher)
         // Before the socket listens, so a `Reload` call always finds the watcher running.
-        await daemon.startWatching()
-        try await daemon.listen(configuration)
-        return daemon
+        watcher.run { update in await core.applyWatcherUpdate(update) }
+        // With `Recompute=change` the set follows the index, including changes made while stopped.
+        await core.scheduleRecomputeIfFollowingContacts()
+
+        let reloader = DaemonReloader(loader: loader, core: core, watcher: watcher, notifier: notifier, logger: logger)
+        let server = try await listen(configuration, core: core, reloader: reloader)
+
+        var parts: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let watchdog = WatchdogSettings.fromEnvironment() {
+            let loop = group.next()
+            let pinger = WatchdogPinger(interval: watchdog.pingInterval, notifier: notifier) {
+                _ = await core.statusLine()
+                return (try? await loop.submit({}).get()) != nil
+            }
+            parts.append(.init(service: pinger, serviceName: "watchdog"))
+        }
+        parts += [
+            // Every core method runs whole on the actor, so once this call returns any state
+            // write that was under way has finished.
+            .init(service: StartedPart { await core.finishPendingWork() }, serviceName: "state"),
+            .init(service: StartedPart { await server.stop() }, serviceName: "socket"),
+            .init(service: StartedPart { await watcher.stop() }, serviceName: "watcher"),
+            .init(service: ReloadOnHangup(hangups: hangups) { _ = try? await reloader.reload() }, serviceName: "SIGHUP"),
+            .init(service: ReadinessReporter(core: core, notifier: notifier, logger: logger), serviceName: "readiness"),
+        ]
+        return parts
     }
 
-    private func listen(_ configuration: DaemonConfiguration) async throws {
+    private func listen(
+        _ configuration: DaemonConfiguration, core: DaemonCore, reloader: DaemonReloader
+    ) async throws(DaemonStartupError) -> VarlinkServer {
         // The connection-level errors (InvalidMessage, …) are declared in io.qactd.QuickActions.
         var serverConfiguration = VarlinkServerConfiguration(errorInterface: QuickActionsInterface.name)
         serverConfiguration.maxConnections = configuration.maxConnections
@@ -206,9 +241,8 @@ public actor Daemon {
                 url: "https://github.com/qactd/qactd",
                 interfaces: [QuickActionsInterface.varlinkInterface]),
             handlers: [
-                QuickActionsInterface.name: QuickActionsHandler(core: core, reload: { [weak self] () async throws(QuickActionsCallError) -> ReloadReply in
-                    guard let self else { throw .invalidConfiguration("The daemon is stopping.") }
-                    return try await self.reload()
+                QuickActionsInterface.name: QuickActionsHandler(core: core, reload: { () async throws(QuickActionsCallError) -> ReloadReply in
+                    try await reloader.reload()
                 })
             ],
             configuration: serverConfiguration, group: group)
@@ -221,55 +255,27 @@ public actor Daemon {
         do {
             if let descriptor = inherited.first {
                 try await server.listen(adoptingDescriptor: descriptor)
-                logger.log(.info, "Listening on the socket passed by systemd.")
+                logger.info("Listening on the socket passed by systemd.")
             } else {
                 try await server.listen(unixSocketPath: configuration.socketPath)
-                logger.log(.info, "Listening on '\(configuration.socketPath)'.", fields: ["QACTD_PATH": configuration.socketPath])
+                logger.info("Listening on '\(configuration.socketPath)'.", metadata: ["QACTD_PATH": "\(configuration.socketPath)"])
             }
         } catch {
             throw DaemonStartupError(error.description)
         }
-        self.server = server
+        return server
     }
+}
 
-    /// The main loop: READY=1, then signals until a stop.
-    private func startWatching() async {
-        let core = self.core
-        watcher.run { update in await core.applyWatcherUpdate(update) }
-        await core.scheduleRecomputeIfFollowingContacts()
-    }
+/// `Reload` and SIGHUP: re-reads configuration, static items and the contacts directory
+/// between RELOADING=1 and READY=1; on failure keeps everything as it was and reports the error.
+struct DaemonReloader: Sendable {
+    let loader: SettingsLoader
+    let core: DaemonCore
+    let watcher: DirectoryWatcher
+    let notifier: any ServiceManagerNotifier
+    let logger: Logger
 
-    private func serve(_ signals: SignalEvents) async -> Int32 {
-        let statusLine = await core.statusLine()
-        notifier.notify(.ready, .status(statusLine))
-        logger.log(.notice, "Started: \(statusLine).")
-        let watchdog = startWatchdog()
-        defer { watchdog?.cancel() }
-        for await signal in signals.events {
-            switch signal {
-            case SIGHUP:
-                _ = try? await reload()
-            default:
-                return await stop(signal: signal)
-            }
-        }
-        return await stop(signal: SIGTERM)
-    }
-
-    private func stop(signal: CInt) async -> Int32 {
-        notifier.notify(.stopping)
-        logger.log(.notice, "Stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM").")
-        await watcher.stop()
-        await server?.stop()
-        server = nil
-        // Every core method runs whole on the actor, so once this call returns any
-        // state write that was under way has finished.
-        await core.finishPendingWork()
-        return 0
-    }
-
-    /// Re-reads configuration, static items and the contacts directory; on failure keeps
-    /// everything as it was and reports the error.
     func reload() async throws(QuickActionsCallError) -> ReloadReply {
         notifier.notify(.reloading)
         let loaded = Result { () throws(DaemonStartupError) in try loader.load() }
@@ -284,27 +290,9 @@ public actor Daemon {
         await watcher.reload(scanner: ContactsScan.scanner(for: settings.configuration))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
         let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
-        logger.log(.notice, "Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
+        logger.notice("Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
         notifier.notify(.ready, .status(await core.statusLine()))
         return reply
-    }
-
-    /// Pings WATCHDOG=1 at half the timeout, but only after the core actor and the
-    /// socket event loop have both answered: a wedged daemon stops pinging and
-    /// systemd restarts it.
-    private func startWatchdog() -> Task<Void, Never>? {
-        guard let settings = WatchdogSettings.fromEnvironment() else { return nil }
-        let core = self.core
-        let notifier = self.notifier
-        let loop = group.next()
-        return Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: settings.pingInterval)
-                _ = await core.statusLine()
-                guard (try? await loop.submit({}).get()) != nil else { continue }
-                notifier.notify(.watchdog)
-            }
-        }
     }
 }
 
@@ -318,31 +306,9 @@ enum ContactsScan {
 
     static func logDuplicates(in index: ContactIndex, logger: Logger) {
         for duplicate in index.duplicates {
-            logger.log(
-                .warning,
+            logger.warning(
                 "Contact identifier '\(duplicate.identifier)' in '\(duplicate.ignoredPath)' is already used by '\(duplicate.keptPath)', ignoring.",
-                fields: ["QACTD_CONTACT_ID": duplicate.identifier, "QACTD_PATH": duplicate.ignoredPath])
+                metadata: ["QACTD_CONTACT_ID": "\(duplicate.identifier)", "QACTD_PATH": "\(duplicate.ignoredPath)"])
         }
-    }
-}
-
-/// Delivers chosen signals as an async sequence instead of running handlers in
-/// signal context.
-final class SignalEvents: @unchecked Sendable {  // the sources are only kept alive, never touched again
-    let events: AsyncStream<CInt>
-    private let sources: [any DispatchSourceSignal]
-
-    init(watching signals: [CInt]) {
-        let (stream, continuation) = AsyncStream.makeStream(of: CInt.self)
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in signals {
-            Glibc.signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { continuation.yield(signalNumber) }
-            source.resume()
-            sources.append(source)
-        }
-        self.events = stream
-        self.sources = sources
     }
 }

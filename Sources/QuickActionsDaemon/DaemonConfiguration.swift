@@ -1,17 +1,17 @@
 import QuickActions
 
 /// When the dynamic set is derived from the contacts index (SPEC §2.8).
-public enum RecomputePolicy: String, Equatable, Sendable, CaseIterable {
+enum RecomputePolicy: String, Equatable, Sendable, CaseIterable {
     case resignActive = "resign-active"
     case change
 }
 
 /// Where the effective configuration came from, for status output and log lines.
-public enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
+enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
     case file(String)
     case builtInDefaults
 
-    public var description: String {
+    var description: String {
         switch self {
         case .file(let path): return "\"\(path)\""
         case .builtInDefaults: return "built-in defaults"
@@ -21,33 +21,33 @@ public enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
 
 /// Every key of SPEC §5, validated and with paths already made absolute.
 /// `ConfigurationKeys.all` says which key sets which field and its default.
-public struct DaemonConfiguration: Equatable, Sendable {
-    public var source: ConfigurationSource
+struct DaemonConfiguration: Equatable, Sendable {
+    var source: ConfigurationSource
 
     // [Contacts]
-    public var contactsDirectory: String
-    public var favoriteCategories: [String]
-    public var maxFileBytes: Int
+    var contactsDirectory: String
+    var favoriteCategories: [String]
+    var maxFileBytes: Int
 
     // [Shortcuts]
-    public var staticItemsPath: String
-    public var displayLimit: Int
-    public var favoriteType: String
+    var staticItemsPath: String
+    var displayLimit: Int
+    var favoriteType: String
     /// A `file:` icon's path is already absolute.
-    public var favoriteIcon: ShortcutIcon
+    var favoriteIcon: ShortcutIcon
     /// nil when unset, so the version from the static-items plist applies.
-    public var appVersion: String?
-    public var recompute: RecomputePolicy
-    public var recomputeSettle: Duration
+    var appVersion: String?
+    var recompute: RecomputePolicy
+    var recomputeSettle: Duration
 
     // [App]
-    public var launchCommand: [String]
-    public var responseTimeout: Duration
+    var launchCommand: [String]
+    var responseTimeout: Duration
 
     // [Daemon]
-    public var socketPath: String
-    public var maxConnections: Int
-    public var maxMessageBytes: Int
+    var socketPath: String
+    var maxConnections: Int
+    var maxMessageBytes: Int
 }
 
 extension DaemonConfiguration {
@@ -63,7 +63,7 @@ extension DaemonConfiguration {
 }
 
 /// The configuration plus the non-fatal findings made while reading it.
-public struct LoadedConfiguration: Equatable, Sendable {
-    public let configuration: DaemonConfiguration
-    public let warnings: [ConfigurationWarning]
+struct LoadedConfiguration: Equatable, Sendable {
+    let configuration: DaemonConfiguration
+    let warnings: [ConfigurationWarning]
 }

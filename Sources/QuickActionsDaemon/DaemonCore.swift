@@ -1,4 +1,5 @@
 import Contacts
+import Logging
 import QuickActions
 import QuickActionsProtocol
 
@@ -101,8 +102,8 @@ actor DaemonCore {
     func resignActive(appVersion: String?) -> RecomputeOutcome {
         let outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
         if outcome.changed {
-            logger.log(.info, "Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
-                       fields: ["QACTD_GENERATION": String(outcome.generation)])
+            logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                       metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         }
         persist()
         return outcome
@@ -119,8 +120,8 @@ actor DaemonCore {
     func recomputeAfterIndexChange() {
         let outcome = state.recompute(favorites: index.favorites, configuration: settings.dynamicItemConfiguration)
         guard outcome.changed else { return }
-        logger.log(.info, "Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
-                   fields: ["QACTD_GENERATION": String(outcome.generation)])
+        logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                   metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         persist()
     }
 
@@ -143,8 +144,8 @@ actor DaemonCore {
         }
         persist()
         let contactIdentifier = resolution.contact?.identifier ?? ""
-        logger.log(.info, "Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
-                   fields: ["QACTD_SHORTCUT_TYPE": resolution.item.type, "QACTD_CONTACT_ID": contactIdentifier])
+        logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
+                   metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
         return TriggerOutcome(resolution: resolution, delivery: deliver(resolution))
     }
 
@@ -176,7 +177,7 @@ actor DaemonCore {
                 // which fails this token (and any other in flight) with AppDisconnected.
                 appStreamEnded(session)
             case .dropped?, nil:
-                logger.log(.warning, "The app (\(session)) is not reading its actions; failing '\(token)'.")
+                logger.warning("The app (\(session)) is not reading its actions; failing '\(token)'.")
                 perform(appMachine.handle(.deliveryRefused(token: token)))
             @unknown default:
                 perform(appMachine.handle(.deliveryRefused(token: token)))
@@ -202,11 +203,11 @@ actor DaemonCore {
         case .resumeTrigger(let token, let handled):
             finishTriggers([token], with: .handled(handled))
         case .failTrigger(let token, let failure):
-            logger.log(.warning, "The app did not answer action '\(token)' (\(failure)).")
+            logger.warning("The app did not answer action '\(token)' (\(failure)).")
             finishTriggers([token], with: failure == .notResponding ? .notResponding : .appDisconnected)
         case .releaseApp(let session, let abandoned):
             appStreams[session] = nil
-            logger.log(.info, "The app disconnected (\(session))\(abandoned.isEmpty ? "" : "; \(abandoned.count) actions in flight fail").")
+            logger.info("The app disconnected (\(session))\(abandoned.isEmpty ? "" : "; \(abandoned.count) actions in flight fail").")
             finishTriggers(abandoned, with: .appDisconnected)
         case .acceptApp, .deliver, .launch, .rejectCompletion, .none:
             break
@@ -236,7 +237,7 @@ actor DaemonCore {
         guard case .acceptApp(let session, let replaced, let abandoned) = appMachine.handle(.appConnected) else { return }
         launcher.noteAppConnected()
         if let replaced, let previous = appStreams.removeValue(forKey: replaced) {
-            logger.log(.notice, "A new app process connected (\(session)); ending \(replaced).")
+            logger.notice("A new app process connected (\(session)); ending \(replaced).")
             previous.finish(throwing: QuickActionsCallError.appReplaced)
         }
         finishTriggers(abandoned, with: .appDisconnected)
@@ -246,7 +247,7 @@ actor DaemonCore {
         persist()
         appStreams[session] = messages
         messages.onTermination = { _ in Task { await self.appStreamEnded(session) } }
-        logger.log(.info, "The app connected (\(session))\(pending.map { ", handing it the pending item '\($0.type)'" } ?? "").")
+        logger.info("The app connected (\(session))\(pending.map { ", handing it the pending item '\($0.type)'" } ?? "").")
         let first = AppMessage.connected(pendingItem: pending, contact: pending.flatMap(contact(for:)), stale: pending.map(state.isStale))
         if case .terminated = messages.yield(first) {
             // The peer left before the stream was registered: no termination handler will
@@ -332,11 +333,11 @@ actor DaemonCore {
         switch loaded {
         case .success(let loaded): newSettings = loaded
         case .failure(let error):
-            logger.log(.error, "Reload failed, keeping the previous configuration: \(error.description)")
+            logger.error("Reload failed, keeping the previous configuration: \(error.description)")
             throw .invalidConfiguration(error.description)
         }
         if newSettings.configuration.socketPath != settings.configuration.socketPath {
-            logger.log(.warning, "Socket changed to '\(newSettings.configuration.socketPath)'; it takes effect at the next start.")
+            logger.warning("Socket changed to '\(newSettings.configuration.socketPath)'; it takes effect at the next start.")
         }
         replaceSettings(newSettings)
     }
@@ -366,16 +367,16 @@ actor DaemonCore {
         publishStatus()
         do {
             if try store.saveIfChanged(PersistedState(state)) {
-                logger.log(.debug, "Saved state, generation \(state.generation).", fields: ["QACTD_PATH": store.paths.stateFile])
+                logger.debug("Saved state, generation \(state.generation).", metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
             }
             if stateError != nil {
-                logger.log(.notice, "Writing the state file '\(store.paths.stateFile)' works again.", fields: ["QACTD_PATH": store.paths.stateFile])
+                logger.notice("Writing the state file '\(store.paths.stateFile)' works again.", metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
                 stateError = nil
             }
         } catch {
             let message = String(describing: error)
             if stateError != message {
-                logger.log(.error, "Could not save the state, keeping the previous file and the in-memory set: \(message)", fields: ["QACTD_PATH": store.paths.stateFile])
+                logger.error("Could not save the state, keeping the previous file and the in-memory set: \(message)", metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
             }
             stateError = message
         }

@@ -1,15 +1,15 @@
 /// One `Key=Value` assignment with where it came from, so later validation can name the line.
-public struct INIAssignment: Equatable, Sendable {
-    public let section: String
-    public let key: String
-    public let value: String
-    public let line: Int
+struct INIAssignment: Equatable, Sendable {
+    let section: String
+    let key: String
+    let value: String
+    let line: Int
 }
 
 /// The systemd unit-file dialect: `[Section]`, `Key=Value` with whitespace around `=`
 /// ignored, and `#` / `;` full-line comments.
-public enum INIParser {
-    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> [INIAssignment] {
+enum INIParser {
+    static func parse(_ text: String, file: String) throws(ConfigurationError) -> [INIAssignment] {
         var assignments: [INIAssignment] = []
         var section: String?
         // Split on every line-end convention; keep empty lines so line numbers stay right.

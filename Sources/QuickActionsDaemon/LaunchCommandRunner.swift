@@ -1,4 +1,5 @@
 import Glibc
+import Logging
 import QuickActionsProtocol
 import Synchronization
 import SystemCalls
@@ -55,17 +56,17 @@ final class LaunchCommandRunner: Sendable {
         // Hold the lock across the spawn so two triggers at once cannot both start a copy.
         return state.withLock { state -> LaunchOutcome in
             if let running = state.runningPID, !state.appConnectedSinceLaunch {
-                logger.log(.info, "The launch command (pid \(running)) has not connected yet; it will get the newer pending item.")
+                logger.info("The launch command (pid \(running)) has not connected yet; it will get the newer pending item.")
                 return LaunchOutcome(status: .alreadyRunning, pid: running)
             }
             let pid: pid_t
             do {
                 pid = try Self.spawn(request)
             } catch {
-                logger.log(.error, "Could not start the launch command '\(executable)': \(error)")
+                logger.error("Could not start the launch command '\(executable)': \(error)")
                 return LaunchOutcome(status: .failed, error: String(describing: error))
             }
-            logger.log(.info, "Started the launch command '\(executable)' (pid \(pid)).", fields: ["QACTD_SHORTCUT_TYPE": request.shortcutType])
+            logger.info("Started the launch command '\(executable)' (pid \(pid)).", metadata: ["QACTD_SHORTCUT_TYPE": "\(request.shortcutType)"])
             state.runningPID = pid
             state.appConnectedSinceLaunch = false
             reapInBackground(pid)
@@ -167,12 +168,12 @@ final class LaunchCommandRunner: Sendable {
             state.withLock { state in
                 if state.runningPID == pid { state.runningPID = nil }
             }
-            logger.log(.info, "The launch command (pid \(pid)) \(Self.describe(waitStatus: status)).")
+            logger.info("The launch command (pid \(pid)) \(Self.describe(waitStatus: status)).")
         }
         do {
             try startDetachedThread(named: "qactd-reaper") { reaper.waitForExit() }
         } catch {
-            logger.log(.error, "Could not start a thread to reap the launch command (pid \(pid)): \(errnoText(error.errno)); it may linger as a zombie.")
+            logger.error("Could not start a thread to reap the launch command (pid \(pid)): \(errnoText(error.errno)); it may linger as a zombie.")
         }
     }
 

@@ -8,20 +8,20 @@ import Foundation
 #endif
 
 /// Where the persisted state lives (SPEC §4).
-public struct StatePaths: Equatable, Sendable {
-    public static let stateFileName = "state.json"
+struct StatePaths: Equatable, Sendable {
+    static let stateFileName = "state.json"
 
-    public let directory: String
+    let directory: String
 
-    public init(directory: String) {
+    init(directory: String) {
         self.directory = directory
     }
 
-    public var stateFile: String { directory + "/" + Self.stateFileName }
+    var stateFile: String { directory + "/" + Self.stateFileName }
 
     /// `$STATE_DIRECTORY` (systemd's `StateDirectory=`; the first entry when it lists several),
     /// else `$XDG_STATE_HOME/qactd`, else `~/.local/state/qactd`.
-    public static func resolve(environment: [String: String]) throws(StateStoreError) -> StatePaths {
+    static func resolve(environment: [String: String]) throws(StateStoreError) -> StatePaths {
         if let stateDirectory = environment["STATE_DIRECTORY"],
             let first = stateDirectory.split(separator: ":").first, first.hasPrefix("/")
         {
@@ -38,19 +38,19 @@ public struct StatePaths: Equatable, Sendable {
 }
 
 /// The step of an atomic save, named in errors so a failure says what was being done.
-public enum StateSaveStep: String, Sendable, Equatable {
+enum StateSaveStep: String, Sendable, Equatable {
     case encode, createDirectory = "create the state folder", createTemporaryFile = "create the temporary file"
     case write = "write the temporary file", syncFile = "fsync the temporary file", close = "close the temporary file"
     case rename = "rename the temporary file over the state file", syncDirectory = "fsync the state folder"
 }
 
-public enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case noStateDirectory
     case saveFailed(step: StateSaveStep, path: String, reason: String)
     case loadFailed(path: String, reason: String)
     case moveAsideFailed(path: String, reason: String)
 
-    public var description: String {
+    var description: String {
         switch self {
         case .noStateDirectory:
             return "Neither STATE_DIRECTORY, XDG_STATE_HOME nor HOME is set, so there is no folder to keep state in."
@@ -64,7 +64,7 @@ public enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible
     }
 }
 
-public enum StateLoadOutcome<Payload: Sendable>: Sendable {
+enum StateLoadOutcome<Payload: Sendable>: Sendable {
     /// No state file yet: the first run.
     case fresh
     case loaded(Payload)
@@ -79,15 +79,15 @@ extension StateLoadOutcome: Equatable where Payload: Equatable {}
 /// leaves either the old or the new file, complete (SPEC §4).
 ///
 /// A value type: the one owner of the daemon's state holds it and serialises access.
-public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
-    public let paths: StatePaths
+struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
+    let paths: StatePaths
     private var lastPersisted: Payload?
     private var temporaryFileCounter = 0
     private let now: @Sendable () -> Date
     /// Lets tests fail a chosen step in place of its system call, to prove the clean-up path.
     var injectedFailure: StateSaveStep?
 
-    public init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
         self.paths = paths
         self.now = now
     }
@@ -98,7 +98,7 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     /// which nothing else would ever remove: left alone they pile up until the state folder
     /// is full and every later write fails. A file whose writer is still alive (another
     /// daemon starting against the same folder) is kept. Returns the paths removed.
-    public func removeLeftoverTemporaryFiles() -> [String] {
+    func removeLeftoverTemporaryFiles() -> [String] {
         guard let directory = opendir(paths.directory) else { return [] }
         defer { closedir(directory) }
         let prefix = ".\(StatePaths.stateFileName).tmp-"
@@ -115,7 +115,7 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         return removed
     }
 
-    public mutating func load() throws(StateStoreError) -> StateLoadOutcome<Payload> {
+    mutating func load() throws(StateStoreError) -> StateLoadOutcome<Payload> {
         let path = paths.stateFile
         let bytes: [UInt8]
         do {
@@ -176,14 +176,14 @@ public struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Saves only when `payload` differs from what was last saved or loaded; returns whether it wrote.
     @discardableResult
-    public mutating func saveIfChanged(_ payload: Payload) throws(StateStoreError) -> Bool {
+    mutating func saveIfChanged(_ payload: Payload) throws(StateStoreError) -> Bool {
         if let lastPersisted, lastPersisted == payload { return false }
         try save(payload)
         return true
     }
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
-    public mutating func save(_ payload: Payload) throws(StateStoreError) {
+    mutating func save(_ payload: Payload) throws(StateStoreError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         var bytes: [UInt8]

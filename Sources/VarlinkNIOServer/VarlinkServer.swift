@@ -51,6 +51,13 @@ public final class VarlinkServer: Sendable {
 
     public var connectionCount: Int { state.withLock { $0.connections.count } }
 
+    /// Bytes of replies a connection holds because its peer's socket has no room for them: 0
+    /// while the peer keeps up, nil for a connection that is gone. Back-pressure made visible.
+    func bufferedReplyBytes(connectionID: UInt64) async -> Int? {
+        guard let channel = state.withLock({ $0.connections[connectionID] }) else { return nil }
+        return try? await channel.getOption(.bufferedWritableBytes).get()
+    }
+
     /// Binds a fresh socket at `path`: creates a missing parent folder with mode 0700, replaces
     /// a stale socket file, refuses if another server answers there, and leaves the socket 0600.
     public func listen(unixSocketPath path: String) async throws(VarlinkServerError) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import QuickActionsDaemon
 
 #if canImport(FoundationEssentials)
@@ -30,7 +31,7 @@ struct Qactd: AsyncParsableCommand {
     var logLevel: String = "info"
 
     func validate() throws {
-        guard LogLevel(argument: logLevel) != nil else {
+        guard Logger.Level(argument: logLevel) != nil else {
             throw ValidationError("--log-level must be one of debug, info, notice, warning, error; not '\(logLevel)'.")
         }
     }
@@ -42,7 +43,7 @@ struct Qactd: AsyncParsableCommand {
             environment["HOME"] = String(cString: directory)
         }
         let status = await Daemon.run(
-            DaemonOptions(configPath: config, logLevel: LogLevel(argument: logLevel) ?? .info, environment: environment))
+            DaemonOptions(configPath: config, logLevel: Logger.Level(argument: logLevel) ?? .info, environment: environment))
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// A process that runs while the test drives the daemon (an app, a watcher), its output

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Runs the built `qactd` in a scratch folder of its own (contacts, static items,
@@ -150,16 +151,4 @@ final class DaemonFixture {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
-}
-
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass: tests wait
-/// for events, never for a fixed time.
-@discardableResult
-func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
 }

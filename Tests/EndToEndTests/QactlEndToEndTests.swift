@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// qactd and qactl as a user runs them: real processes, a real socket, files in a scratch folder.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Under `CI=true` every test here must run: a missing tool or permission is a failure, not a skip.
@@ -14,14 +15,6 @@ private func skipUnlessCI(_ reason: String, file: StaticString = #filePath, line
 
 private func commandExists(_ name: String) -> Bool {
     DaemonFixture.run("/bin/sh", ["-c", "command -v \(name)"]).status == 0
-}
-
-/// A scratch folder under /tmp, removed by the test's teardown.
-private func makeScratch(_ testCase: XCTestCase, _ label: String) throws -> URL {
-    let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("qactd-\(label)-\(UUID().uuidString.prefix(8))")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    testCase.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-    return url
 }
 
 /// SPEC §7: the installed units under a real systemd user manager (and journald), driven by
@@ -69,7 +62,7 @@ final class InstallTests: XCTestCase {
 
     func testInstallAndUninstallIntoAPrefix() throws {
         guard commandExists("make") else { return try skipUnlessCI("make is not installed") }
-        let scratch = try makeScratch(self, "install")
+        let scratch = URL(fileURLWithPath: try makeTemporaryFolder("install"))
         let prefix = scratch.appendingPathComponent("prefix")
         let home = scratch.appendingPathComponent("home")
         let install = make("install", prefix: prefix.path, home: home)
@@ -149,7 +142,7 @@ final class InstallTests: XCTestCase {
 
     func testLocalPrefixPutsUnitsWhereTheUserManagerLooks() throws {
         guard commandExists("make") else { return try skipUnlessCI("make is not installed") }
-        let home = try makeScratch(self, "home")
+        let home = URL(fileURLWithPath: try makeTemporaryFolder("home"))
         let prefix = home.appendingPathComponent(".local").path
         let install = make("install", prefix: prefix, home: home)
         XCTAssertEqual(install.status, 0, install.stderr)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The live contacts index as a user meets it: the built daemon watching a real folder.
@@ -8,7 +9,7 @@ final class WatchingEndToEndTests: XCTestCase {
     }
 
     private func card(_ name: String, uid: String, favorite: Bool = false) -> String {
-        "BEGIN:VCARD\nVERSION:3.0\nUID:\(uid)\nFN:\(name)\n\(favorite ? "CATEGORIES:favorite\n" : "")END:VCARD\n"
+        ContactCard.vCard(name, favorite: favorite, uid: uid, category: "favorite", lineEnding: "\n")
     }
 
     /// Plain open/write/close, no rename.

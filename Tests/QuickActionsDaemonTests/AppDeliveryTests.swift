@@ -1,18 +1,13 @@
 import Foundation
 import Glibc
+import Logging
 import QuickActions
 import QuickActionsProtocol
-import Synchronization
+import TestSupport
 import Varlink
 import XCTest
 
 @testable import QuickActionsDaemon
-
-private final class RecordingSink: LogSink {
-    let records = Mutex<[LogRecord]>([])
-    func write(_ record: LogRecord) { records.withLock { $0.append(record) } }
-    var messages: [String] { records.withLock { $0.map(\.message) } }
-}
 
 final class WatchBroadcasterTests: XCTestCase {
     private func listing(_ generation: UInt64, launched: Bool = true) -> QuickActionsListing {
@@ -92,12 +87,7 @@ final class LaunchCommandRunnerTests: XCTestCase {
     private var folder: URL!
 
     override func setUpWithError() throws {
-        folder = URL(fileURLWithPath: "/tmp/qactd-launch-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
+        folder = URL(fileURLWithPath: try makeTemporaryFolder("launch"))
     }
 
     func testTheEnvironmentCarriesTheItemVerbatimAndWithholdsSystemdVariables() {
@@ -118,8 +108,8 @@ final class LaunchCommandRunnerTests: XCTestCase {
     }
 
     func testALaunchIsReapedAndAStartingAppIsNotLaunchedTwice() throws {
-        let sink = RecordingSink()
-        let runner = LaunchCommandRunner(logger: Logger(minimumLevel: .debug, sink: sink))
+        let (logger, log) = Logger.recording(level: .debug)
+        let runner = LaunchCommandRunner(logger: logger)
         let gate = folder.appendingPathComponent("gate").path
         let request = LaunchRequest(
             // Bounded (about 30 s) so a failed test never leaves it looping, holding the test's output open.
@@ -131,10 +121,10 @@ final class LaunchCommandRunnerTests: XCTestCase {
         let pid = try XCTUnwrap(first.pid)
         XCTAssertEqual(runner.launch(request), LaunchOutcome(status: .alreadyRunning, pid: pid))
         _ = FileManager.default.createFile(atPath: gate, contents: nil)
-        XCTAssertTrue(waitUntil(timeout: 10) { runner.runningPID == nil }, sink.messages.joined(separator: "\n"))
+        XCTAssertTrue(waitUntil(timeout: 10) { runner.runningPID == nil }, log.messages.joined(separator: "\n"))
         // Reaped: no zombie remains under that pid.
         XCTAssertTrue(waitUntil(timeout: 5) { kill(pid, 0) != 0 && errno == ESRCH })
-        XCTAssertTrue(sink.messages.contains("The launch command (pid \(pid)) exited with status 0."), "\(sink.messages)")
+        XCTAssertTrue(log.messages.contains("The launch command (pid \(pid)) exited with status 0."), "\(log.messages)")
 
         // A process that is still running but whose app has connected does not block the next launch.
         try? FileManager.default.removeItem(atPath: gate)
@@ -153,7 +143,7 @@ final class LaunchCommandRunnerTests: XCTestCase {
     }
 
     func testAFailedLaunchNamesTheCommandAndAnEmptyCommandIsNotConfigured() {
-        let runner = LaunchCommandRunner(logger: Logger(minimumLevel: .debug, sink: RecordingSink()))
+        let runner = LaunchCommandRunner(logger: Logger.recording(level: .debug).0)
         let failed = runner.launch(LaunchRequest(command: ["/nonexistent/app"], shortcutType: "T", contactIdentifier: nil, socketPath: "/s"))
         XCTAssertEqual(failed.status, .failed)
         XCTAssertNil(failed.pid)

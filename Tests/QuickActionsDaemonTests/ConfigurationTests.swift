@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 import QuickActions
@@ -199,13 +200,6 @@ final class ConfigurationTests: XCTestCase {
 
     // MARK: Lookup order and files
 
-    func makeTemporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "qactd-config-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-        return path
-    }
-
     func write(_ text: String, to path: String) throws {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -213,7 +207,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testLookupOrder() throws {
-        let root = try makeTemporaryDirectory()
+        let root = try makeTemporaryFolder("config")
         let environment = ["HOME": root + "/home", "XDG_CONFIG_HOME": root + "/config"]
         let systemLocal = root + "/usr/local/etc/qactd/qactd.conf"
         let system = root + "/etc/qactd/qactd.conf"
@@ -246,14 +240,14 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testXDGConfigHomeDefaultsToDotConfig() throws {
-        let root = try makeTemporaryDirectory()
+        let root = try makeTemporaryFolder("config")
         let user = root + "/.config/qactd/qactd.conf"
         try write("[Shortcuts]\nDisplayLimit=9\n", to: user)
         XCTAssertEqual(try ConfigurationLoader.locate(explicitPath: nil, environment: ["HOME": root], systemCandidates: []), user)
     }
 
     func testMissingExplicitConfigurationIsAnError() throws {
-        let root = try makeTemporaryDirectory()
+        let root = try makeTemporaryFolder("config")
         XCTAssertThrowsError(
             try ConfigurationLoader.load(explicitPath: root + "/nope.conf", environment: ["HOME": root], systemCandidates: [])
         ) { error in
@@ -263,7 +257,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testErrorsFromAFileNameThatFile() throws {
-        let root = try makeTemporaryDirectory()
+        let root = try makeTemporaryFolder("config")
         let path = root + "/qactd.conf"
         try write("[Daemon]\n# limit\nMaxConnections=lots\n", to: path)
         XCTAssertThrowsError(try ConfigurationLoader.load(explicitPath: path, environment: ["HOME": root], systemCandidates: [])) { error in

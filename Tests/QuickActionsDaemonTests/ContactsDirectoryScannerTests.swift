@@ -1,5 +1,6 @@
 import Contacts
 import Foundation
+import TestSupport
 import XCTest
 @testable import QuickActionsDaemon
 
@@ -7,13 +8,7 @@ final class ContactsDirectoryScannerTests: XCTestCase {
     private var root = ""
 
     override func setUpWithError() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-scanner-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-        root = folder.path
-    }
-
-    override func tearDownWithError() throws {
-        if !root.isEmpty { try? FileManager.default.removeItem(atPath: root) }
+        root = try makeTemporaryFolder("scanner")
     }
 
     private func write(_ relativePath: String, _ text: String) throws {
@@ -27,7 +22,7 @@ final class ContactsDirectoryScannerTests: XCTestCase {
     }
 
     private func card(_ name: String, favorite: Bool = false) -> String {
-        "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:\(name)\r\n\(favorite ? "CATEGORIES:starred\r\n" : "")END:VCARD\r\n"
+        ContactCard.vCard(name, favorite: favorite)
     }
 
     func testNestedCollectionsAreWalkedAndIgnoredNamesSkipped() throws {

@@ -1,8 +1,10 @@
 import Contacts
 import Foundation
 import Glibc
+import Logging
 import QuickActions
 import QuickActionsProtocol
+import TestSupport
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -29,7 +31,7 @@ final class DaemonCoreTests: XCTestCase {
     private func makeCore(_ settings: DaemonSettings, notifier: RecordingNotifier = RecordingNotifier()) -> DaemonCore {
         DaemonCore(
             settings: settings, restored: nil, index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state")),
-            socketPath: folder + "/qactd.sock", logger: Logger(minimumLevel: .debug, sink: StderrLogSink()), notifier: notifier)
+            socketPath: folder + "/qactd.sock", logger: Logger.recording(level: .debug).0, notifier: notifier)
     }
 
     private func favorite(_ number: Int) -> ContactIndexChange {

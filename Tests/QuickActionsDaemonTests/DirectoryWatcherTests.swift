@@ -4,6 +4,8 @@ import Foundation
 import Glibc
 import Synchronization
 import QuickActionsProtocol
+import Logging
+import TestSupport
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -18,15 +20,17 @@ final class WatcherHarness: Sendable {
     }
 
     let watcher: DirectoryWatcher
-    let log = CollectingLogSink()
+    let log: RecordingLogHandler.Store
     private let seen = Mutex(Seen())
 
     init(
         root: String, timing: DirectoryWatcherTiming = DirectoryWatcherTiming(), addWatch: @escaping InotifyAddWatch = { inotify_add_watch($0, $1, $2) },
         probeWriter: @escaping WriterProbe = OpenForWritingProbe.acquireReadLease
     ) {
+        let (logger, log) = Logger.recording(level: .debug)
+        self.log = log
         watcher = DirectoryWatcher(
-            scanner: ContactsDirectoryScanner(root: root), logger: Logger(minimumLevel: .debug, sink: log), timing: timing, addWatch: addWatch,
+            scanner: ContactsDirectoryScanner(root: root), logger: logger, timing: timing, addWatch: addWatch,
             probeWriter: probeWriter)
         apply(watcher.attach())
         watcher.run { [self] update in apply(update) }
@@ -76,22 +80,6 @@ final class WatcherHarness: Sendable {
         }
         done.wait()
     }
-}
-
-final class CollectingLogSink: LogSink {
-    private let records = Mutex<[LogRecord]>([])
-    func write(_ record: LogRecord) { records.withLock { $0.append(record) } }
-    var messages: [String] { records.withLock { $0.map(\.message) } }
-}
-
-/// Polls `condition` until it holds or `timeout` seconds pass: tests wait for events, never for a fixed time.
-func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
 }
 
 /// The writer probe with a script: the next `staleAnswers` probes say a writer is still there
@@ -176,7 +164,7 @@ final class DirectoryWatcherTests: XCTestCase {
     }
 
     private func card(_ name: String, favorite: Bool = false, uid: String? = nil) -> String {
-        "BEGIN:VCARD\r\nVERSION:3.0\r\n\(uid.map { "UID:\($0)\r\n" } ?? "")FN:\(name)\r\n\(favorite ? "CATEGORIES:starred\r\n" : "")END:VCARD\r\n"
+        ContactCard.vCard(name, favorite: favorite, uid: uid)
     }
 
     /// Plain open(O_CREAT|O_TRUNC), write, close: no rename.
@@ -187,26 +175,7 @@ final class DirectoryWatcherTests: XCTestCase {
     }
 
     private func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        if let input {
-            let pipe = Pipe()
-            process.standardInput = pipe
-            try process.run()
-            pipe.fileHandleForWriting.write(Data(input.utf8))
-            try pipe.fileHandleForWriting.close()
-        } else {
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        runCommand(arguments, environment: environment, input: input)
     }
 
     /// A change written after `change` that the test waits for: events are handled in order,

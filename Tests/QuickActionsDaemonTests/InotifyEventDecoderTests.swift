@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -66,9 +67,7 @@ final class InotifyEventDecoderTests: XCTestCase {
 
     /// The real kernel's bytes, not only hand-made ones.
     func testDecodesWhatTheKernelWrites() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-decoder-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let folder = try makeTemporaryFolder("decoder")
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         XCTAssertGreaterThanOrEqual(inotify, 0)
         defer { close(inotify) }

@@ -1,5 +1,6 @@
 import Foundation
 import SystemCalls
+import TestSupport
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -44,12 +45,7 @@ final class StateStoreTests: XCTestCase {
     var root = ""
 
     override func setUpWithError() throws {
-        root = NSTemporaryDirectory() + "qactd-state-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(atPath: root)
+        root = try makeTemporaryFolder("state")
     }
 
     func makeStore(_ directory: String? = nil) -> StateStore<SampleState> {

@@ -1,5 +1,6 @@
 import Foundation
-import Synchronization
+import Logging
+import TestSupport
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -32,9 +33,11 @@ final class ServiceNotificationTests: XCTestCase {
         XCTAssertEqual(notifier.calls, [[.reloading], [.ready, .status("ok")]])
     }
 
-    func testRealNotifierWithoutSystemdIsHarmless() {
+    func testRealNotifierWithoutSystemdSendsNothingAndFailsNothing() {
         unsetenv("NOTIFY_SOCKET")
-        SystemdNotifier().notify(.ready, .status("testing"))
+        // sd_notify(3): 0 when there is no service manager to tell, negative on an error.
+        XCTAssertEqual(SystemdNotifier().send([.ready, .status("testing")]), 0)
+        XCTAssertEqual(SystemdNotifier().send([]), 0, "nothing to say, nothing sent")
     }
 
     func testRealNotifierSendsToNotifySocket() throws {
@@ -57,7 +60,7 @@ final class ServiceNotificationTests: XCTestCase {
 
         setenv("NOTIFY_SOCKET", path, 1)
         defer { unsetenv("NOTIFY_SOCKET") }
-        SystemdNotifier().notify(.reloading)
+        XCTAssertGreaterThan(SystemdNotifier().send([.reloading]), 0, "sent")
 
         var buffer = [UInt8](repeating: 0, count: 4096)
         let received = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
@@ -113,111 +116,132 @@ final class WatchdogTests: XCTestCase {
     }
 }
 
-private final class CollectingSink: LogSink {
-    let records = Mutex<[LogRecord]>([])
-    func write(_ record: LogRecord) { records.withLock { $0.append(record) } }
-    var messages: [String] { records.withLock { $0.map(\.message) } }
-}
-
 final class LoggingTests: XCTestCase {
     func testLevelParsing() {
-        XCTAssertEqual(LogLevel(argument: "debug"), .debug)
-        XCTAssertEqual(LogLevel(argument: "INFO"), .info)
-        XCTAssertEqual(LogLevel(argument: "notice"), .notice)
-        XCTAssertEqual(LogLevel(argument: "warn"), .warning)
-        XCTAssertEqual(LogLevel(argument: "warning"), .warning)
-        XCTAssertEqual(LogLevel(argument: "err"), .error)
-        XCTAssertNil(LogLevel(argument: "loud"))
-        XCTAssertEqual(LogLevel.allCases.map(\.syslogPriority), [7, 6, 5, 4, 3])
+        XCTAssertEqual(Logger.Level(argument: "debug"), .debug)
+        XCTAssertEqual(Logger.Level(argument: "INFO"), .info)
+        XCTAssertEqual(Logger.Level(argument: "notice"), .notice)
+        XCTAssertEqual(Logger.Level(argument: "warn"), .warning)
+        XCTAssertEqual(Logger.Level(argument: "warning"), .warning)
+        XCTAssertEqual(Logger.Level(argument: "err"), .error)
+        XCTAssertNil(Logger.Level(argument: "loud"))
+        // `--log-level` offers swift-log's levels from debug to error, not trace or critical.
+        XCTAssertNil(Logger.Level(argument: "trace"))
+        XCTAssertNil(Logger.Level(argument: "critical"))
+        XCTAssertEqual(([.debug, .info, .notice, .warning, .error] as [Logger.Level]).map(\.syslogPriority), [7, 6, 5, 4, 3])
+        XCTAssertEqual(Logger.Level.trace.syslogPriority, 7, "syslog has nothing below debug")
+        XCTAssertEqual(Logger.Level.critical.syslogPriority, 2)
     }
 
     func testLoggerFiltersByLevel() {
-        let sink = CollectingSink()
-        let logger = Logger(minimumLevel: .notice, sink: sink)
+        let (logger, log) = Logger.recording(level: .notice)
         logger.debug("d")
         logger.info("i")
         logger.notice("n")
-        logger.warning("w", fields: ["QACTD_PATH": "/x"])
+        logger.warning("w", metadata: ["QACTD_PATH": "/x"])
         logger.error("e")
-        XCTAssertEqual(sink.messages, ["n", "w", "e"])
-        XCTAssertEqual(sink.records.withLock { $0[1].fields }, ["QACTD_PATH": "/x"])
-        XCTAssertTrue(sink.records.withLock { $0[0].file }.hasSuffix("SystemdTests.swift"))
+        XCTAssertEqual(log.messages, ["n", "w", "e"])
+        XCTAssertEqual(log.all[1].metadata, ["QACTD_PATH": "/x"])
+        XCTAssertTrue(log.all[0].file.hasSuffix("SystemdTests.swift"))
     }
 
     func testFilteredMessagesAreNotEvaluated() {
-        let logger = Logger(minimumLevel: .error, sink: CollectingSink())
+        let (logger, _) = Logger.recording(level: .error)
         var evaluated = false
         func expensive() -> String {
             evaluated = true
             return "x"
         }
-        logger.debug(expensive())
+        logger.debug("\(expensive())")
         XCTAssertFalse(evaluated)
     }
 
     func testLoggerIsUsableFromManyThreads() {
-        let sink = CollectingSink()
-        let logger = Logger(minimumLevel: .debug, sink: sink)
+        let (logger, log) = Logger.recording(level: .debug)
         DispatchQueue.concurrentPerform(iterations: 200) { index in
             logger.info("message \(index)")
         }
-        XCTAssertEqual(sink.records.withLock { $0.count }, 200)
+        XCTAssertEqual(log.all.count, 200)
     }
 
     func testStderrFormat() {
-        let sink = StderrLogSink(identifier: "qactd", processID: 42)
+        let handler = StderrLogHandler(identifier: "qactd", processID: 42)
         XCTAssertEqual(
-            sink.format(LogRecord(level: .warning, message: "Skipping invalid contact file", fields: [
+            handler.format(level: .warning, message: "Skipping invalid contact file", metadata: [
                 "QACTD_PATH": "/c/a b.vcf", "QACTD_GENERATION": "7", "EMPTY": "",
-            ])),
+            ]),
             "qactd[42]: warning: Skipping invalid contact file EMPTY=\"\" QACTD_GENERATION=7 QACTD_PATH=\"/c/a b.vcf\"\n")
-        XCTAssertEqual(sink.format(LogRecord(level: .info, message: "ready")), "qactd[42]: info: ready\n")
+        XCTAssertEqual(handler.format(level: .info, message: "ready", metadata: [:]), "qactd[42]: info: ready\n")
+        // swift-log's notice keeps its own name.
+        XCTAssertEqual(handler.format(level: .notice, message: "Started", metadata: [:]), "qactd[42]: notice: Started\n")
         // Backslash, quote and every line feed (also the one in a CR LF pair) are escaped.
         XCTAssertEqual(
-            sink.format(LogRecord(level: .info, message: "m", fields: ["V": "a \"q\" \\ b\r\nc\nd"])),
+            handler.format(level: .info, message: "m", metadata: ["V": "a \"q\" \\ b\r\nc\nd"]),
             "qactd[42]: info: m V=\"a \\\"q\\\" \\\\ b\r\\nc\\nd\"\n")
     }
 
+    func testHandlersKeepTheirLevelAndMetadataForTheLogger() {
+        var handler = StderrLogHandler(identifier: "qactd", processID: 42, logLevel: .warning)
+        handler[metadataKey: "QACTD_GENERATION"] = "7"
+        var logger = Logger(label: "test") { _ in handler }
+        XCTAssertEqual(logger.logLevel, .warning, "the level comes from --log-level through the handler")
+        XCTAssertEqual(logger[metadataKey: "QACTD_GENERATION"], "7")
+        logger.logLevel = .debug
+        XCTAssertEqual(logger.logLevel, .debug)
+
+        var journal = Logger(label: "test") { _ in JournalLogHandler(logLevel: .error) }
+        XCTAssertEqual(journal.logLevel, .error)
+        journal[metadataKey: "QACTD_PATH"] = "/x"
+        XCTAssertEqual(journal[metadataKey: "QACTD_PATH"], "/x")
+    }
+
     func testJournalFieldNames() {
-        XCTAssertEqual(JournalLogSink.fieldName(for: "QACTD_CONTACT_ID"), "QACTD_CONTACT_ID")
-        XCTAssertEqual(JournalLogSink.fieldName(for: "qactd_path"), "QACTD_PATH")
-        XCTAssertEqual(JournalLogSink.fieldName(for: "contact-id"), "CONTACT_ID")
-        XCTAssertEqual(JournalLogSink.fieldName(for: "_PID"), "PID", "trusted fields cannot be forged")
-        XCTAssertEqual(JournalLogSink.fieldName(for: "2fast"), "QACTD_2FAST")
-        XCTAssertEqual(JournalLogSink.fieldName(for: ""), "QACTD_")
-        XCTAssertEqual(JournalLogSink.fieldName(for: String(repeating: "A", count: 80)).count, 64)
+        XCTAssertEqual(JournalLogHandler.fieldName(for: "QACTD_CONTACT_ID"), "QACTD_CONTACT_ID")
+        XCTAssertEqual(JournalLogHandler.fieldName(for: "qactd_path"), "QACTD_PATH")
+        XCTAssertEqual(JournalLogHandler.fieldName(for: "contact-id"), "CONTACT_ID")
+        XCTAssertEqual(JournalLogHandler.fieldName(for: "_PID"), "PID", "trusted fields cannot be forged")
+        XCTAssertEqual(JournalLogHandler.fieldName(for: "2fast"), "QACTD_2FAST")
+        XCTAssertEqual(JournalLogHandler.fieldName(for: ""), "QACTD_")
+        XCTAssertEqual(JournalLogHandler.fieldName(for: String(repeating: "A", count: 80)).count, 64)
     }
 
     func testJournalFields() {
-        let sink = JournalLogSink()
-        let record = LogRecord(level: .error, message: "Could not save state", fields: [
-            "qactd_generation": "7", "MESSAGE": "forged", "QACTD_PATH": "/s/state.json",
-        ])
+        let handler = JournalLogHandler()
         XCTAssertEqual(
-            sink.fields(for: record),
+            handler.fields(level: .error, message: "Could not save state", metadata: [
+                "qactd_generation": "7", "MESSAGE": "forged", "QACTD_PATH": "/s/state.json",
+            ]),
             [
                 "MESSAGE=Could not save state", "PRIORITY=3", "SYSLOG_IDENTIFIER=qactd",
                 "QACTD_PATH=/s/state.json", "QACTD_GENERATION=7",
             ])
+        // swift-log's notice is syslog's notice.
+        XCTAssertEqual(
+            handler.fields(level: .notice, message: "Started", metadata: ["CODE_LINE": "1", "sl-service": "socket"]),
+            ["MESSAGE=Started", "PRIORITY=5", "SYSLOG_IDENTIFIER=qactd", "SL_SERVICE=socket"])
     }
 
     func testJournalSendDoesNotCrashWithoutJournald() {
         // No journald here: sd_journal_sendv reports an error code, which must be all that happens.
-        let result = JournalLogSink().send(
-            LogRecord(level: .info, message: "hello", fields: ["QACTD_CONTACT_ID": "abc"], file: "x.swift", line: 1, function: "f"))
+        let result = JournalLogHandler().send(
+            LogEvent(
+                level: .info, message: "hello", metadata: ["QACTD_CONTACT_ID": "abc"], source: nil,
+                file: "x.swift", function: "f", line: 1))
         XCTAssertLessThanOrEqual(result, 0)
     }
 
-    func testJournalStreamChoosesTheSink() throws {
+    func testJournalStreamChoosesTheHandler() throws {
         XCTAssertFalse(LogDestination.isStderrTheJournal(environment: [:]))
-        XCTAssertTrue(LogDestination.sink(environment: [:]) is StderrLogSink)
+        XCTAssertTrue(LogDestination.logger(level: .info, environment: [:]).handler is StderrLogHandler)
         XCTAssertFalse(LogDestination.isStderrTheJournal(environment: ["JOURNAL_STREAM": "garbage"]))
 
         var info = stat()
         XCTAssertEqual(fstat(STDERR_FILENO, &info), 0)
         let matching = ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"]
         XCTAssertTrue(LogDestination.isStderrTheJournal(environment: matching))
-        XCTAssertTrue(LogDestination.sink(environment: matching) is JournalLogSink)
+        let journal = LogDestination.logger(level: .notice, environment: matching)
+        XCTAssertTrue(journal.handler is JournalLogHandler)
+        XCTAssertEqual(journal.logLevel, .notice)
         let other = ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"]
         XCTAssertFalse(LogDestination.isStderrTheJournal(environment: other), "stderr was redirected elsewhere")
     }

@@ -3,6 +3,7 @@ import Foundation
 import QuickActions
 import QuickActionsProtocol
 import Varlink
+import TestSupport
 import XCTest
 
 /// The `io.qactd.QuickActions` description is served verbatim, so it must declare exactly what
@@ -61,32 +62,16 @@ final class QuickActionsInterfaceTests: XCTestCase {
 
     /// The Python `varlink` package parses the served description with its own IDL scanner.
     func testPythonReferenceParserReadsTheDescription() throws {
-        guard Self.runPython(["-c", "import varlink"]).status == 0 else {
+        guard runCommand(["python3", "-c", "import varlink"]).status == 0 else {
             throw XCTSkip("the Python varlink package is not installed (pip install varlink)")
         }
-        let parse = Self.runPython([
-            "-c", "import sys, varlink; i = varlink.Interface(sys.stdin.read()); print(i.name)",
+        let parse = runCommand([
+            "python3", "-c", "import sys, varlink; i = varlink.Interface(sys.stdin.read()); print(i.name)",
         ], input: QuickActionsInterface.description)
         XCTAssertEqual(parse.status, 0, parse.output)
         XCTAssertEqual(parse.output.trimmingCharacters(in: .whitespacesAndNewlines), "io.qactd.QuickActions")
     }
 
-    private static func runPython(_ arguments: [String], input: String? = nil) -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let output = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = stdin
-        do { try process.run() } catch { return (127, "\(error)") }
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try? stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
 }
 
 /// The model types that are wire types keep the exact JSON the IDL declares.

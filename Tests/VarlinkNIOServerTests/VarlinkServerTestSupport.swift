@@ -21,6 +21,13 @@ final class TestHandlerProbe: Sendable {
     let onewayCalls = Atomic<Int>(0)
     let streamedReplies = Atomic<Int>(0)
     let terminatedStreams = Atomic<Int>(0)
+    /// The connection of the latest `Watch` call.
+    let watchConnection = Atomic<UInt64>(0)
+    /// `Watch` replies the server asked for while the connection still held an earlier one
+    /// (which back-pressure forbids).
+    let repliesAskedWhileBuffered = Atomic<Int>(0)
+    /// The server the handler serves, so it can look at its connection's buffer.
+    let server = Mutex<VarlinkServer?>(nil)
 }
 
 final class Counter: Sendable {
@@ -111,9 +118,18 @@ struct TestInterfaceHandler: VarlinkInterfaceHandler {
             let produced = Counter()
             let padding = JSONValue.string(String(repeating: "x", count: 64 * 1024))
             let count = call.parameters["count"]?.intValue
+            let connection = context.connectionID
+            probe.watchConnection.store(connection, ordering: .relaxed)
             return AsyncThrowingStream(unfolding: {
                 let sequence = produced.next()
                 if let count, sequence > count { return nil }
+                // Checked as each reply is asked for, not after some time: the previous reply
+                // must have left the connection's buffer for the socket.
+                if sequence > 1, let server = probe.server.withLock({ $0 }),
+                    let buffered = await server.bufferedReplyBytes(connectionID: connection), buffered > 0
+                {
+                    probe.repliesAskedWhileBuffered.add(1, ordering: .relaxed)
+                }
                 probe.streamedReplies.add(1, ordering: .relaxed)
                 let last = count.map { sequence == $0 } ?? false
                 return VarlinkReply(parameters: ["generation": .int(Int64(sequence)), "padding": padding], continues: !last)
@@ -223,6 +239,7 @@ final class ServerFixture: @unchecked Sendable {
             info: Self.info, handlers: [TestInterface.name: TestInterfaceHandler(probe: probe)],
             configuration: configuration, group: group)
         servers.append(server)
+        probe.server.withLock { $0 = server }
         return server
     }
 
@@ -241,20 +258,5 @@ final class ServerFixture: @unchecked Sendable {
     func call(_ method: String, _ parameters: JSONValue? = nil) async throws -> JSONValue {
         let path = socketPath
         return try await offloaded { try VarlinkClient(unixSocketPath: path).call(method, parameters: parameters) }
-    }
-}
-
-/// Waits for a condition the server reaches asynchronously, without sleeping a fixed time.
-func eventually(
-    timeout: Duration = .seconds(5), _ condition: @Sendable () -> Bool, file: StaticString = #filePath,
-    line: UInt = #line
-) async {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now > deadline {
-            XCTFail("condition not reached within \(timeout)", file: file, line: line)
-            return
-        }
-        try? await Task.sleep(for: .milliseconds(10))
     }
 }

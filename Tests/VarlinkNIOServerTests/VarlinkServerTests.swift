@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import NIOCore
+import TestSupport
 import Varlink
 import XCTest
 
@@ -146,7 +147,8 @@ final class VarlinkServerTests: XCTestCase {
         let path = fixture.socketPath
         let first = try RawConnection(path: path)
         let second = try RawConnection(path: path)
-        await eventually { server.connectionCount == 2 }
+        let bothConnected = await waitUntil { server.connectionCount == 2 }
+        XCTAssertTrue(bothConnected)
         let refused = try await offloaded { try RawConnection(path: path).readFrame() }
         XCTAssertEqual(
             refused,
@@ -159,7 +161,8 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(info["parameters"]?["product"], "testd")
         _ = second
         close(first.fd)
-        await eventually { server.connectionCount == 1 }
+        let oneLeft = await waitUntil { server.connectionCount == 1 }
+        XCTAssertTrue(oneLeft)
         let info2 = try await fixture.call("org.varlink.service.GetInfo")
         XCTAssertEqual(info2["product"], "testd", "a slot frees up when a connection closes")
     }
@@ -172,7 +175,8 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(info["product"], "testd")
         let result = try await offloaded { slow.readFrame() }
         XCTAssertEqual(result, .closed, "the trickling peer is dropped after the timeout")
-        await eventually { server.connectionCount == 0 }
+        let allClosed = await waitUntil { server.connectionCount == 0 }
+        XCTAssertTrue(allClosed)
     }
 
     func testPeerOfAnotherUserIsRefused() async throws {
@@ -204,16 +208,21 @@ final class VarlinkServerTests: XCTestCase {
     }
 
     func testSlowReaderHoldsTheStreamBack() async throws {
-        _ = try await fixture.start()
+        let server = try await fixture.start()
         let connection = try RawConnection(path: fixture.socketPath)
         connection.send(#"{"method":"org.example.test.Watch","more":true}"#)
         let probe = fixture.probe
-        await eventually { probe.streamedReplies.load(ordering: .relaxed) > 0 }
-        // Give the producer every chance to run ahead; it must stall once the socket buffers fill.
-        try await Task.sleep(for: .milliseconds(500))
+        let streaming = await waitUntil { probe.streamedReplies.load(ordering: .relaxed) > 0 }
+        XCTAssertTrue(streaming)
+        // Nobody reads, so the socket fills: the event that the server's connection holds a reply
+        // the socket has no room for. From then on the producer must not be asked for more.
+        let watch = probe.watchConnection.load(ordering: .relaxed)
+        let socketFull = await waitUntil { (await server.bufferedReplyBytes(connectionID: watch) ?? 0) > 0 }
+        XCTAssertTrue(socketFull, "the socket never filled")
         let stalledAt = probe.streamedReplies.load(ordering: .relaxed)
         XCTAssertLessThan(stalledAt, 200, "an unread stream of 64 KiB replies must not keep growing")
-        try await Task.sleep(for: .milliseconds(200))
+        // The handler checked, as each reply was asked for, that the one before had left the buffer.
+        XCTAssertEqual(probe.repliesAskedWhileBuffered.load(ordering: .relaxed), 0, "the producer is stalled")
         XCTAssertEqual(probe.streamedReplies.load(ordering: .relaxed), stalledAt, "the producer is stalled")
         let read = try await offloaded {
             var frames = 0
@@ -225,6 +234,7 @@ final class VarlinkServerTests: XCTestCase {
         }
         XCTAssertEqual(read, stalledAt + 20)
         XCTAssertGreaterThan(probe.streamedReplies.load(ordering: .relaxed), stalledAt, "reading lets it continue")
+        XCTAssertEqual(probe.repliesAskedWhileBuffered.load(ordering: .relaxed), 0, "never ahead of the socket")
     }
 
     func testStreamIsCancelledWhenThePeerDisconnects() async throws {
@@ -238,8 +248,10 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(fixture.probe.terminatedStreams.load(ordering: .relaxed), 0)
         close(connection.fd)
         let probe = fixture.probe
-        await eventually { probe.terminatedStreams.load(ordering: .relaxed) == 1 }
-        await eventually { server.connectionCount == 0 }
+        let streamEnded = await waitUntil { probe.terminatedStreams.load(ordering: .relaxed) == 1 }
+        XCTAssertTrue(streamEnded)
+        let allClosed = await waitUntil { server.connectionCount == 0 }
+        XCTAssertTrue(allClosed)
     }
 
     func testPlainCallNeverSeesContinues() async throws {
@@ -327,48 +339,32 @@ final class VarlinkServerTests: XCTestCase {
     // MARK: Reference client
 
     func testPythonReferenceClient() async throws {
-        guard Self.runPython(["-c", "import varlink"]).status == 0 else {
+        guard runCommand(["python3", "-c", "import varlink"]).status == 0 else {
             throw XCTSkip("the Python varlink package is not installed (pip install varlink)")
         }
         _ = try await fixture.start()
         let address = "unix:" + fixture.socketPath
-        let info = try await offloaded { Self.runPython(["-m", "varlink.cli", "info", address]) }
+        let info = try await offloaded { runCommand(["python3", "-m", "varlink.cli", "info", address]) }
         XCTAssertEqual(info.status, 0, info.output)
         XCTAssertTrue(info.output.contains("org.example.test"), info.output)
         let help = try await offloaded {
-            Self.runPython(["-m", "varlink.cli", "help", address + "/org.example.test"])
+            runCommand(["python3", "-m", "varlink.cli", "help", address + "/org.example.test"])
         }
         XCTAssertEqual(help.status, 0, help.output)
         XCTAssertTrue(help.output.contains("method Trigger("), help.output)
         let call = try await offloaded {
-            Self.runPython(["-m", "varlink.cli", "call", address + "/org.example.test.List", #"{"limit": 3}"#])
+            runCommand(["python3", "-m", "varlink.cli", "call", address + "/org.example.test.List", #"{"limit": 3}"#])
         }
         XCTAssertEqual(call.status, 0, call.output)
         XCTAssertTrue(call.output.contains("\"limit\": 3"), call.output)
         // The Python package parses the served description with its own IDL scanner.
-        let parse = Self.runPython([
-            "-c", "import sys, varlink; i = varlink.Interface(sys.stdin.read()); print(i.name)",
+        let parse = runCommand([
+            "python3", "-c", "import sys, varlink; i = varlink.Interface(sys.stdin.read()); print(i.name)",
         ], input: TestInterface.description)
         XCTAssertEqual(parse.status, 0, parse.output)
         XCTAssertEqual(parse.output.trimmingCharacters(in: .whitespacesAndNewlines), "org.example.test")
     }
 
-    private static func runPython(_ arguments: [String], input: String? = nil) -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let output = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = stdin
-        do { try process.run() } catch { return (127, "\(error)") }
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try? stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
 
     private func assertRemoteError(
         _ method: String, _ parameters: JSONValue?, _ expected: VarlinkError, file: StaticString = #filePath,

@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 import XCTest
 
 @testable import Varlink
@@ -7,12 +8,7 @@ final class VarlinkClientTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
-        folder = "/tmp/varlink-client-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        XCTAssertEqual(mkdir(folder, 0o700), 0)
-    }
-
-    override func tearDown() {
-        _ = try? FileManager.default.removeItem(atPath: folder)
+        folder = try makeTemporaryFolder("varlink-client")
     }
 
     func testMissingSocketIsDaemonUnreachable() {

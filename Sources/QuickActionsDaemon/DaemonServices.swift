@@ -1,0 +1,83 @@
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+// The daemon's long-lived parts as services of a `ServiceGroup` (see `Daemon.start`). The
+// group starts them together and, on a graceful shutdown, stops them one at a time in
+// reverse order, each only after the one before has returned.
+
+/// A part started during start-up (the socket, the watcher, the core's state): it runs until
+/// the graceful shutdown, then `stop` ends it.
+struct StartedPart: Service {
+    let stop: @Sendable () async -> Void
+
+    func run() async {
+        // Returns on the graceful shutdown, throws when cancelled: the part is stopped either way.
+        try? await gracefulShutdown()
+        await stop()
+    }
+}
+
+/// Tells systemd: READY=1 with the status line when the daemon runs (start-up is over before
+/// the group starts), STOPPING=1 as the first step of a graceful shutdown.
+struct ReadinessReporter: Service {
+    let core: DaemonCore
+    let notifier: any ServiceManagerNotifier
+    let logger: Logger
+
+    func run() async {
+        let statusLine = await core.statusLine()
+        notifier.notify(.ready, .status(statusLine))
+        logger.notice("Started: \(statusLine).")
+        try? await gracefulShutdown()
+        notifier.notify(.stopping)
+        logger.notice("Stopping.")
+    }
+}
+
+/// Reloads on each SIGHUP until the graceful shutdown; a reload under way then finishes first.
+struct ReloadOnHangup: Service {
+    let hangups: UnixSignalsSequence
+    let reload: @Sendable () async -> Void
+
+    func run() async {
+        for await _ in hangups.cancelOnGracefulShutdown() {
+            await reload()
+        }
+    }
+}
+
+/// Pings WATCHDOG=1 every `interval` (half of `WatchdogSec=`), but only after `isHealthy` has
+/// answered true: the daemon asks its core actor and a socket event loop, so a wedged daemon
+/// stops pinging and systemd restarts it.
+struct WatchdogPinger: Service {
+    let interval: Duration
+    let notifier: any ServiceManagerNotifier
+    let isHealthy: @Sendable () async -> Bool
+    /// `Task.sleep`; tests drive a clock of their own.
+    let sleep: @Sendable (Duration) async throws -> Void
+
+    init(
+        interval: Duration, notifier: any ServiceManagerNotifier,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        isHealthy: @escaping @Sendable () async -> Bool
+    ) {
+        self.interval = interval
+        self.notifier = notifier
+        self.sleep = sleep
+        self.isHealthy = isHealthy
+    }
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            while true {
+                do {
+                    try await sleep(interval)
+                } catch {
+                    return  // cancelled: the daemon is stopping
+                }
+                if await isHealthy() { notifier.notify(.watchdog) }
+            }
+        }
+    }
+}
