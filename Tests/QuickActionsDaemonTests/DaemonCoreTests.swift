@@ -99,10 +99,10 @@ final class DaemonCoreTests: XCTestCase {
         }
         let during = try await core.listing(all: true)
         XCTAssertEqual(during.generation, 0, "nothing before the contacts settle")
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try await core.listing(all: true).generation == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        let recomputed = await waitUntil(timeout: 20) { () async -> Bool in
+            (try? await core.listing(all: true).generation) != 0
         }
+        XCTAssertTrue(recomputed, "the set follows the contacts once they settle")
         let listing = try await core.listing(all: true)
         XCTAssertEqual(listing.generation, 1, "twenty changes, one recompute once they settled")
         XCTAssertEqual(listing.items.count, 20, "made from the index as it was at the end of the burst")
