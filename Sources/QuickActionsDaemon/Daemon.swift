@@ -71,10 +71,15 @@ struct SettingsLoader: Sendable {
                 metadata: ["QACTD_PATH": "\(configuration.staticItemsPath)"])
         }
         let tables = try readStringsTables(besides: configuration.staticItemsPath)
+        let language = LanguagePreference(environment: environment)
+        if !tables.isEmpty {
+            logger.debug(
+                "Static titles translated into \(tables.keys.sorted().joined(separator: ", ")); the daemon's language: \(language.languages.isEmpty ? "none" : language.languages.joined(separator: ", ")).")
+        }
         return DaemonSettings(
             configuration: configuration, staticItems: staticItems,
             localization: Localization(tables: tables, developmentRegion: staticItems.developmentRegion),
-            language: LanguagePreference(environment: environment))
+            language: language)
     }
 
     /// Every `<lang>.lproj/InfoPlist.strings` in the static-items file's folder, by language.

@@ -155,10 +155,9 @@ struct ValidateCommand: ParsableCommand {
             output.fail(name: "InvalidStaticItems", message: String(describing: error))
             throw ExitCode(1)
         }
-        let localization: Localization
+        let tables: [String: [String: String]]
         do {
-            localization = Localization(
-                tables: try Self.stringsTables(besides: file), developmentRegion: decoded.developmentRegion)
+            tables = try Self.stringsTables(besides: file)
         } catch let error as StringsFileError {
             output.fail(name: "InvalidStringsFile", message: error.description)
             throw ExitCode(1)
@@ -166,13 +165,15 @@ struct ValidateCommand: ParsableCommand {
             output.fail(name: "FileNotReadable", message: Render.describe(error))
             throw ExitCode(1)
         }
+        let localization = Localization(tables: tables, developmentRegion: decoded.developmentRegion)
         let warnings = Self.warnings(for: decoded, localization: localization)
         for warning in warnings { writeToStandardError("qactl: warning: \(warning)\n") }
+        let languages = tables.keys.sorted()
         output.emit(ValidationReport(
             file: file, valid: true, items: decoded.items, appVersion: decoded.appVersion,
-            languages: localization.tables.keys.sorted(), warnings: warnings)
+            languages: languages, warnings: warnings)
         ) {
-            Render.validation(file: file, decoded, style: $0)
+            Render.validation(file: file, decoded, languages: languages, style: $0)
         }
     }
 

@@ -105,7 +105,7 @@ final class LocalizationEndToEndTests: XCTestCase {
 
         let result = fixture.qactl(["validate", plist.path])
         XCTAssertEqual(result.status, 0, "warnings do not fail validation: \(result.stderr)")
-        XCTAssertTrue(result.stdout.contains("valid, 2 static items"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("valid, 2 static items, translated into fr"), result.stdout)
         XCTAssertTrue(result.stderr.contains("warning: item 1: the type \"$(PRODUCT_BUNDLE_IDENTIFIER).Search\" holds $(PRODUCT_BUNDLE_IDENTIFIER)"), result.stderr)
         XCTAssertTrue(result.stderr.contains("BundleIdentifier="), result.stderr)
         XCTAssertTrue(result.stderr.contains("warning: item 2: no InfoPlist.strings beside the file translates the subtitle \"SHARE_SUBTITLE\""), result.stderr)
