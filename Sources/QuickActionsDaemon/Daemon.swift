@@ -102,6 +102,8 @@ struct SettingsLoader: Sendable {
             do {
                 guard let read = try FileIO.readFileIfPresent(path) else { continue }
                 bytes = read
+            } catch where error.errno == ENOTDIR {
+                continue  // a file that merely ends in .lproj holds no translations
             } catch {
                 throw DaemonStartupError("Cannot read the strings file: \(error)", exitStatus: 78)
             }

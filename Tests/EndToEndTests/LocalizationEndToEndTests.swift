@@ -29,6 +29,9 @@ final class LocalizationEndToEndTests: XCTestCase {
             Share = "Partager"; // unquoted key
             """, language: "fr", in: fixture)
         try writeStrings(#""Share" = "Share it";"#, language: "en", in: fixture)
+        // Neither a .lproj folder without strings nor a file named like one is an error.
+        try FileManager.default.createDirectory(at: fixture.root.appendingPathComponent("de.lproj"), withIntermediateDirectories: true)
+        try Data().write(to: fixture.root.appendingPathComponent("notes.lproj"))
         fixture.daemonEnvironment = Self.noLocale.merging(["LANG": "fr_FR.UTF-8"]) { $1 }
         try fixture.start()
 
