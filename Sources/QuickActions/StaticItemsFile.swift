@@ -2,6 +2,7 @@
 public struct StaticItemsFile: Hashable, Sendable {
     public static let shortcutItemsKey = "UIApplicationShortcutItems"
     public static let appVersionKey = "CFBundleShortVersionString"
+    public static let developmentRegionKey = "CFBundleDevelopmentRegion"
 
     public enum ItemKey {
         public static let type = "UIApplicationShortcutItemType"
@@ -16,10 +17,13 @@ public struct StaticItemsFile: Hashable, Sendable {
     public var items: [ShortcutItem]
     /// `CFBundleShortVersionString`, when the file is a whole Info.plist that has one.
     public var appVersion: String?
+    /// `CFBundleDevelopmentRegion`: the language a missing translation falls back to first.
+    public var developmentRegion: String?
 
-    public init(items: [ShortcutItem], appVersion: String? = nil) {
+    public init(items: [ShortcutItem], appVersion: String? = nil, developmentRegion: String? = nil) {
         self.items = items
         self.appVersion = appVersion
+        self.developmentRegion = developmentRegion
     }
 
     /// Decodes a whole Info.plist (other keys ignored), a plist holding just the
@@ -34,6 +38,7 @@ public struct StaticItemsFile: Hashable, Sendable {
         }
         let itemValues: [PropertyListValue]
         var appVersion: String?
+        var developmentRegion: String?
         switch root {
         case .array(let array):
             itemValues = array
@@ -51,6 +56,10 @@ public struct StaticItemsFile: Hashable, Sendable {
             case let other?:
                 throw .appVersionNotString(fileName: fileName, found: other.kindDescription)
             }
+            // Only a fallback for translations, so a value of another kind is ignored, not fatal.
+            if case .string(let region)? = dictionary[developmentRegionKey], !region.isEmpty {
+                developmentRegion = region
+            }
         default:
             throw .rootNotDictionaryOrArray(fileName: fileName, found: root.kindDescription)
         }
@@ -63,7 +72,33 @@ public struct StaticItemsFile: Hashable, Sendable {
                 throw .invalidItem(fileName: fileName, index: index, problem: error)
             }
         }
-        return StaticItemsFile(items: items, appVersion: appVersion)
+        return StaticItemsFile(items: items, appVersion: appVersion, developmentRegion: developmentRegion)
+    }
+
+    /// The build settings a static item's type may name, as Xcode writes them.
+    public static let bundleIdentifierSettings = ["$(PRODUCT_BUNDLE_IDENTIFIER)", "${PRODUCT_BUNDLE_IDENTIFIER}"]
+
+    /// The file with `$(PRODUCT_BUNDLE_IDENTIFIER)` (or `${…}`) in each type replaced by
+    /// `bundleIdentifier`; an empty identifier leaves the types as they are.
+    public func expandingBuildSettings(bundleIdentifier: String) -> StaticItemsFile {
+        guard !bundleIdentifier.isEmpty else { return self }
+        var expanded = self
+        expanded.items = items.map { item in
+            var type = item.type
+            for setting in Self.bundleIdentifierSettings {
+                type = type.replacingAll(setting, with: bundleIdentifier)
+            }
+            return ShortcutItem(type: type, title: item.title, subtitle: item.subtitle, icon: item.icon, userInfo: item.userInfo)
+        }
+        return expanded
+    }
+
+    /// Each item (0-based index) whose type still holds a build setting (`$(…)` or `${…}`),
+    /// with the setting as written: Xcode would have expanded it, so here it is a mistake.
+    public var unexpandedBuildSettings: [(index: Int, setting: String)] {
+        items.enumerated().compactMap { index, item in
+            item.type.firstBuildSetting().map { (index: index, setting: $0) }
+        }
     }
 
     private static func decodeItem(_ value: PropertyListValue) throws(StaticItemProblem) -> ShortcutItem {
@@ -204,5 +239,35 @@ extension PropertyListValue {
         case .array: return "an array"
         case .dictionary: return "a dictionary"
         }
+    }
+}
+
+extension String {
+    /// Every occurrence of `target` replaced (FoundationEssentials has no `replacingOccurrences`).
+    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var result = ""
+        var rest = self[...]
+        while let range = rest.firstRange(of: target) {
+            result += rest[..<range.lowerBound]
+            result += replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
+    }
+
+    /// The first `$(NAME)` or `${NAME}` in the string, as written.
+    fileprivate func firstBuildSetting() -> String? {
+        var index = startIndex
+        while let dollar = self[index...].firstIndex(of: "$") {
+            let open = self.index(after: dollar)
+            guard open < endIndex else { return nil }
+            let close: Character? = self[open] == "(" ? ")" : self[open] == "{" ? "}" : nil
+            if let close, let end = self[open...].firstIndex(of: close), self.index(after: open) < end {
+                return String(self[dollar...end])
+            }
+            index = open
+        }
+        return nil
     }
 }

@@ -89,6 +89,10 @@ enum ConfigurationKeys {
             help: "Empty: CFBundleShortVersionString of StaticItems, if any.",
             \.appVersion, { value in value.optionalString() }),
         ConfigurationKey(
+            "Shortcuts", "BundleIdentifier", default: .text(""),
+            help: "Replaces $(PRODUCT_BUNDLE_IDENTIFIER) in static item types; empty: left as is.",
+            \.bundleIdentifier, { value in value.text }),
+        ConfigurationKey(
             "Shortcuts", "Recompute", default: .text("resign-active"),
             help: "resign-active (as on iOS), or change: follow the contacts once they settle.",
             \.recompute, { value throws(ConfigurationError) in try value.recomputePolicy() }),

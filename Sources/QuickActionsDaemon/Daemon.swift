@@ -64,8 +64,56 @@ struct SettingsLoader: Sendable {
         }
         let configuration = loaded.configuration
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
+            .expandingBuildSettings(bundleIdentifier: configuration.bundleIdentifier)
+        for (index, setting) in staticItems.unexpandedBuildSettings {
+            logger.warning(
+                "\(configuration.staticItemsPath): item \(index + 1): the type holds '\(setting)', which BundleIdentifier= does not expand; using the type as written.",
+                metadata: ["QACTD_PATH": "\(configuration.staticItemsPath)"])
+        }
+        let tables = try readStringsTables(besides: configuration.staticItemsPath)
+        let language = LanguagePreference(environment: environment)
+        if !tables.isEmpty {
+            logger.debug(
+                "Static titles translated into \(tables.keys.sorted().joined(separator: ", ")); the daemon's language: \(language.languages.isEmpty ? "none" : language.languages.joined(separator: ", ")).")
+        }
         return DaemonSettings(
-            configuration: configuration, staticItems: staticItems)
+            configuration: configuration, staticItems: staticItems,
+            localization: Localization(tables: tables, developmentRegion: staticItems.developmentRegion),
+            language: language)
+    }
+
+    /// Every `<lang>.lproj/InfoPlist.strings` in the static-items file's folder, by language.
+    /// A folder without the file is skipped; a file that does not parse refuses the settings,
+    /// like a broken static-items file.
+    private func readStringsTables(besides staticItemsPath: String) throws(DaemonStartupError) -> [String: [String: String]] {
+        let folder = URL(fileURLWithPath: staticItemsPath).deletingLastPathComponent().path
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        } catch {
+            // No folder means no static-items file either, which already means "no static items".
+            return [:]
+        }
+        var tables: [String: [String: String]] = [:]
+        for name in names.sorted() {
+            guard let language = Localization.language(ofFolder: name) else { continue }
+            let path = "\(folder == "/" ? "" : folder)/\(name)/\(Localization.stringsFileName)"
+            let bytes: [UInt8]
+            do {
+                guard let read = try FileIO.readFileIfPresent(path) else { continue }
+                bytes = read
+            } catch where error.errno == ENOTDIR {
+                continue  // a file that merely ends in .lproj holds no translations
+            } catch {
+                throw DaemonStartupError("Cannot read the strings file: \(error)", exitStatus: 78)
+            }
+            do {
+                tables[language] = try StringsFile.parse(bytes: bytes, fileName: path)
+            } catch {
+                throw DaemonStartupError(error.description, exitStatus: 78)
+            }
+        }
+        return tables
     }
 
     private func readStaticItems(at path: String) throws(DaemonStartupError) -> StaticItemsFile {

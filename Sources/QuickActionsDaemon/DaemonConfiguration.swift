@@ -37,6 +37,9 @@ struct DaemonConfiguration: Equatable, Sendable {
     var favoriteIcon: ShortcutIcon
     /// nil when unset, so the version from the static-items plist applies.
     var appVersion: String?
+    /// Replaces `$(PRODUCT_BUNDLE_IDENTIFIER)` in static item types; empty until there is a
+    /// desktop-file setting to derive it from (SPEC §5), which leaves the types as written.
+    var bundleIdentifier: String
     var recompute: RecomputePolicy
     var recomputeSettle: Duration
 
@@ -56,7 +59,8 @@ extension DaemonConfiguration {
     init(placeholdersFor source: ConfigurationSource) {
         self.init(
             source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, staticItemsPath: "",
-            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), appVersion: nil, recompute: .resignActive,
+            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), appVersion: nil, bundleIdentifier: "",
+            recompute: .resignActive,
             recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, socketPath: "", maxConnections: 0,
             maxMessageBytes: 0)
     }

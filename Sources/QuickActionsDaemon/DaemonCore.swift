@@ -75,9 +75,19 @@ actor DaemonCore {
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).
-    func listing(all: Bool, limit: Int? = nil) throws(QuickActionsCallError) -> QuickActionsListing {
+    /// Static titles and subtitles are translated for `language` (one language or a
+    /// `LANGUAGE`-style list), else for the daemon's own language.
+    func listing(all: Bool, limit: Int? = nil, language: String? = nil) throws(QuickActionsCallError) -> QuickActionsListing {
         if let limit, limit < 0 { throw .invalidParameter(name: "limit") }
-        return state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit)
+        let preference = language.map(LanguagePreference.init(requested:)) ?? settings.language
+        return settings.localization.localizing(
+            state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit), for: preference)
+    }
+
+    /// What `Watch` streams carry: every item, in the daemon's language.
+    private func watchedListing() -> QuickActionsListing {
+        settings.localization.localizing(
+            state.currentListing(all: true, displayLimit: settings.configuration.displayLimit), for: settings.language)
     }
 
     func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
@@ -271,7 +281,7 @@ actor DaemonCore {
 
     /// A `Watch` call: the current set now, then one listing per change.
     func watch(_ listings: WatchBroadcaster.Listings) {
-        guard let watcher = watchers.add(listings, current: state.currentListing(all: true, displayLimit: settings.configuration.displayLimit)) else { return }
+        guard let watcher = watchers.add(listings, current: watchedListing()) else { return }
         listings.onTermination = { _ in Task { await self.watcherEnded(watcher) } }
     }
 
@@ -363,7 +373,7 @@ actor DaemonCore {
     /// follows, and the persisted part is written if it changed. A failed write keeps the
     /// previous file and the in-memory state; the next change retries it.
     private func persist() {
-        watchers.announce(state.currentListing(all: true, displayLimit: settings.configuration.displayLimit))
+        watchers.announce(watchedListing())
         publishStatus()
         do {
             if try store.saveIfChanged(PersistedState(state)) {
@@ -426,6 +436,10 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
 struct DaemonSettings: Sendable {
     var configuration: DaemonConfiguration
     var staticItems: StaticItemsFile
+    /// The translations beside the static-items file; static items keep their keys.
+    var localization = Localization()
+    /// The daemon's own language (from its environment): `Watch`, and `List` without `language`.
+    var language = LanguagePreference(languages: [])
     var dynamicItemConfiguration: DynamicItemConfiguration {
         DynamicItemConfiguration(favoriteType: configuration.favoriteType, favoriteIcon: configuration.favoriteIcon)
     }

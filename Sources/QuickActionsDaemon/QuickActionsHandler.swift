@@ -59,7 +59,8 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
                 return try VarlinkReply(encoding: StatusReply(await core.status()))
             case .list:
                 let parameters = try call.decodeParameters(ListParameters.self)
-                return try VarlinkReply(encoding: try await core.listing(all: parameters.all ?? false, limit: parameters.limit))
+                return try VarlinkReply(encoding: try await core.listing(
+                    all: parameters.all ?? false, limit: parameters.limit, language: parameters.language))
             case .resignActive:
                 let parameters = try call.decodeParameters(AppVersionParameters.self)
                 return try VarlinkReply(encoding: await core.resignActive(appVersion: parameters.appVersion))

@@ -113,8 +113,10 @@ public enum QuickActionsInterface {
         )
 
         # The quick actions: the displayed ones, or with all every item marked
-        # displayed or not. limit overrides the configured display limit.
-        method List(all: ?bool, limit: ?int) -> (
+        # displayed or not. limit overrides the configured display limit. Static
+        # titles and subtitles are translated into language (fr, fr_CA.UTF-8, or
+        # a LANGUAGE-style list such as fr_CA:fr), else into the daemon's language.
+        method List(all: ?bool, limit: ?int, language: ?string) -> (
           generation: int,
           launched: bool,
           items: []ListedItem
@@ -177,6 +179,7 @@ public enum QuickActionsInterface {
 
         # Follow the quick-action set (call with more): the current set, then one
         # reply per change. A slow watcher may skip generations and get the latest.
+        # Static titles and subtitles are in the daemon's language.
         method Watch() -> (
           generation: int,
           launched: bool,

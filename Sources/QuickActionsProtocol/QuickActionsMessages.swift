@@ -143,9 +143,13 @@ public struct StatusReply: Codable, Sendable, Equatable {
 public struct ListParameters: Codable, Sendable, Equatable {
     public var all: Bool?
     public var limit: Int?
-    public init(all: Bool? = nil, limit: Int? = nil) {
+    /// The language of the static titles (`fr`, `fr_CA.UTF-8`, or a `LANGUAGE`-style list);
+    /// nil: the daemon's own.
+    public var language: String?
+    public init(all: Bool? = nil, limit: Int? = nil, language: String? = nil) {
         self.all = all
         self.limit = limit
+        self.language = language
     }
 }
 

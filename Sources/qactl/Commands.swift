@@ -29,14 +29,19 @@ struct ListCommand: ParsableCommand {
     var all = false
     @Option(name: .long, help: ArgumentHelp("Display limit for this listing (default: the configured DisplayLimit).", valueName: "n"))
     var limit: Int?
+    @Option(name: .long, help: ArgumentHelp(
+        "Translate the static titles into this language, e.g. fr or fr_CA (default: the daemon's language).",
+        valueName: "language"))
+    var language: String?
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, not \(limit).") }
+        if language?.isEmpty == true { throw ValidationError("--language needs a language, such as fr or fr_CA.") }
     }
 
     func run() throws {
         let session = Session(connection)
-        let reply: ListReply = try session.call(.list, ListParameters(all: all ? true : nil, limit: limit))
+        let reply: ListReply = try session.call(.list, ListParameters(all: all ? true : nil, limit: limit, language: language))
         session.output.emit(reply) { Render.list(reply, showDisplayedColumn: all, style: $0) }
     }
 }
@@ -122,7 +127,13 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check a static-items property list offline, without a daemon.",
-        discussion: "Exits 1 and names the file, the item's index and the key when the file does not validate.")
+        discussion: """
+            Exits 1 and names the file, the item's index and the key when the file does not validate, \
+            or the file and line of a broken <lang>.lproj/InfoPlist.strings beside it. Warns (on \
+            standard error, still exiting 0) about a type that holds a build setting such as \
+            $(PRODUCT_BUNDLE_IDENTIFIER), and, when strings files are beside the file, about a title \
+            or subtitle none of them translates.
+            """)
     @Flag(name: .long, help: "Print machine-readable JSON instead of aligned text.")
     var json = false
     @Argument(help: ArgumentHelp("An Info.plist or a plist holding UIApplicationShortcutItems (XML or binary).", valueName: "file"), completion: .file())
@@ -137,15 +148,70 @@ struct ValidateCommand: ParsableCommand {
             output.fail(name: "FileNotReadable", message: "cannot read '\(file)': \(Render.describe(error))")
             throw ExitCode(1)
         }
+        let decoded: StaticItemsFile
         do {
-            let decoded = try StaticItemsFile.decode(bytes, fileName: file)
-            output.emit(ValidationReport(file: file, valid: true, items: decoded.items, appVersion: decoded.appVersion)) {
-                Render.validation(file: file, decoded, style: $0)
-            }
+            decoded = try StaticItemsFile.decode(bytes, fileName: file)
         } catch {
             output.fail(name: "InvalidStaticItems", message: String(describing: error))
             throw ExitCode(1)
         }
+        let tables: [String: [String: String]]
+        do {
+            tables = try Self.stringsTables(besides: file)
+        } catch let error as StringsFileError {
+            output.fail(name: "InvalidStringsFile", message: error.description)
+            throw ExitCode(1)
+        } catch {
+            output.fail(name: "FileNotReadable", message: Render.describe(error))
+            throw ExitCode(1)
+        }
+        let localization = Localization(tables: tables, developmentRegion: decoded.developmentRegion)
+        let warnings = Self.warnings(for: decoded, localization: localization)
+        for warning in warnings { writeToStandardError("qactl: warning: \(warning)\n") }
+        let languages = tables.keys.sorted()
+        output.emit(ValidationReport(
+            file: file, valid: true, items: decoded.items, appVersion: decoded.appVersion,
+            languages: languages, warnings: warnings)
+        ) {
+            Render.validation(file: file, decoded, languages: languages, style: $0)
+        }
+    }
+
+    /// What the daemon would accept but most likely not show as meant.
+    static func warnings(for decoded: StaticItemsFile, localization: Localization) -> [String] {
+        var warnings: [String] = []
+        for (index, setting) in decoded.unexpandedBuildSettings {
+            let why = StaticItemsFile.bundleIdentifierSettings.contains(setting)
+                ? "qactd expands it only when [Shortcuts] BundleIdentifier= is set"
+                : "qactd never expands it"
+            warnings.append("item \(index + 1): the type \"\(decoded.items[index].type)\" holds \(setting); \(why).")
+        }
+        // Without any strings file the titles are plain text, not keys.
+        guard !localization.isEmpty else { return warnings }
+        for (index, item) in decoded.items.enumerated() {
+            let fields: [(name: String, key: String?)] = [("title", item.title), ("subtitle", item.subtitle)]
+            for (field, key) in fields {
+                guard let key, !localization.hasTranslation(for: key) else { continue }
+                warnings.append(
+                    "item \(index + 1): no \(Localization.stringsFileName) beside the file translates the \(field) \"\(key)\"; it is shown as written.")
+            }
+        }
+        return warnings
+    }
+
+    /// Every `<lang>.lproj/InfoPlist.strings` in the folder of `file`, by language; the daemon reads the same.
+    static func stringsTables(besides file: String) throws -> [String: [String: String]] {
+        let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [:] }
+        var tables: [String: [String: String]] = [:]
+        for name in names.sorted() {
+            guard let language = Localization.language(ofFolder: name) else { continue }
+            let path = "\(folder == "/" ? "" : folder)/\(name)/\(Localization.stringsFileName)"
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            tables[language] = try StringsFile.parse(bytes: bytes, fileName: path)
+        }
+        return tables
     }
 }
 
@@ -154,4 +220,7 @@ struct ValidationReport: Encodable {
     var valid: Bool
     var items: [ShortcutItem]
     var appVersion: String?
+    /// The `.lproj` languages found beside the file.
+    var languages: [String]
+    var warnings: [String]
 }

@@ -106,9 +106,10 @@ enum Render {
         return lines.joined(separator: "\n")
     }
 
-    static func validation(file: String, _ decoded: StaticItemsFile, style: Style) -> String {
+    static func validation(file: String, _ decoded: StaticItemsFile, languages: [String], style: Style) -> String {
         var lines = ["\(file): " + style.green("valid") + ", \(decoded.items.count) static item\(decoded.items.count == 1 ? "" : "s")"
-            + (decoded.appVersion.map { ", app version \($0)" } ?? "")]
+            + (decoded.appVersion.map { ", app version \($0)" } ?? "")
+            + (languages.isEmpty ? "" : ", translated into \(languages.joined(separator: ", "))")]
         var table = Table(header: ["#", "TYPE", "TITLE", "SUBTITLE", "ICON"])
         for (index, item) in decoded.items.enumerated() {
             table.rows.append([String(index), item.type, item.title, item.subtitle ?? "", item.icon?.configurationValue ?? ""])

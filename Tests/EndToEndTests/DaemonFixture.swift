@@ -15,6 +15,8 @@ final class DaemonFixture {
     var socketPath: String { root.appendingPathComponent("run/qactd.sock").path }
     var logFile: URL { root.appendingPathComponent("qactd.log") }
     private(set) var daemon: Process?
+    /// Set for the daemon only (not for qactl), e.g. its locale.
+    var daemonEnvironment: [String: String] = [:]
 
     /// Folder of the built products: `$QACTD_BIN_DIR`, else the folder of the running test bundle.
     static let binDirectory: URL = {
@@ -85,7 +87,7 @@ final class DaemonFixture {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.qactd)
         process.arguments = ["--config", configFile.path, "--log-level", "debug"] + arguments
-        process.environment = environment
+        process.environment = environment.merging(daemonEnvironment) { $1 }
         if !FileManager.default.fileExists(atPath: logFile.path) { _ = FileManager.default.createFile(atPath: logFile.path, contents: nil) }
         let logHandle = try FileHandle(forWritingTo: logFile)
         logHandle.seekToEndOfFile()

@@ -70,7 +70,7 @@ final class InstallTests: XCTestCase {
 
         XCTAssertEqual(files(under: prefix), [
             "bin/qactd", "bin/qactl",
-            "etc/qactd/qactd.conf", "etc/qactd/shortcuts.plist",
+            "etc/qactd/fr.lproj/InfoPlist.strings", "etc/qactd/qactd.conf", "etc/qactd/shortcuts.plist",
             "lib/systemd/user/qactd.service", "lib/systemd/user/qactd.socket",
             "share/bash-completion/completions/qactd", "share/bash-completion/completions/qactl",
             "share/fish/vendor_completions.d/qactd.fish", "share/fish/vendor_completions.d/qactl.fish",

@@ -131,4 +131,33 @@ final class DaemonCoreTests: XCTestCase {
             XCTAssertEqual(error, .invalidParameter(name: "limit"))
         }
     }
+
+    func testListingsAreTranslatedPerCallAndWatchUsesTheDaemonsLanguage() async throws {
+        var base = try settings("", staticItems: [ShortcutItem(type: "SearchAction", title: "SEARCH", subtitle: "SEARCH_SUB")])
+        base.localization = Localization(tables: ["fr": ["SEARCH": "Rechercher", "SEARCH_SUB": "Un élément"], "en": ["SEARCH": "Search"]])
+        base.language = LanguagePreference(environment: ["LANG": "fr_FR.UTF-8"])
+        let core = makeCore(base)
+        let french = try await core.listing(all: true)
+        XCTAssertEqual(french.items.map(\.item.title), ["Rechercher"])
+        XCTAssertEqual(french.items.map(\.item.subtitle), ["Un élément"])
+        let german = try await core.listing(all: true, language: "de_DE.UTF-8")
+        XCTAssertEqual(german.items.map(\.item.title), ["Search"], "no German: en, then the key")
+        XCTAssertEqual(german.items.map(\.item.subtitle), ["SEARCH_SUB"])
+
+        let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
+        await core.watch(continuation)
+        var iterator = listings.makeAsyncIterator()
+        let first = await iterator.next()
+        XCTAssertEqual(first?.items.map(\.item.title), ["Rechercher"])
+
+        // A reload with new strings reaches the watchers; the key itself is untouched.
+        var reloaded = base
+        reloaded.localization = Localization(tables: ["fr": ["SEARCH": "Chercher"]])
+        try await core.reload(.success(reloaded))
+        let second = await iterator.next()
+        XCTAssertEqual(second?.items.map(\.item.title), ["Chercher"])
+        continuation.finish()
+        let triggered = try await core.trigger(.type("SearchAction", contactIdentifier: nil))
+        XCTAssertEqual(triggered.resolution.item.title, "SEARCH", "the model keeps the key")
+    }
 }
