@@ -2,7 +2,8 @@
  * messages over one persistent Unix stream connection per client.
  *   vlclient lat   SOCKET REQUEST CALLS SECS   -> per-call round trips: "p50_ns p99_ns min_ns max_ns calls"
  *                                                (stops early after SECS seconds, at 10 calls at least)
- *   vlclient tput  SOCKET REQUEST CLIENTS SECS -> "calls_per_second" (one connection per client thread)
+ *   vlclient tput  SOCKET REQUEST CLIENTS SECS -> "calls_per_second" (one connection per client thread;
+ *                                                the window lasts SECS, longer until CLIENTS replies came)
  *   vlclient repl  SOCKET                      -> per stdin line: send it, print "elapsed_ns reply"
  *   vlclient watch SOCKET REQUEST              -> send once; per reply after the first, print "reply" */
 #define _GNU_SOURCE
@@ -83,8 +84,14 @@ int main(int argc, char **argv) {
         usleep(100000); /* connections up */
         long long c0 = 0; for (int i = 0; i < clients; i++) c0 += w[i].calls;
         long long t0 = now_ns(); usleep((useconds_t)(secs * 1e6));
-        long long c1 = 0; for (int i = 0; i < clients; i++) c1 += w[i].calls;
-        long long t1 = now_ns(); stop = 1;
+        long long c1, t1;
+        for (;;) { /* a slow server: go on until every client could have had one reply (at most 120 s) */
+            c1 = 0; for (int i = 0; i < clients; i++) c1 += w[i].calls;
+            t1 = now_ns();
+            if (c1 - c0 >= clients || t1 - t0 > 120000000000LL) break;
+            usleep(10000);
+        }
+        stop = 1;
         for (int i = 0; i < clients; i++) pthread_join(t[i], NULL);
         printf("%.1f\n", (double)(c1 - c0) * 1e9 / (double)(t1 - t0));
         return 0;
