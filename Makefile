@@ -37,18 +37,23 @@ demo: deps
 	scripts/demo
 
 # Build first so that compiler warnings in our own sources fail the check
-# (the package must build warning-free in Swift 6 mode), then every test tier.
+# (the package must build warning-free in Swift 6 mode), then every test tier,
+# then the benchmark's quick mode as a smoke check (every row must produce a
+# figure; no timing is asserted).
 check: test-deps
 	@mkdir -p .build
 	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG); test $${PIPESTATUS[0]} -eq 0
 	@if grep -E '/(Sources|Tests)/.*: warning:' $(BUILD_LOG); then echo "check: the build has warnings (above)" >&2; exit 1; fi
 	$(SWIFT) test --skip-build --disable-swift-testing
+	scripts/bench --quick
 
 test: check
 
-# Prints figures and ratios against floors measured in the same run (release build); never part of check.
+# Prints figures, floors measured in the same run, ratios and targets (release build) and writes
+# BENCHMARKS.md. BENCH=quick: small sizes, few rounds, no file (what `make check` runs).
+BENCH ?=
 bench: deps
-	scripts/bench
+	scripts/bench $(if $(filter quick,$(BENCH)),--quick)
 
 install: $(if $(SKIP_BUILD),,build)
 	install -d $(BINDIR)
