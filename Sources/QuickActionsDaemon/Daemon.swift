@@ -283,6 +283,12 @@ public struct Daemon: Service {
         var serverConfiguration = VarlinkServerConfiguration(errorInterface: QuickActionsInterface.name)
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxMessageBytes = configuration.maxMessageBytes
+        let logger = self.logger
+        let owner = serverConfiguration.ownerUID
+        serverConfiguration.peerRefused = { peer in
+            logger.notice("Refused a connection from uid \(peer.uid) (pid \(peer.pid)): qactd serves only \(owner == 0 ? "root" : "uid \(owner) and root").",
+                          metadata: ["QACTD_PEER_UID": "\(peer.uid)", "QACTD_PEER_PID": "\(peer.pid)"])
+        }
         let server = VarlinkServer(
             info: VarlinkServiceInfo(
                 vendor: "qactd", product: "qactd", version: QactdVersion.string,

@@ -30,6 +30,8 @@ public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertib
         switch self {
         case .daemonUnreachable(let path, let reason):
             return "Cannot connect to the daemon at '\(path)': \(reason)."
+        case .remote(let name, _) where name == VarlinkError.permissionDenied.name:
+            return "The service refused this connection (\(name)): it does not serve this user."
         case .remote(let name, let parameters):
             return VarlinkError(name: name, parameters: parameters).description
         case .protocolError(let message):
@@ -145,8 +147,15 @@ public final class VarlinkClient {
                 retryingOnInterrupt { sendWithoutSignal(descriptor, raw.baseAddress, raw.count) }
             }
             if written < 0 {
-                if errno == EPIPE || errno == ECONNRESET { throw .connectionClosed }
-                throw .systemCallFailed(call: "send", errno: errno)
+                let code = errno
+                if code == EPIPE || code == ECONNRESET {
+                    // A service that refuses a peer (another user, too many connections) answers
+                    // and closes at once, often before the call is sent: its reason is already
+                    // in our receive buffer, and says more than "closed".
+                    _ = try receiveReply()
+                    throw .connectionClosed
+                }
+                throw .systemCallFailed(call: "send", errno: code)
             }
             offset += written
         }

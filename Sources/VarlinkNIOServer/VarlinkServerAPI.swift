@@ -86,6 +86,9 @@ public struct VarlinkServerConfiguration: Sendable {
     public var ownerUID: UInt32 = getuid()
     /// Whether root may connect too (the server's owner is always allowed).
     public var allowsRoot: Bool = true
+    /// Told of each peer refused for its credentials, so the service can log it (the server
+    /// itself does not log).
+    public var peerRefused: (@Sendable (VarlinkPeerCredentials) -> Void)?
 
     public init(errorInterface: String) {
         self.errorInterface = errorInterface

@@ -80,6 +80,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             }
             let peer = VarlinkPeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid)
             guard self.server.configuration.allows(peer) else {
+                self.server.configuration.peerRefused?(peer)
                 self.refuse(with: .permissionDenied, context: context)
                 return
             }

@@ -1,0 +1,36 @@
+import Foundation
+import XCTest
+
+/// A client running as another user (SPEC §6: peers are checked with SO_PEERCRED).
+final class OtherUserEndToEndTests: XCTestCase {
+    func testAnotherUserIsRefusedWithAClearErrorEveryTimeAndTheRefusalIsLogged() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("CI runs as root with setpriv: this test must run there") }
+            throw XCTSkip("needs root and setpriv to run a client as another user")
+        }
+        let fixture = try DaemonFixture()
+        try fixture.start()
+        // Made reachable for the test only: the daemon itself keeps them 0700 and 0600.
+        let socketFolder = (fixture.socketPath as NSString).deletingLastPathComponent
+        XCTAssertEqual(chmod(socketFolder, 0o755), 0)
+        XCTAssertEqual(chmod(fixture.socketPath, 0o666), 0)
+        // A copy of qactl that nobody may run, wherever the build put the original.
+        let qactl = fixture.root.appendingPathComponent("qactl-for-nobody").path
+        try FileManager.default.copyItem(atPath: DaemonFixture.qactl, toPath: qactl)
+        XCTAssertEqual(chmod(qactl, 0o755), 0)
+        XCTAssertEqual(chmod(fixture.root.path, 0o755), 0)
+
+        // The daemon answers a refused peer and closes at once, often before the call is sent:
+        // the client must still report the refusal, not "closed the connection", every time.
+        for attempt in 1...20 {
+            let result = DaemonFixture.run(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", qactl, "status", "--socket", fixture.socketPath])
+            XCTAssertEqual(result.status, 1, "attempt \(attempt): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("org.varlink.service.PermissionDenied") && result.stderr.contains("does not serve this user"),
+                          "attempt \(attempt): \(result.stderr)")
+        }
+        XCTAssertTrue(fixture.log().contains("Refused a connection from uid 65534"), fixture.log())
+        // The owner is still served.
+        XCTAssertEqual(fixture.qactl(["status"]).status, 0)
+    }
+}
