@@ -113,7 +113,7 @@ actor DaemonCore {
         let outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
         if outcome.changed {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
-                       metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
+                        metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         }
         persist()
         return outcome
@@ -131,7 +131,7 @@ actor DaemonCore {
         let outcome = state.recompute(favorites: index.favorites, configuration: settings.dynamicItemConfiguration)
         guard outcome.changed else { return }
         logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
-                   metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
+                    metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         persist()
     }
 
@@ -155,7 +155,7 @@ actor DaemonCore {
         persist()
         let contactIdentifier = resolution.contact?.identifier ?? ""
         logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
-                   metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
+                    metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
         return TriggerOutcome(resolution: resolution, delivery: deliver(resolution))
     }
 
