@@ -40,11 +40,14 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // sd-bus's object vtables (C initialiser macros) with trampolines into Swift; Swift
+        // calls the rest of sd-bus, the non-variadic part, directly.
+        .target(name: "CSdBus", linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "QuickActionsDaemon",
             dependencies: [
                 "QuickActions", "Contacts", "Varlink", "VarlinkNIOServer", "QuickActionsProtocol", "CSystemd",
-                "SystemCalls", "CLinux",
+                "CSdBus", "SystemCalls", "CLinux",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -58,9 +58,8 @@ final class DirectoryWatcher: Sendable {
 
     private let engine: Mutex<WatcherEngine>
     private let control = Mutex(Control())
-    /// A socket pair wakes the thread out of `poll` for requests (Glibc offers no `eventfd` to Swift).
-    private let wakeReceiver: Int32
-    private let wakeSender: Int32
+    /// Wakes the thread out of `poll` for requests.
+    private let wakeUp: WakeUpSocket
 
     init(
         scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming = DirectoryWatcherTiming(),
@@ -68,13 +67,12 @@ final class DirectoryWatcher: Sendable {
         probeWriter: @escaping WriterProbe = OpenForWritingProbe.acquireReadLease
     ) {
         engine = Mutex(WatcherEngine(scanner: scanner, logger: logger, timing: timing, addWatch: addWatch, probeWriter: probeWriter))
-        var pair: [Int32] = [-1, -1]
-        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-        if (try? retryingSystemCall("socketpair", { socketpair(AF_UNIX, flags, 0, &pair) })) == nil {
-            logger.error("Cannot create the watcher's wake-up socket pair: \(errnoText(errno)); reloads and stop wait for the next event.")
+        do {
+            wakeUp = try WakeUpSocket()
+        } catch {
+            logger.error("Cannot create the watcher's wake-up socket pair: \(error); reloads and stop wait for the next event.")
+            wakeUp = .unavailable
         }
-        wakeReceiver = pair[0]
-        wakeSender = pair[1]
     }
 
     /// Creates the inotify instance and walks the tree once, adding a watch to each folder
@@ -155,11 +153,11 @@ final class DirectoryWatcher: Sendable {
         var stopRequests: [CheckedContinuation<Void, Never>] = []
         while stopRequests.isEmpty {
             var (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
-            if wakeReceiver < 0 {
+            if !wakeUp.isAvailable {
                 // Without the wake-up socket (it could not be created) requests are noticed by polling.
                 timeout = timeout < 0 ? 200 : min(timeout, 200)
             }
-            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeReceiver, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeUp.receiver, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             let pollError = ready < 0 ? errno : 0
             if ready < 0 && pollError != EINTR {
@@ -169,7 +167,7 @@ final class DirectoryWatcher: Sendable {
             }
             var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
             if ready > 0 && descriptors[1].revents != 0 {
-                drainWakeSocket()
+                wakeUp.drain()
             }
             let requests = control.withLock { control -> [Request] in
                 defer { control.requests = [] }
@@ -220,19 +218,11 @@ final class DirectoryWatcher: Sendable {
     }
 
     private func wake() {
-        var byte: UInt8 = 1
-        // A full socket already holds a wake-up; EAGAIN is fine.
-        _ = send(wakeSender, &byte, 1, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-    }
-
-    private func drainWakeSocket() {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while bytes.withUnsafeMutableBytes({ recv(wakeReceiver, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+        wakeUp.wake()
     }
 
     private func closeDescriptors() {
         engine.withLock { $0.closeInotify() }
-        if wakeReceiver >= 0 { close(wakeReceiver) }
-        if wakeSender >= 0 { close(wakeSender) }
+        wakeUp.close()
     }
 }

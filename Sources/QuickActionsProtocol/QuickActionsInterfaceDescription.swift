@@ -78,6 +78,19 @@ public enum QuickActionsInterface {
         # A contact file waiting for its writer to close it; since: ISO 8601, UTC.
         type WriterWait (path: string, since: string)
 
+        # The live quicklist on the session bus (DynamicItems=quicklist): state is
+        # "off" (message says why), "waiting" (the bus cannot be reached; retried)
+        # or "on"; busName and objectPath are where docks read the dbusmenu menu.
+        type Quicklist (
+          state: string,
+          message: ?string,
+          busAddress: ?string,
+          busName: ?string,
+          objectPath: ?string,
+          applicationURI: ?string,
+          items: int
+        )
+
         # The daemon's configuration, counters and health.
         method Status() -> (
           version: string,
@@ -109,7 +122,8 @@ public enum QuickActionsInterface {
           # The item waiting for the app's next Connect, if any.
           pendingLaunchItem: ?Item,
           # Open Watch streams.
-          watchers: int
+          watchers: int,
+          quicklist: ?Quicklist
         )
 
         # The quick actions: the displayed ones, or with all every item marked

@@ -76,6 +76,45 @@ public struct WriterWaitInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// The live quicklist on the session bus (`DynamicItems=quicklist`): whether docks can read it,
+/// and where.
+public struct QuicklistInfo: Codable, Sendable, Equatable {
+    public enum State: String, Sendable {
+        /// Not served; `message` says why (the setting, or no session bus).
+        case off
+        /// Wanted, but the session bus cannot be reached now; retried with backoff.
+        case waiting
+        /// Served and announced.
+        case on
+    }
+
+    /// `off`, `waiting` or `on`.
+    public var state: String
+    public var message: String?
+    public var busAddress: String?
+    /// The daemon's unique name on the bus, the service docks read the menu from.
+    public var busName: String?
+    /// The object path of the `com.canonical.dbusmenu` menu.
+    public var objectPath: String?
+    /// `application://<desktop-file ID>`, as `LauncherEntry.Update` names the app.
+    public var applicationURI: String?
+    /// Items in the menu (the displayed dynamic items).
+    public var items: Int
+
+    public init(
+        state: String, message: String?, busAddress: String?, busName: String?, objectPath: String?,
+        applicationURI: String?, items: Int
+    ) {
+        self.state = state
+        self.message = message
+        self.busAddress = busAddress
+        self.busName = busName
+        self.objectPath = objectPath
+        self.applicationURI = applicationURI
+        self.items = items
+    }
+}
+
 public struct StatusReply: Codable, Sendable, Equatable {
     public var version: String
     public var configFile: String?
@@ -104,6 +143,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var pendingLaunchItem: ShortcutItem?
     /// Open `Watch` streams.
     public var watchers: Int
+    /// The live quicklist on the session bus.
+    public var quicklist: QuicklistInfo?
 
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
@@ -111,7 +152,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         duplicates: Int, generation: UInt64, launched: Bool, appVersion: String, appConnected: Bool,
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
         filesParsed: Int, usage: [String: Int], stateError: String?,
-        pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0
+        pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, quicklist: QuicklistInfo? = nil
     ) {
         self.version = version
         self.configFile = configFile
@@ -137,6 +178,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.stateError = stateError
         self.pendingLaunchItem = pendingLaunchItem
         self.watchers = watchers
+        self.quicklist = quicklist
     }
 }
 

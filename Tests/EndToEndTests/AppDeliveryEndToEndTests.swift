@@ -7,8 +7,10 @@ import XCTest
 final class BackgroundProcess {
     let process = Process()
     let outputFile: URL
+    /// Where `send` writes, when the process was started `withInput`.
+    private let input: Pipe?
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String], outputFile: URL) throws {
+    init(_ executable: String, _ arguments: [String], environment: [String: String], outputFile: URL, withInput: Bool = false) throws {
         self.outputFile = outputFile
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: outputFile)
@@ -17,11 +19,18 @@ final class BackgroundProcess {
         process.environment = environment
         process.standardOutput = handle
         process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
+        input = withInput ? Pipe() : nil
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
     }
 
+    /// Writes one line to the process's standard input.
+    func send(_ line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
     deinit {
+        try? input?.fileHandleForWriting.close()
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()

@@ -1,0 +1,326 @@
+import CSdBus
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection to the session bus, used only by the bus thread of `QuicklistExporter`: the
+/// dbusmenu object and the LauncherEntry object it serves, the menu it shows, and the match
+/// that re-announces the menu when a dock takes the name `com.canonical.Unity`. sd-bus calls
+/// the handlers from within `processPending`, on the same thread.
+final class QuicklistBusSession {
+    static let unityName = "com.canonical.Unity"
+    static let dbusmenuInterface = "com.canonical.dbusmenu"
+    static let launcherEntryInterface = "com.canonical.Unity.LauncherEntry"
+    /// The dbusmenu protocol version libdbusmenu speaks.
+    static let dbusmenuVersion: UInt32 = 3
+
+    private let bus: OpaquePointer
+    private let logger: Logger
+    private let activate: (QuicklistEntry) -> Void
+    /// Where the C trampolines find this object; freed after the slots that point to it.
+    private let handlers: UnsafeMutablePointer<CSdBus_Handlers>
+    private var slots: [OpaquePointer] = []
+    private var menu = QuicklistMenu()
+    private var content: QuicklistContent?
+    private(set) var uniqueName: String?
+
+    /// Connects to `address` and exports both objects; the first `show` announces the menu.
+    init(address: String, logger: Logger, activate: @escaping (QuicklistEntry) -> Void) throws(SdBusError) {
+        var created: OpaquePointer?
+        try sdBusChecked("sd_bus_new", sd_bus_new(&created))
+        guard let bus = created else { throw SdBusError(call: "sd_bus_new", errno: ENOMEM) }
+        self.bus = bus
+        self.logger = logger
+        self.activate = activate
+        handlers = .allocate(capacity: 1)
+        handlers.initialize(to: CSdBus_Handlers(method: nil, property: nil, context: nil))
+        do {
+            try sdBusChecked("sd_bus_set_address", address.withCString { sd_bus_set_address(bus, $0) })
+            try sdBusChecked("sd_bus_set_bus_client", sd_bus_set_bus_client(bus, 1))
+            try sdBusChecked("sd_bus_start", sd_bus_start(bus))
+            handlers.pointee = CSdBus_Handlers(
+                method: quicklistMethodTrampoline, property: quicklistPropertyTrampoline,
+                context: Unmanaged.passUnretained(self).toOpaque())
+            var slot: OpaquePointer?
+            try sdBusChecked("sd_bus_add_object_vtable", CSdBus_add_dbusmenu(bus, &slot, QuicklistExporter.menuPath, handlers))
+            keep(slot)
+            try sdBusChecked("sd_bus_add_object_vtable", CSdBus_add_launcher_entry(bus, &slot, QuicklistExporter.launcherEntryPath, handlers))
+            keep(slot)
+            // A dock started later (or restarted) takes this name: tell it about the menu then.
+            let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.unityName)'"
+            try sdBusChecked("sd_bus_add_match_async", rule.withCString {
+                sd_bus_add_match_async(bus, &slot, $0, quicklistNameOwnerChanged, nil, Unmanaged.passUnretained(self).toOpaque())
+            })
+            keep(slot)
+            var name: UnsafePointer<CChar>?
+            if sd_bus_get_unique_name(bus, &name) >= 0, let name { uniqueName = String(cString: name) }
+        } catch {
+            close()
+            throw error
+        }
+        logger.info("Serving the quicklist on the session bus as \(uniqueName ?? "?") at \(QuicklistExporter.menuPath).")
+    }
+
+    var descriptor: Int32 { sd_bus_get_fd(bus) }
+    var pollEvents: Int16 { Int16(truncatingIfNeeded: max(0, sd_bus_get_events(bus))) }
+
+    /// How long `poll` may sleep before sd-bus has a timeout of its own to handle; nil: no limit.
+    var timeoutMilliseconds: Int32? {
+        var deadline: UInt64 = 0
+        guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        guard deadline > nowMicroseconds else { return 0 }
+        return Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
+    }
+
+    /// Shows `content`: a changed menu is announced with `LayoutUpdated` (for clients that hold
+    /// the old layout) and `LauncherEntry.Update` (for docks); the first content is announced too.
+    func show(_ content: QuicklistContent) throws(SdBusError) {
+        let menuChanged = menu.replace(with: content.entries)
+        let first = self.content == nil
+        let uriChanged = self.content?.applicationURI != content.applicationURI
+        self.content = content
+        if menuChanged && !first {
+            try emitSignal(path: QuicklistExporter.menuPath, interface: Self.dbusmenuInterface, member: "LayoutUpdated") { writer throws(SdBusError) in
+                try writer.append(menu.revision)
+                try writer.append(QuicklistMenu.rootID)
+            }
+        }
+        if first || menuChanged || uriChanged { try announce() }
+    }
+
+    /// `com.canonical.Unity.LauncherEntry.Update(app_uri, {"quicklist": <menu path>})`. The path
+    /// goes as a string, as libunity sends it: Plank and Dash to Dock read it with `get_string`.
+    func announce() throws(SdBusError) {
+        guard let content else { return }
+        try emitSignal(path: QuicklistExporter.launcherEntryPath, interface: Self.launcherEntryInterface, member: "Update") { writer throws(SdBusError) in
+            try writeLauncherEntry(content, writer)
+        }
+        logger.debug("Announced the quicklist of \(content.applicationURI) (\(content.entries.count) items, revision \(menu.revision)).")
+    }
+
+    /// Runs every handler sd-bus has queued; throws when the connection is gone.
+    func processPending() throws(SdBusError) {
+        while try sdBusChecked("sd_bus_process", sd_bus_process(bus, nil)) > 0 {}
+        guard sd_bus_is_open(bus) > 0 else { throw SdBusError(call: "sd_bus_process", errno: ECONNRESET) }
+    }
+
+    /// Leaves the bus: the slots go first (their objects vanish), then the connection.
+    func close() {
+        for slot in slots { sd_bus_slot_unref(slot) }
+        slots = []
+        sd_bus_flush_close_unref(bus)
+        handlers.deallocate()
+    }
+
+    private func keep(_ slot: OpaquePointer?) {
+        if let slot { slots.append(slot) }
+    }
+
+    // MARK: Calls
+
+    fileprivate func handleMethod(_ call: OpaquePointer, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+        let member = sd_bus_message_get_member(call).map { String(cString: $0) } ?? ""
+        let reader = SdBusMessageReader(message: call)
+        do {
+            switch member {
+            case "GetLayout":
+                let parent = try reader.readInt32()
+                let depth = try reader.readInt32()
+                let names = try reader.readStrings()
+                guard menu.contains(id: parent) else { return unknownItem(parent, error) }
+                return try reply(to: call) { writer throws(SdBusError) in
+                    try writer.append(menu.revision)
+                    try writeLayout(of: parent, depth: depth, names: names, writer)
+                }
+            case "GetGroupProperties":
+                let ids = try reader.readInt32s()
+                let names = try reader.readStrings()
+                return try reply(to: call) { writer throws(SdBusError) in
+                    try writer.container(DBusType.array, "(ia{sv})") { () throws(SdBusError) in
+                        for id in ids {
+                            guard let properties = menu.properties(of: id, only: names) else { continue }
+                            try writer.container(DBusType.structure, "ia{sv}") { () throws(SdBusError) in
+                                try writer.append(id)
+                                try writer.append(dictionary: properties)
+                            }
+                        }
+                    }
+                }
+            case "GetProperty":
+                let id = try reader.readInt32()
+                let name = try reader.readString()
+                guard let properties = menu.properties(of: id) else { return unknownItem(id, error) }
+                guard let property = properties.first(where: { $0.key == name }) else {
+                    return sd_bus_error_set(error, "org.freedesktop.DBus.Error.InvalidArgs", "Menu item \(id) has no property '\(name)'.")
+                }
+                return try reply(to: call) { writer throws(SdBusError) in try writer.append(variant: property.value) }
+            case "Event":
+                let id = try reader.readInt32()
+                let event = try reader.readString()
+                try reader.skip("v")
+                _ = try reader.readUInt32()
+                guard handleEvent(event, on: id) else { return unknownItem(id, error) }
+                return try reply(to: call) { _ throws(SdBusError) in }
+            case "EventGroup":
+                let events = try reader.readArray(of: "(isvu)") { () throws(SdBusError) in
+                    try reader.readStruct("isvu") { () throws(SdBusError) -> (Int32, String) in
+                        let id = try reader.readInt32()
+                        let event = try reader.readString()
+                        try reader.skip("v")
+                        _ = try reader.readUInt32()
+                        return (id, event)
+                    }
+                }
+                let unknown = events.filter { !handleEvent($0.1, on: $0.0) }.map(\.0)
+                if !events.isEmpty && unknown.count == events.count {
+                    return sd_bus_error_set(error, "org.freedesktop.DBus.Error.InvalidArgs", "None of the menu items \(unknown) exists.")
+                }
+                return try reply(to: call) { writer throws(SdBusError) in try writeInt32s(unknown, writer) }
+            case "AboutToShow":
+                let id = try reader.readInt32()
+                guard menu.contains(id: id) else { return unknownItem(id, error) }
+                // The menu is always current: nothing to refresh before it opens.
+                return try reply(to: call) { writer throws(SdBusError) in try writer.append(false) }
+            case "AboutToShowGroup":
+                let ids = try reader.readInt32s()
+                return try reply(to: call) { writer throws(SdBusError) in
+                    try writeInt32s([], writer)
+                    try writeInt32s(ids.filter { !menu.contains(id: $0) }, writer)
+                }
+            case "Query":
+                guard let content else {
+                    return sd_bus_error_set(error, "org.freedesktop.DBus.Error.Failed", "The quicklist has no content yet.")
+                }
+                return try reply(to: call) { writer throws(SdBusError) in try writeLauncherEntry(content, writer) }
+            default:
+                return sd_bus_error_set(error, "org.freedesktop.DBus.Error.UnknownMethod", "No method '\(member)'.")
+            }
+        } catch {
+            logger.warning("Could not answer the quicklist call \(member): \(error).")
+            return -error.errno
+        }
+    }
+
+    fileprivate func property(_ name: String, _ reply: OpaquePointer) -> Int32 {
+        let writer = SdBusMessageWriter(message: reply)
+        do {
+            switch name {
+            case "Version": try writer.append(Self.dbusmenuVersion)
+            case "TextDirection": try writer.append("ltr")
+            case "Status": try writer.append("normal")
+            case "IconThemePath": try writer.container(DBusType.array, "s") { () throws(SdBusError) in }
+            default: return -EINVAL
+            }
+            return 1
+        } catch {
+            return -error.errno
+        }
+    }
+
+    fileprivate func unityNameChanged(_ signal: OpaquePointer) {
+        let reader = SdBusMessageReader(message: signal)
+        guard let name = try? reader.readString(), (try? reader.readString()) != nil, let newOwner = try? reader.readString(),
+            name == Self.unityName, !newOwner.isEmpty
+        else { return }
+        logger.info("A dock took \(Self.unityName) (\(newOwner)); announcing the quicklist to it.")
+        do {
+            try announce()
+        } catch {
+            logger.warning("Could not announce the quicklist: \(error).")
+        }
+    }
+
+    /// "clicked" on an item triggers it; other events ("opened", "hovered", …) need nothing.
+    /// False for an id that is not in the menu.
+    private func handleEvent(_ event: String, on id: Int32) -> Bool {
+        guard menu.contains(id: id) else { return false }
+        if event == "clicked", let entry = menu.entry(id: id) {
+            logger.info("Quicklist item '\(entry.label)' clicked.", metadata: ["QACTD_SHORTCUT_TYPE": .string(entry.type)])
+            activate(entry)
+        }
+        return true
+    }
+
+    private func unknownItem(_ id: Int32, _ error: UnsafeMutablePointer<sd_bus_error>?) -> Int32 {
+        sd_bus_error_set(error, "org.freedesktop.DBus.Error.InvalidArgs", "No menu item with id \(id) (menu revision \(menu.revision)).")
+    }
+
+    // MARK: Writing
+
+    /// `(ia{sv}av)`: an item, its properties and, down to `depth` levels (-1: all), its children.
+    private func writeLayout(of id: Int32, depth: Int32, names: [String], _ writer: SdBusMessageWriter) throws(SdBusError) {
+        try writer.container(DBusType.structure, "ia{sv}av") { () throws(SdBusError) in
+            try writer.append(id)
+            try writer.append(dictionary: menu.properties(of: id, only: names) ?? [])
+            try writer.container(DBusType.array, "v") { () throws(SdBusError) in
+                guard depth != 0 else { return }
+                for child in menu.children(of: id) {
+                    try writer.container(DBusType.variant, "(ia{sv}av)") { () throws(SdBusError) in
+                        try writeLayout(of: child, depth: depth < 0 ? depth : depth - 1, names: names, writer)
+                    }
+                }
+            }
+        }
+    }
+
+    private func writeLauncherEntry(_ content: QuicklistContent, _ writer: SdBusMessageWriter) throws(SdBusError) {
+        try writer.append(content.applicationURI)
+        try writer.append(dictionary: [("quicklist", .string(QuicklistExporter.menuPath))])
+    }
+
+    private func writeInt32s(_ values: [Int32], _ writer: SdBusMessageWriter) throws(SdBusError) {
+        try writer.container(DBusType.array, "i") { () throws(SdBusError) in
+            for value in values { try writer.append(value) }
+        }
+    }
+
+    /// Sends a method return filled by `fill`; 1 tells sd-bus the call was answered.
+    private func reply(to call: OpaquePointer, _ fill: (SdBusMessageWriter) throws(SdBusError) -> Void) throws(SdBusError) -> Int32 {
+        var reply: OpaquePointer?
+        try sdBusChecked("sd_bus_message_new_method_return", sd_bus_message_new_method_return(call, &reply))
+        defer { sd_bus_message_unref(reply) }
+        guard let reply else { throw SdBusError(call: "sd_bus_message_new_method_return", errno: ENOMEM) }
+        try fill(SdBusMessageWriter(message: reply))
+        try sdBusChecked("sd_bus_send", sd_bus_send(nil, reply, nil))
+        return 1
+    }
+
+    private func emitSignal(
+        path: String, interface: String, member: String, _ fill: (SdBusMessageWriter) throws(SdBusError) -> Void
+    ) throws(SdBusError) {
+        var signal: OpaquePointer?
+        try sdBusChecked("sd_bus_message_new_signal", sd_bus_message_new_signal(bus, &signal, path, interface, member))
+        defer { sd_bus_message_unref(signal) }
+        guard let signal else { throw SdBusError(call: "sd_bus_message_new_signal", errno: ENOMEM) }
+        try fill(SdBusMessageWriter(message: signal))
+        try sdBusChecked("sd_bus_send", sd_bus_send(bus, signal, nil))
+    }
+}
+
+// The C side of the vtables and the match calls these; `context` is the session, which the bus
+// thread keeps alive for as long as its slots exist.
+
+private func session(_ context: UnsafeMutableRawPointer?) -> QuicklistBusSession? {
+    context.map { Unmanaged<QuicklistBusSession>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private let quicklistMethodTrampoline: CSdBus_MethodHandler = { call, context, error in
+    guard let call, let session = session(context) else { return -EINVAL }
+    return session.handleMethod(call, error)
+}
+
+private let quicklistPropertyTrampoline: CSdBus_PropertyGetter = { _, property, reply, context, _ in
+    guard let property, let reply, let session = session(context) else { return -EINVAL }
+    return session.property(String(cString: property), reply)
+}
+
+private let quicklistNameOwnerChanged: sd_bus_message_handler_t = { signal, context, _ in
+    guard let signal, let session = session(context) else { return 0 }
+    session.unityNameChanged(signal)
+    return 0
+}

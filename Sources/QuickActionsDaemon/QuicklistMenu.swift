@@ -1,0 +1,97 @@
+import QuickActions
+
+/// One row of the live quicklist: what the dock shows, and the item a click triggers.
+struct QuicklistEntry: Sendable, Hashable {
+    var label: String
+    /// A freedesktop icon name, or nil for none.
+    var iconName: String?
+    var type: String
+    var contactIdentifier: String?
+
+    /// By type and contact, as `Trigger` names an item: a click on a row shown before a change
+    /// still triggers that item (or fails cleanly when it is gone), never a neighbour.
+    var target: TriggerTarget { .type(type, contactIdentifier: contactIdentifier) }
+}
+
+/// What the quicklist serves and announces: the app (`application://<desktop-file ID>`) and the
+/// displayed dynamic items, in the order `List` shows them.
+struct QuicklistContent: Sendable, Equatable {
+    var applicationURI: String
+    var entries: [QuicklistEntry]
+}
+
+/// The `com.canonical.dbusmenu` tree of the quicklist: the root (id 0) and one level of items
+/// under it. An item keeps its id across changes (new items get new ids, never a reused one),
+/// and `revision` goes up with every change, as `LayoutUpdated` announces.
+struct QuicklistMenu {
+    static let rootID: Int32 = 0
+
+    private(set) var revision: UInt32 = 0
+    private(set) var items: [(id: Int32, entry: QuicklistEntry)] = []
+    private var assignedIDs: [TriggerTarget: Int32] = [:]
+    private var lastID: Int32 = 0
+
+    /// Replaces the items; returns false (and keeps the revision) when nothing changed.
+    mutating func replace(with entries: [QuicklistEntry]) -> Bool {
+        guard entries != items.map(\.entry) else { return false }
+        var ids: [TriggerTarget: Int32] = [:]
+        items = entries.map { entry in
+            let id = assignedIDs[entry.target] ?? nextID()
+            ids[entry.target] = id
+            return (id, entry)
+        }
+        assignedIDs = ids
+        revision &+= 1
+        return true
+    }
+
+    func entry(id: Int32) -> QuicklistEntry? {
+        items.first { $0.id == id }?.entry
+    }
+
+    func contains(id: Int32) -> Bool {
+        id == Self.rootID || entry(id: id) != nil
+    }
+
+    /// The properties of item `id` limited to `names` (all when empty), nil for an unknown id.
+    /// Defaults the dbusmenu spec gives (type "standard") are left out, as libdbusmenu does.
+    func properties(of id: Int32, only names: [String] = []) -> [(key: String, value: DBusVariantValue)]? {
+        let all: [(key: String, value: DBusVariantValue)]
+        if id == Self.rootID {
+            all = [("children-display", .string("submenu"))]
+        } else if let entry = entry(id: id) {
+            var properties: [(key: String, value: DBusVariantValue)] = [
+                // dbusmenu reads "_" as a mnemonic mark; "__" shows one underscore.
+                ("label", .string(entry.label.replacingUnderscoresForMnemonics())),
+                ("enabled", .boolean(true)),
+                ("visible", .boolean(true)),
+            ]
+            if let icon = entry.iconName { properties.append(("icon-name", .string(icon))) }
+            all = properties
+        } else {
+            return nil
+        }
+        return names.isEmpty ? all : all.filter { names.contains($0.key) }
+    }
+
+    /// The ids under `parent` (only the root has children).
+    func children(of parent: Int32) -> [Int32] {
+        parent == Self.rootID ? items.map(\.id) : []
+    }
+
+    private mutating func nextID() -> Int32 {
+        lastID = lastID == Int32.max ? 1 : lastID + 1
+        return lastID
+    }
+}
+
+extension String {
+    fileprivate func replacingUnderscoresForMnemonics() -> String {
+        var escaped = ""
+        for character in self {
+            if character == "_" { escaped.append("_") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,180 @@
+import CSdBus
+import SystemCalls
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The few pieces of sd-bus the quicklist needs, in Swift: checked calls, and writing and reading
+// message bodies one value at a time through the non-variadic API (Swift cannot call
+// `sd_bus_message_append` or `sd_bus_message_read`). Everything here runs on the bus thread.
+
+/// A failed sd-bus call: sd-bus returns `-errno`.
+struct SdBusError: Error, CustomStringConvertible, Equatable {
+    let call: String
+    let errno: Int32
+
+    var description: String { "\(call) failed: \(errnoText(errno))" }
+}
+
+/// Returns a non-negative sd-bus result, or throws the error a negative one stands for.
+@discardableResult
+func sdBusChecked(_ call: String, _ result: Int32) throws(SdBusError) -> Int32 {
+    guard result >= 0 else { throw SdBusError(call: call, errno: -result) }
+    return result
+}
+
+/// The D-Bus type codes used here, as sd-bus takes them (`char`).
+enum DBusType {
+    static let string = code("s"), objectPath = code("o"), int32 = code("i"), uint32 = code("u"), boolean = code("b")
+    static let array = code("a"), structure = code("r"), dictionaryEntry = code("e"), variant = code("v")
+
+    private static func code(_ letter: Unicode.Scalar) -> CChar { CChar(UInt8(ascii: letter)) }
+}
+
+/// A value inside a variant (`v`): the kinds dbusmenu properties and LauncherEntry use.
+enum DBusVariantValue: Equatable {
+    case string(String)
+    case boolean(Bool)
+    case int32(Int32)
+    case uint32(UInt32)
+    case strings([String])
+
+    var signature: String {
+        switch self {
+        case .string: "s"
+        case .boolean: "b"
+        case .int32: "i"
+        case .uint32: "u"
+        case .strings: "as"
+        }
+    }
+}
+
+/// Appends values to a message being built (a method return or a signal), in signature order.
+struct SdBusMessageWriter {
+    let message: OpaquePointer
+
+    func append(_ value: String) throws(SdBusError) {
+        try appendText(value, as: DBusType.string)
+    }
+
+    func append(objectPath: String) throws(SdBusError) {
+        try appendText(objectPath, as: DBusType.objectPath)
+    }
+
+    func append(_ value: Int32) throws(SdBusError) {
+        var value = value
+        try sdBusChecked("sd_bus_message_append_basic", sd_bus_message_append_basic(message, DBusType.int32, &value))
+    }
+
+    func append(_ value: UInt32) throws(SdBusError) {
+        var value = value
+        try sdBusChecked("sd_bus_message_append_basic", sd_bus_message_append_basic(message, DBusType.uint32, &value))
+    }
+
+    func append(_ value: Bool) throws(SdBusError) {
+        // D-Bus booleans travel as a C int.
+        var value: Int32 = value ? 1 : 0
+        try sdBusChecked("sd_bus_message_append_basic", sd_bus_message_append_basic(message, DBusType.boolean, &value))
+    }
+
+    /// Opens a container (`a`, `r`, `e` or `v`) whose contents have `signature`, fills it, closes it.
+    func container(_ type: CChar, _ signature: String, _ fill: () throws(SdBusError) -> Void) throws(SdBusError) {
+        try sdBusChecked("sd_bus_message_open_container", signature.withCString { sd_bus_message_open_container(message, type, $0) })
+        try fill()
+        try sdBusChecked("sd_bus_message_close_container", sd_bus_message_close_container(message))
+    }
+
+    func append(variant value: DBusVariantValue) throws(SdBusError) {
+        try container(DBusType.variant, value.signature) { () throws(SdBusError) in
+            switch value {
+            case .string(let text): try append(text)
+            case .boolean(let flag): try append(flag)
+            case .int32(let number): try append(number)
+            case .uint32(let number): try append(number)
+            case .strings(let texts):
+                try container(DBusType.array, "s") { () throws(SdBusError) in
+                    for text in texts { try append(text) }
+                }
+            }
+        }
+    }
+
+    /// An `a{sv}` dictionary, in the order given.
+    func append(dictionary entries: [(key: String, value: DBusVariantValue)]) throws(SdBusError) {
+        try container(DBusType.array, "{sv}") { () throws(SdBusError) in
+            for entry in entries {
+                try container(DBusType.dictionaryEntry, "sv") { () throws(SdBusError) in
+                    try append(entry.key)
+                    try append(variant: entry.value)
+                }
+            }
+        }
+    }
+
+    private func appendText(_ text: String, as type: CChar) throws(SdBusError) {
+        try sdBusChecked("sd_bus_message_append_basic", text.withCString { sd_bus_message_append_basic(message, type, $0) })
+    }
+}
+
+/// Reads a received message's body one value at a time, in signature order.
+struct SdBusMessageReader {
+    let message: OpaquePointer
+
+    func readString() throws(SdBusError) -> String {
+        var text: UnsafePointer<CChar>?
+        try readBasic(DBusType.string, &text)
+        return text.map { String(cString: $0) } ?? ""
+    }
+
+    func readInt32() throws(SdBusError) -> Int32 {
+        var value: Int32 = 0
+        try readBasic(DBusType.int32, &value)
+        return value
+    }
+
+    func readUInt32() throws(SdBusError) -> UInt32 {
+        var value: UInt32 = 0
+        try readBasic(DBusType.uint32, &value)
+        return value
+    }
+
+    /// Skips the next complete values of `signature` (a variant whose contents do not matter).
+    func skip(_ signature: String) throws(SdBusError) {
+        try sdBusChecked("sd_bus_message_skip", signature.withCString { sd_bus_message_skip(message, $0) })
+    }
+
+    func readStrings() throws(SdBusError) -> [String] {
+        try readArray(of: "s") { () throws(SdBusError) in try readString() }
+    }
+
+    func readInt32s() throws(SdBusError) -> [Int32] {
+        try readArray(of: "i") { () throws(SdBusError) in try readInt32() }
+    }
+
+    /// Reads an array whose elements have `signature`, one `readElement` call each.
+    func readArray<Element>(of signature: String, _ readElement: () throws(SdBusError) -> Element) throws(SdBusError) -> [Element] {
+        try sdBusChecked("sd_bus_message_enter_container", signature.withCString { sd_bus_message_enter_container(message, DBusType.array, $0) })
+        var elements: [Element] = []
+        while try sdBusChecked("sd_bus_message_at_end", sd_bus_message_at_end(message, 0)) == 0 {
+            elements.append(try readElement())
+        }
+        try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
+        return elements
+    }
+
+    /// Enters a struct (`r`) with `signature`, reads it, leaves it.
+    func readStruct<Value>(_ signature: String, _ read: () throws(SdBusError) -> Value) throws(SdBusError) -> Value {
+        try sdBusChecked("sd_bus_message_enter_container", signature.withCString { sd_bus_message_enter_container(message, DBusType.structure, $0) })
+        let value = try read()
+        try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
+        return value
+    }
+
+    private func readBasic<Value>(_ type: CChar, _ value: inout Value) throws(SdBusError) {
+        let read = withUnsafeMutablePointer(to: &value) { sd_bus_message_read_basic(message, type, $0) }
+        // 0 means the body ended early: the caller's signature was wrong, which sd-bus already refuses.
+        guard try sdBusChecked("sd_bus_message_read_basic", read) > 0 else { throw SdBusError(call: "sd_bus_message_read_basic", errno: EBADMSG) }
+    }
+}

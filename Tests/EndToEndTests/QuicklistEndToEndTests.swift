@@ -1,0 +1,224 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A private session bus for one test: `dbus-daemon --session` listening on a socket in the
+/// test's folder, so the address stays the same across a restart.
+final class PrivateSessionBus {
+    let socketPath: String
+    var address: String { "unix:path=\(socketPath)" }
+    private var process: Process?
+
+    init(in folder: URL) throws {
+        socketPath = folder.appendingPathComponent("bus").path
+        try start()
+    }
+
+    deinit { stop() }
+
+    func start() throws {
+        try? FileManager.default.removeItem(atPath: socketPath)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        process.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: self.socketPath) }, "dbus-daemon did not listen")
+    }
+
+    /// Stops the bus as a crash or a logout does: every client loses its connection.
+    func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// Issue 13, item 2: the live quicklist on the session bus, read by libdbusmenu's own client
+/// (the library Plank and Dash to Dock use) through Debian's python3-gi, on a private
+/// dbus-daemon, with the built qactd. Each test takes a few seconds.
+final class QuicklistEndToEndTests: XCTestCase {
+    static let clientScript = DaemonFixture.repository.appendingPathComponent("Tests/integration/dbusmenu-client.py").path
+    static let desktopFileID = "org.example.Contacts.desktop"
+    static let menuPath = "/io/qactd/QuickActions/menu"
+
+    override func setUpWithError() throws {
+        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/python3"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw XCTSkip("\(tool) is missing: run scripts/install-deps --test")
+        }
+        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('Dbusmenu', '0.4')"])
+        if probe.status != 0 { throw XCTSkip("gir1.2-dbusmenu-glib-0.4 is missing: run scripts/install-deps --test (\(probe.output))") }
+    }
+
+    private func makeFixture(bus: PrivateSessionBus?, dynamicItems: String = "quicklist") throws -> DaemonFixture {
+        let fixture = try DaemonFixture(extraConfiguration: """
+            [Launcher]
+            DesktopFile=\(Self.desktopFileID)
+            DynamicItems=\(dynamicItems)
+            """)
+        fixture.daemonEnvironment["XDG_DATA_HOME"] = fixture.root.appendingPathComponent("data").path
+        fixture.daemonEnvironment["XDG_RUNTIME_DIR"] = fixture.root.appendingPathComponent("runtime").path
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus?.address ?? ""
+        return fixture
+    }
+
+    private func quicklist(_ fixture: DaemonFixture) -> [String: Any] {
+        ((try? fixture.qactl(["status", "--json"]).json())?["quicklist"] as? [String: Any]) ?? [:]
+    }
+
+    /// Waits until the daemon says the quicklist is served; returns its bus name.
+    private func waitUntilServed(_ fixture: DaemonFixture, file: StaticString = #filePath, line: UInt = #line) -> String {
+        let served = waitUntil(timeout: 10) { self.quicklist(fixture)["state"] as? String == "on" }
+        XCTAssertTrue(served, "the quicklist is not on: \(quicklist(fixture))\n\(fixture.log())", file: file, line: line)
+        return quicklist(fixture)["busName"] as? String ?? ""
+    }
+
+    /// The titles of the displayed dynamic items, as `qactl list` shows them.
+    private func displayedDynamicTitles(_ fixture: DaemonFixture) throws -> [String] {
+        let items = try fixture.qactl(["list", "--json"]).json()["items"] as? [[String: Any]] ?? []
+        return items.filter { $0["source"] as? String == "dynamic" }.compactMap { ($0["item"] as? [String: Any])?["title"] as? String }
+    }
+
+    private func client(_ arguments: [String], bus: PrivateSessionBus, fixture: DaemonFixture, name: String) throws -> BackgroundProcess {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let process = try BackgroundProcess(
+            "/usr/bin/python3", [Self.clientScript] + arguments, environment: environment,
+            outputFile: fixture.root.appendingPathComponent("\(name).out"), withInput: true)
+        XCTAssertTrue(waitUntil(timeout: 10) { process.jsonLines.contains { $0["ready"] as? Bool == true } }, process.output)
+        return process
+    }
+
+    private func lastLabels(_ client: BackgroundProcess) -> [String]? {
+        client.jsonLines.last { $0["labels"] != nil }?["labels"] as? [String]
+    }
+
+    /// The app resigns active after ada-lovelace stopped being a favorite.
+    private func changeFavorites(_ fixture: DaemonFixture) throws {
+        try fixture.write(contact: "personal/ada-lovelace.vcf", """
+            BEGIN:VCARD
+            VERSION:3.0
+            UID:ada-lovelace
+            FN:Ada Lovelace
+            END:VCARD
+
+            """)
+        XCTAssertTrue(waitUntil(timeout: 10) { (try? fixture.qactl(["status", "--json"]).json()["favorites"] as? Int) == 3 }, fixture.log())
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+    }
+
+    func testLibdbusmenuClientSeesTheDisplayedDynamicItemsFollowsAChangeAndAClickTriggers() throws {
+        let fixture = try makeFixture(bus: nil)
+        let bus = try PrivateSessionBus(in: fixture.root)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)  // the first launch: favorites are displayed from now on
+        let busName = waitUntilServed(fixture)
+        let expected = try displayedDynamicTitles(fixture)
+        XCTAssertEqual(expected.count, 2, "two static items and a display limit of 4 leave two favorites")
+        XCTAssertEqual(quicklist(fixture)["objectPath"] as? String, Self.menuPath)
+        XCTAssertEqual(quicklist(fixture)["items"] as? Int, 2)
+
+        let menu = try client(["follow", busName, Self.menuPath], bus: bus, fixture: fixture, name: "follow")
+        XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == expected }, "menu: \(menu.output), expected \(expected)")
+
+        try changeFavorites(fixture)
+        let changed = try displayedDynamicTitles(fixture)
+        XCTAssertNotEqual(changed, expected)
+        XCTAssertFalse(changed.contains("Ada Lovelace"))
+        XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == changed }, "menu: \(menu.output), expected \(changed)")
+
+        // No app is connected: the click leaves the item for the app's launch, exactly as Trigger does.
+        let chosen = try XCTUnwrap(changed.last)
+        menu.send("click \(chosen)")
+        XCTAssertTrue(waitUntil(timeout: 10) { menu.jsonLines.contains { $0["clicked"] as? String == chosen } }, menu.output)
+        XCTAssertTrue(menu.jsonLines.contains { $0["clicked"] as? String == chosen && $0["error"] is NSNull }, menu.output)
+        let pending = try XCTUnwrap(waitForPendingLaunchItem(fixture), fixture.log())
+        XCTAssertEqual(pending["title"] as? String, chosen)
+        XCTAssertEqual(pending["type"] as? String, "FavoriteAction")
+        let usage = try fixture.qactl(["status", "--json"]).json()["usage"] as? [String: Int] ?? [:]
+        XCTAssertEqual(usage.values.reduce(0, +), 1, "one trigger counted: \(usage)")
+    }
+
+    private func waitForPendingLaunchItem(_ fixture: DaemonFixture) -> [String: Any]? {
+        var pending: [String: Any]?
+        waitUntil(timeout: 10) {
+            pending = (try? fixture.qactl(["status", "--json"]).json())?["pendingLaunchItem"] as? [String: Any]
+            return pending != nil
+        }
+        return pending
+    }
+
+    func testLauncherEntryUpdateIsEmittedAtStartOnEachChangeAndWhenADockAppears() throws {
+        let fixture = try makeFixture(bus: nil)
+        let bus = try PrivateSessionBus(in: fixture.root)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let updates = try client(["updates"], bus: bus, fixture: fixture, name: "updates")
+        func updateCount() -> Int { updates.jsonLines.filter { $0["uri"] != nil }.count }
+
+        try fixture.start()
+        let busName = waitUntilServed(fixture)
+        XCTAssertTrue(waitUntil(timeout: 10) { updateCount() == 1 }, updates.output)
+        let first = try XCTUnwrap(updates.jsonLines.first { $0["uri"] != nil })
+        XCTAssertEqual(first["uri"] as? String, "application://\(Self.desktopFileID)")
+        XCTAssertEqual(first["quicklist"] as? String, Self.menuPath)
+        XCTAssertEqual(first["type"] as? String, "s", "the menu's path goes as a string, as libunity sends it")
+        XCTAssertEqual(first["sender"] as? String, busName)
+
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)  // first launch: the favorites appear
+        XCTAssertTrue(waitUntil(timeout: 10) { updateCount() == 2 }, updates.output)
+        try changeFavorites(fixture)
+        XCTAssertTrue(waitUntil(timeout: 10) { updateCount() == 3 }, updates.output)
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)  // nothing changed: nothing announced
+        XCTAssertEqual(fixture.qactl(["status"]).status, 0)
+
+        updates.send("own-unity")
+        XCTAssertTrue(waitUntil(timeout: 10) { updates.jsonLines.contains { $0["owned"] as? String == "com.canonical.Unity" } }, updates.output)
+        XCTAssertTrue(waitUntil(timeout: 10) { updateCount() == 4 }, updates.output)
+        XCTAssertEqual(updateCount(), 4, "exactly one announcement per change and per dock: \(updates.output)")
+    }
+
+    func testTheBusGoingAwayAndComingBackIsSurvived() throws {
+        let fixture = try makeFixture(bus: nil)
+        let bus = try PrivateSessionBus(in: fixture.root)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        let before = waitUntilServed(fixture)
+
+        bus.stop()
+        XCTAssertTrue(waitUntil(timeout: 10) { self.quicklist(fixture)["state"] as? String == "waiting" }, "\(quicklist(fixture))")
+        XCTAssertEqual(fixture.qactl(["list"]).status, 0, "the daemon serves its socket without the bus")
+
+        try bus.start()
+        let after = waitUntilServed(fixture)
+        XCTAssertNotEqual(after, before, "a new connection, a new unique name")
+        let menu = try client(["follow", after, Self.menuPath], bus: bus, fixture: fixture, name: "follow")
+        let expected = try displayedDynamicTitles(fixture)
+        XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == expected }, "menu: \(menu.output), expected \(expected)")
+    }
+
+    func testWithoutASessionBusEverythingElseWorksAndStatusSaysWhy() throws {
+        let fixture = try makeFixture(bus: nil)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = ""
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        let status = quicklist(fixture)
+        XCTAssertEqual(status["state"] as? String, "off")
+        XCTAssertTrue((status["message"] as? String ?? "").contains("no session bus"), "\(status)")
+        XCTAssertEqual(try displayedDynamicTitles(fixture).count, 2)
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("no session bus"), fixture.qactl(["status"]).stdout)
+    }
+
+    func testTheDesktopEntryModeServesNoQuicklist() throws {
+        let fixture = try makeFixture(bus: nil, dynamicItems: "desktop-entry")
+        let bus = try PrivateSessionBus(in: fixture.root)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try fixture.start()
+        let status = quicklist(fixture)
+        XCTAssertEqual(status["state"] as? String, "off")
+        XCTAssertTrue((status["message"] as? String ?? "").contains("DynamicItems=desktop-entry"), "\(status)")
+    }
+}

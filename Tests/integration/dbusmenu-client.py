@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Real clients of the quicklist for the end-to-end tests (Debian's python3-gi).
+
+  dbusmenu-client.py follow BUS_NAME OBJECT_PATH
+      libdbusmenu's own client (Dbusmenu.Client, the library Plank and Dash to Dock use) on the
+      session bus: prints {"labels": [...]} each time the menu's items change. Reads commands on
+      stdin: "click LABEL" sends the item a "clicked" event, as a dock does, and prints
+      {"clicked": LABEL, "error": null or text} once the daemon answered.
+  dbusmenu-client.py updates
+      Prints {"sender", "path", "uri", "quicklist", "type"} for each
+      com.canonical.Unity.LauncherEntry.Update signal. Reads commands on stdin: "own-unity" takes
+      the name com.canonical.Unity, as a dock starting does, and prints {"owned": NAME}.
+Both print {"ready": true} once listening, and exit when stdin closes.
+"""
+import json
+import sys
+
+import gi
+
+gi.require_version("Dbusmenu", "0.4")
+from gi.repository import Dbusmenu, Gio, GLib  # noqa: E402
+
+loop = GLib.MainLoop()
+
+
+def emit(value):
+    print(json.dumps(value), flush=True)
+
+
+def on_stdin(handle_command):
+    def read(channel, condition):
+        line = channel.readline()
+        if not line:
+            loop.quit()
+            return False
+        handle_command(line.strip())
+        return True
+
+    channel = GLib.IOChannel.unix_new(sys.stdin.fileno())
+    GLib.io_add_watch(channel, GLib.PRIORITY_DEFAULT, GLib.IOCondition.IN | GLib.IOCondition.HUP, read)
+
+
+def follow(bus_name, path):
+    client = Dbusmenu.Client.new(bus_name, path)
+    last = [None]
+
+    def children():
+        root = client.get_root()
+        return root.get_children() if root is not None else []
+
+    def report(*_):
+        labels = [item.property_get("label") for item in children()]
+        if labels != last[0]:
+            last[0] = labels
+            emit({"labels": labels})
+
+    def watch_root(*_):
+        root = client.get_root()
+        if root is not None:
+            root.connect("child-added", lambda *a: GLib.idle_add(report_once))
+            root.connect("child-removed", lambda *a: GLib.idle_add(report_once))
+        report()
+
+    def report_once():
+        report()
+        return False
+
+    client.connect("layout-updated", report)
+    client.connect("root-changed", watch_root)
+
+    def on_event_result(_client, item, name, _variant, _timestamp, error):
+        if name == "clicked":
+            emit({"clicked": item.property_get("label"), "error": error.message if error else None})
+
+    client.connect("event-result", on_event_result)
+
+    def command(line):
+        verb, _, label = line.partition(" ")
+        if verb != "click":
+            emit({"error": "unknown command " + line})
+            return
+        for item in children():
+            if item.property_get("label") == label:
+                item.handle_event("clicked", GLib.Variant("i", 0), 0)
+                return
+        emit({"clicked": label, "error": "no item with this label"})
+
+    on_stdin(command)
+    emit({"ready": True})
+    loop.run()
+
+
+def updates():
+    connection = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+
+    def on_update(_connection, sender, path, _interface, _member, parameters):
+        uri, properties = parameters.unpack()
+        value = parameters.get_child_value(1).lookup_value("quicklist", None)
+        emit({"sender": sender, "path": path, "uri": uri, "quicklist": properties.get("quicklist"),
+              "type": value.get_type_string() if value is not None else None})
+
+    connection.signal_subscribe(None, "com.canonical.Unity.LauncherEntry", "Update", None, None,
+                                Gio.DBusSignalFlags.NONE, on_update)
+
+    def command(line):
+        if line != "own-unity":
+            emit({"error": "unknown command " + line})
+            return
+        Gio.bus_own_name_on_connection(connection, "com.canonical.Unity", Gio.BusNameOwnerFlags.NONE,
+                                       lambda _c, name: emit({"owned": name}), None)
+
+    on_stdin(command)
+    # A round trip to the bus, so the match is in place before the test goes on.
+    connection.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId",
+                         None, None, Gio.DBusCallFlags.NONE, -1, None)
+    emit({"ready": True})
+    loop.run()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "follow":
+        follow(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 2 and sys.argv[1] == "updates":
+        updates()
+    else:
+        sys.exit(__doc__)
