@@ -78,6 +78,16 @@ public enum QuickActionsInterface {
         # A contact file waiting for its writer to close it; since: ISO 8601, UTC.
         type WriterWait (path: string, since: string)
 
+        # The per-user desktop entry kept with the quick actions ([Launcher] DesktopFile=):
+        # the file, the app's own entry it was made from, when it was last written
+        # (ISO 8601, UTC) and why it is not up to date, while that lasts.
+        type DesktopEntryExport (
+          path: string,
+          source: ?string,
+          written: ?string,
+          problem: ?string
+        )
+
         # The daemon's configuration, counters and health.
         method Status() -> (
           version: string,
@@ -109,7 +119,9 @@ public enum QuickActionsInterface {
           # The item waiting for the app's next Connect, if any.
           pendingLaunchItem: ?Item,
           # Open Watch streams.
-          watchers: int
+          watchers: int,
+          # Absent when DesktopFile= is empty.
+          desktopEntry: ?DesktopEntryExport
         )
 
         # The quick actions: the displayed ones, or with all every item marked
