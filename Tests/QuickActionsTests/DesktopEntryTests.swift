@@ -1,5 +1,6 @@
 import Foundation
 import QuickActions
+import TestSupport
 import XCTest
 
 /// The pure parts of the desktop-entry export: escaping, parsing, composing, identifiers, icons.
@@ -45,45 +46,13 @@ final class DesktopEntryTests: XCTestCase {
             let arguments = ["/opt/my qactl/bin/qactl", "trigger", "--socket=/run/user/1000/qactd/qactd.sock", "--type=FavoriteAction", "--contact=\(name)"]
             let exec = DesktopEntryEscaping.exec(arguments)
             XCTAssertFalse(exec.contains("\n"), exec.debugDescription)
-            XCTAssertEqual(Self.splitExec(readValue(exec)), arguments, exec)
+            XCTAssertEqual(DesktopEntryExecReader.split(readValue(exec)), arguments, exec)
         }
         XCTAssertEqual(DesktopEntryEscaping.execArgument("plain-arg_1.x"), "plain-arg_1.x")
         XCTAssertEqual(DesktopEntryEscaping.execArgument("100%"), "100%%")
         XCTAssertEqual(DesktopEntryEscaping.execArgument("a\"b"), "\"a\\\"b\"")
         XCTAssertEqual(DesktopEntryEscaping.execArgument(""), "\"\"")
         XCTAssertEqual(DesktopEntryEscaping.exec(["a\\b"]), "\"a\\\\\\\\b\"", "the backslash is escaped twice: in the quotes, then as a value")
-    }
-
-    /// The Desktop Entry Specification's `Exec` reading (after value unescaping).
-    static func splitExec(_ line: String) -> [String] {
-        var arguments: [String] = []
-        var current = ""
-        var inQuotes = false
-        var hasArgument = false
-        var characters = Array(line)[...]
-        while let character = characters.popFirst() {
-            if inQuotes {
-                if character == "\\", let next = characters.first, "\"`$\\".contains(next) {
-                    current.append(characters.removeFirst())
-                } else if character == "\"" {
-                    inQuotes = false
-                } else {
-                    current.append(character)
-                }
-            } else if character == "\"" {
-                inQuotes = true
-                hasArgument = true
-            } else if character == " " {
-                if hasArgument { arguments.append(current) }
-                current = ""
-                hasArgument = false
-            } else {
-                current.append(character)
-                hasArgument = true
-            }
-        }
-        if hasArgument { arguments.append(current) }
-        return arguments.map { $0.replacingOccurrences(of: "%%", with: "%") }
     }
 
     static let appEntry = """
@@ -129,7 +98,7 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertEqual(keys.filter { $0 == "Exec" }.count, 4, "one Exec per group, no more")
         XCTAssertEqual(readValue(try XCTUnwrap(composed.value(of: "Name", in: "Desktop Action qactd-FavoriteAction-ann"))), Self.hostileNames[0])
         XCTAssertEqual(
-            Self.splitExec(readValue(try XCTUnwrap(composed.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-ann")))),
+            DesktopEntryExecReader.split(readValue(try XCTUnwrap(composed.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-ann")))),
             ["/usr/bin/qactl", "trigger", "--contact=\(Self.hostileNames[1])"])
         // The mark goes at the end of [Desktop Entry]'s keys, before the blank line and the next group.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
