@@ -79,7 +79,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ContactsTests", dependencies: ["Contacts"]),
-        .testTarget(name: "QuickActionsTests", dependencies: ["QuickActions", "Contacts"]),
+        .testTarget(name: "QuickActionsTests", dependencies: ["QuickActions", "Contacts", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "TestSupport"]),
         .testTarget(
             name: "VarlinkNIOServerTests",

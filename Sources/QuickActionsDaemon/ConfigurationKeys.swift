@@ -89,13 +89,15 @@ enum ConfigurationKeys {
             help: "Empty: CFBundleShortVersionString of StaticItems, if any.",
             \.appVersion, { value in value.optionalString() }),
         ConfigurationKey(
-            "Shortcuts", "BundleIdentifier", default: .text(""),
-            help: "Replaces $(PRODUCT_BUNDLE_IDENTIFIER) in static item types; empty: left as is.",
+            "Shortcuts", "BundleIdentifier",
+            default: .derived(documentation: "the desktop-file ID of DesktopFile= without .desktop") { _ in "" },
+            help: "Replaces $(PRODUCT_BUNDLE_IDENTIFIER) in static item types; with neither this nor"
+                + " DesktopFile= set, the types are left as written.",
             \.bundleIdentifier, { value in value.text }),
         ConfigurationKey(
             "Shortcuts", "Recompute", default: .text("resign-active"),
             help: "resign-active (as on iOS), or change: follow the contacts once they settle.",
-            \.recompute, { value throws(ConfigurationError) in try value.recomputePolicy() }),
+            \.recompute, { value throws(ConfigurationError) in try value.choice() }),
         ConfigurationKey(
             "Shortcuts", "RecomputeSettleMSec", default: .text("50"),
             help: "With Recompute=change: how long the contacts must stay unchanged first.",
@@ -109,6 +111,19 @@ enum ConfigurationKeys {
             "App", "ResponseTimeoutSec", default: .text("5"),
             help: "How long a connected app may take to answer an action: 5, 0.5s or 500ms.",
             \.responseTimeout, { value throws(ConfigurationError) in try value.positiveSeconds() }),
+
+        ConfigurationKey(
+            "Launcher", "DesktopFile", default: .text(""),
+            help: "The app's desktop-file ID (org.example.Contacts.desktop), looked up in"
+                + " $XDG_DATA_HOME/applications then $XDG_DATA_DIRS/*/applications, or a path. qactd keeps a copy"
+                + " with the quick actions added in $XDG_DATA_HOME/applications. Empty: nothing is exported.",
+            \.launcherDesktopFile, { value throws(ConfigurationError) in try value.desktopFile() }),
+        ConfigurationKey(
+            "Launcher", "DynamicItems", default: .text("desktop-entry"),
+            help: "Where the favorites' quick actions go: desktop-entry (read by every launcher) or quicklist"
+                + " (the live D-Bus menu of Dash to Dock, Ubuntu Dock and Plank); static items always go into"
+                + " the desktop entry.",
+            \.launcherDynamicItems, { value throws(ConfigurationError) in try value.choice() }),
 
         ConfigurationKey(
             "Daemon", "Socket",
@@ -179,6 +194,7 @@ enum ConfigurationKeys {
                 line: assignment?.line ?? 0, context: context)
             try key.apply(&configuration, value)
         }
+        configuration.applyDefaultsDerivedFromOtherKeys()
         return LoadedConfiguration(configuration: configuration, warnings: warnings)
     }
 

@@ -75,11 +75,31 @@ struct ConfigurationValue: Sendable {
         return try resolve(text)
     }
 
-    func recomputePolicy() throws(ConfigurationError) -> RecomputePolicy {
-        guard let policy = RecomputePolicy(rawValue: text.lowercased()) else {
-            throw invalid("is not one of \"resign-active\" or \"change\"")
+    /// One of an enumeration's spellings, in any case; the error lists them all.
+    func choice<Choice: RawRepresentable & CaseIterable>(_: Choice.Type = Choice.self) throws(ConfigurationError) -> Choice
+    where Choice.RawValue == String {
+        guard let choice = Choice(rawValue: text.lowercased()) else {
+            let spellings = Choice.allCases.map { "\"\($0.rawValue)\"" }
+            throw invalid("is not one of " + spellings.dropLast().joined(separator: ", ") + " or " + (spellings.last ?? ""))
         }
-        return policy
+        return choice
+    }
+
+    /// A desktop-file ID (`org.example.Contacts.desktop`, looked up in the XDG data folders) or,
+    /// when it holds a `/` or starts with `~`, the path of a desktop entry. Empty: none.
+    func desktopFile() throws(ConfigurationError) -> String {
+        if text.isEmpty { return "" }
+        if text.contains("/") || text.hasPrefix("~") {
+            let path = try resolve(text)
+            guard path.hasSuffix(".desktop"), path.split(separator: "/").last.map({ $0.count > 8 }) == true else {
+                throw invalid("is not the path of a desktop entry (a file name ending in \".desktop\")")
+            }
+            return path
+        }
+        guard DesktopFileID.isValid(text) else {
+            throw invalid("is not a desktop-file ID (such as \"org.example.Contacts.desktop\") or a path")
+        }
+        return text
     }
 
     /// The model's one icon parser, so the daemon accepts exactly what it can show;

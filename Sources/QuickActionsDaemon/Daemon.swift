@@ -243,8 +243,11 @@ public struct Daemon: Service {
         let initial = watcher.attach()
         let core = DaemonCore(
             settings: settings, restored: restored, index: ContactIndex(), store: store,
-            socketPath: configuration.socketPath, logger: logger, notifier: notifier)
+            socketPath: configuration.socketPath, logger: logger, notifier: notifier,
+            launchers: LauncherExporters(environment: options.environment, qactlPath: LauncherExporters.qactlBesideDaemon(logger: logger)))
         await core.applyWatcherUpdate(initial)
+        // The launchers show the set restored from the state file before anything changes it.
+        await core.publishToLaunchers()
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
 
         // Before the socket listens, so a `Reload` call always finds the watcher running.

@@ -6,6 +6,13 @@ enum RecomputePolicy: String, Equatable, Sendable, CaseIterable {
     case change
 }
 
+/// Where the favorites' quick actions are shown besides the socket (issue 13): in the
+/// exported desktop entry, which every launcher reads, or only in the live D-Bus quicklist.
+enum LauncherDynamicItems: String, Equatable, Sendable, CaseIterable {
+    case desktopEntry = "desktop-entry"
+    case quicklist
+}
+
 /// Where the effective configuration came from, for status output and log lines.
 enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
     case file(String)
@@ -37,8 +44,8 @@ struct DaemonConfiguration: Equatable, Sendable {
     var favoriteIcon: ShortcutIcon
     /// nil when unset, so the version from the static-items plist applies.
     var appVersion: String?
-    /// Replaces `$(PRODUCT_BUNDLE_IDENTIFIER)` in static item types; empty until there is a
-    /// desktop-file setting to derive it from (SPEC §5), which leaves the types as written.
+    /// Replaces `$(PRODUCT_BUNDLE_IDENTIFIER)` in static item types; when unset, the
+    /// desktop-file ID of `launcherDesktopFile` without ".desktop"; empty leaves the types as written.
     var bundleIdentifier: String
     var recompute: RecomputePolicy
     var recomputeSettle: Duration
@@ -46,6 +53,11 @@ struct DaemonConfiguration: Equatable, Sendable {
     // [App]
     var launchCommand: [String]
     var responseTimeout: Duration
+
+    // [Launcher]
+    /// A desktop-file ID, or an absolute path ending in ".desktop"; empty: nothing is exported.
+    var launcherDesktopFile: String
+    var launcherDynamicItems: LauncherDynamicItems
 
     // [Daemon]
     var socketPath: String
@@ -61,8 +73,23 @@ extension DaemonConfiguration {
             source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, staticItemsPath: "",
             displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), appVersion: nil, bundleIdentifier: "",
             recompute: .resignActive,
-            recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, socketPath: "", maxConnections: 0,
-            maxMessageBytes: 0)
+            recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, launcherDesktopFile: "",
+            launcherDynamicItems: .desktopEntry, socketPath: "", maxConnections: 0, maxMessageBytes: 0)
+    }
+
+    /// The desktop-file ID the exported entry gets: `DesktopFile=` itself, or a path's file name.
+    var launcherDesktopFileID: String? {
+        guard !launcherDesktopFile.isEmpty else { return nil }
+        return launcherDesktopFile.split(separator: "/").last.map(String.init)
+    }
+
+    /// Defaults that depend on another key, which the table's per-key defaults cannot express:
+    /// `BundleIdentifier=` follows `DesktopFile=` (issue 13), as an app's bundle identifier
+    /// and its desktop-file ID name the same app.
+    mutating func applyDefaultsDerivedFromOtherKeys() {
+        if bundleIdentifier.isEmpty, let identifier = launcherDesktopFileID {
+            bundleIdentifier = String(identifier.dropLast(DesktopFileID.suffix.count))
+        }
     }
 }
 

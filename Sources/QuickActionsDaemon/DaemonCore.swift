@@ -41,10 +41,13 @@ actor DaemonCore {
     private let launcher: LaunchCommandRunner
     /// `Recompute=change`: the settle timer restarted by each favorites change.
     private var pendingRecompute: Task<Void, Never>?
+    /// Where the displayed quick actions go besides the socket: launchers' menus (issue 13).
+    private var launchers: LauncherExporters
 
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
-        socketPath: String, logger: Logger, notifier: any ServiceManagerNotifier
+        socketPath: String, logger: Logger, notifier: any ServiceManagerNotifier,
+        launchers: LauncherExporters = LauncherExporters(environment: [:], qactlPath: nil)
     ) {
         self.settings = settings
         self.index = index
@@ -52,6 +55,7 @@ actor DaemonCore {
         self.logger = logger
         self.socketPath = socketPath
         self.notifier = notifier
+        self.launchers = launchers
         // A prefix per daemon run, so tokens of a previous run never match.
         appMachine = AppConnectionStateMachine(tokenPrefix: String(UInt32.random(in: .min ... .max), radix: 16))
         launcher = LaunchCommandRunner(logger: logger)
@@ -71,7 +75,7 @@ actor DaemonCore {
             appVersion: state.appVersion, appConnected: appMachine.isAppConnected,
             staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
             activity: activity, usage: state.usageCounts, stateError: stateError,
-            pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count)
+            pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status)
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).
@@ -79,15 +83,19 @@ actor DaemonCore {
     /// `LANGUAGE`-style list), else for the daemon's own language.
     func listing(all: Bool, limit: Int? = nil, language: String? = nil) throws(QuickActionsCallError) -> QuickActionsListing {
         if let limit, limit < 0 { throw .invalidParameter(name: "limit") }
-        let preference = language.map(LanguagePreference.init(requested:)) ?? settings.language
-        return settings.localization.localizing(
-            state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit), for: preference)
+        return composedListing(all: all, limit: limit, language: language.map(LanguagePreference.init(requested:)))
     }
 
     /// What `Watch` streams carry: every item, in the daemon's language.
     private func watchedListing() -> QuickActionsListing {
-        settings.localization.localizing(
-            state.currentListing(all: true, displayLimit: settings.configuration.displayLimit), for: settings.language)
+        composedListing(all: true)
+    }
+
+    /// The one composition behind `List`, `Watch` and the launchers; nil `language`: the daemon's
+    /// own. Static titles are localization keys until translated here.
+    private func composedListing(all: Bool, limit: Int? = nil, language: LanguagePreference? = nil, translated: Bool = true) -> QuickActionsListing {
+        let listing = state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit)
+        return translated ? settings.localization.localizing(listing, for: language ?? settings.language) : listing
     }
 
     func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
@@ -354,6 +362,8 @@ actor DaemonCore {
 
     private func replaceSettings(_ newSettings: DaemonSettings) {
         settings = newSettings
+        // A reload also retries an export that failed (a foreign file moved away, a folder made writable).
+        launchers.forgetLastPublication()
         state.replaceStaticItems(newSettings.staticItems.items)
         if let declared = newSettings.declaredAppVersion { state.appVersion = declared }
         persist()
@@ -374,6 +384,7 @@ actor DaemonCore {
     /// previous file and the in-memory state; the next change retries it.
     private func persist() {
         watchers.announce(watchedListing())
+        publishToLaunchers()
         publishStatus()
         do {
             if try store.saveIfChanged(PersistedState(state)) {
@@ -390,6 +401,19 @@ actor DaemonCore {
             }
             stateError = message
         }
+    }
+
+    /// Hands what `List` shows (without `all`, in the daemon's language) to every launcher
+    /// exporter: called from `persist()`, so every change reaches them, and once at start-up.
+    /// Each exporter does nothing when the publication is the one it already has.
+    func publishToLaunchers() {
+        let untranslated = composedListing(all: false, translated: false)
+        launchers.publish(
+            LauncherPublication(
+                displayed: settings.localization.localizing(untranslated, for: settings.language),
+                untranslated: untranslated, localization: settings.localization,
+                configuration: settings.configuration, socketPath: socketPath),
+            logger: logger)
     }
 
     /// Keeps systemd's `STATUS=` current; sends only when the line changed.
@@ -477,6 +501,7 @@ struct StatusSnapshot: Sendable {
     var stateError: String?
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int
+    var launchers: LauncherExportStatus
 }
 
 /// A resolved trigger and what became of its delivery.

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import QuickActions
 import QuickActionsProtocol
 import Varlink
@@ -173,7 +178,10 @@ extension StatusReply {
             staticItems: status.staticItems, dynamicItems: status.dynamicItems, watch: status.watch,
             rescans: status.activity.rescans, eventsHandled: status.activity.eventsHandled,
             filesParsed: status.activity.filesParsed, usage: status.usage, stateError: status.stateError,
-            pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers)
+            pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers,
+            desktopEntry: status.launchers.desktopEntry.map {
+                DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)
+            })
     }
 }
 

@@ -36,6 +36,28 @@ enum FileIO {
         }
     }
 
+    /// Replaces `path` whole: a temporary file in the same folder (`O_EXCL`), written and
+    /// synced, then renamed over it, so a reader sees the old file or the new one, never a part.
+    static func replaceAtomically(_ path: String, with bytes: [UInt8], mode: mode_t) throws(SystemCallError) {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        let temporaryPath = String(path[..<slash]) + ".\(path[slash...]).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let descriptor = try retryingSystemCall("open", path: temporaryPath) {
+            open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        }
+        do throws(SystemCallError) {
+            try writeAll(descriptor, bytes, path: temporaryPath)
+            try retryingSystemCall("fsync", path: temporaryPath) { fsync(descriptor) }
+            // close(2) must not be retried on EINTR on Linux: the descriptor is gone either way.
+            let closeResult = close(descriptor)
+            if closeResult != 0 { throw SystemCallError(call: "close", path: temporaryPath, errno: errno) }
+            try retryingSystemCall("rename", path: temporaryPath) { rename(temporaryPath, path) }
+        } catch {
+            close(descriptor)
+            unlink(temporaryPath)
+            throw error
+        }
+    }
+
     static func fileExists(_ path: String) throws(SystemCallError) -> Bool {
         var info = stat()
         do {

@@ -91,6 +91,16 @@ public enum QuickActionsInterface {
           items: int
         )
 
+        # The per-user desktop entry kept with the quick actions ([Launcher] DesktopFile=):
+        # the file, the app's own entry it was made from, when it was last written
+        # (ISO 8601, UTC) and why it is not up to date, while that lasts.
+        type DesktopEntryExport (
+          path: string,
+          source: ?string,
+          written: ?string,
+          problem: ?string
+        )
+
         # The daemon's configuration, counters and health.
         method Status() -> (
           version: string,
@@ -123,6 +133,8 @@ public enum QuickActionsInterface {
           pendingLaunchItem: ?Item,
           # Open Watch streams.
           watchers: int,
+          # Absent when DesktopFile= is empty.
+          desktopEntry: ?DesktopEntryExport,
           quicklist: ?Quicklist
         )
 

@@ -115,6 +115,25 @@ public struct QuicklistInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// The per-user desktop entry qactd keeps with the quick actions (`[Launcher] DesktopFile=`).
+public struct DesktopEntryExportInfo: Codable, Sendable, Equatable {
+    /// The exported file, in `$XDG_DATA_HOME/applications`.
+    public var path: String
+    /// The app's own entry it was made from, once found.
+    public var source: String?
+    /// When it was last written (or found up to date), ISO 8601 in UTC.
+    public var written: String?
+    /// Why the file is not up to date, while that lasts.
+    public var problem: String?
+
+    public init(path: String, source: String? = nil, written: String? = nil, problem: String? = nil) {
+        self.path = path
+        self.source = source
+        self.written = written
+        self.problem = problem
+    }
+}
+
 public struct StatusReply: Codable, Sendable, Equatable {
     public var version: String
     public var configFile: String?
@@ -143,6 +162,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var pendingLaunchItem: ShortcutItem?
     /// Open `Watch` streams.
     public var watchers: Int
+    /// nil when `DesktopFile=` is empty.
+    public var desktopEntry: DesktopEntryExportInfo?
     /// The live quicklist on the session bus.
     public var quicklist: QuicklistInfo?
 
@@ -152,7 +173,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
         duplicates: Int, generation: UInt64, launched: Bool, appVersion: String, appConnected: Bool,
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
         filesParsed: Int, usage: [String: Int], stateError: String?,
-        pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, quicklist: QuicklistInfo? = nil
+        pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
+        quicklist: QuicklistInfo? = nil
     ) {
         self.version = version
         self.configFile = configFile
@@ -178,6 +200,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.stateError = stateError
         self.pendingLaunchItem = pendingLaunchItem
         self.watchers = watchers
+        self.desktopEntry = desktopEntry
         self.quicklist = quicklist
     }
 }

@@ -29,6 +29,10 @@ enum Render {
         ]
         if let pending = status.pendingLaunchItem { rows.insert(("pending", "\(pending.title) (\(pending.type)), for the app's next launch"), at: 3) }
         if let stateError = status.stateError { rows.append(("state error", style.red(stateError))) }
+        if let export = status.desktopEntry {
+            rows.append(("desktop entry", export.path + (export.written.map { ", written \($0)" } ?? "")))
+            if let problem = export.problem { rows.append(("export problem", style.red(problem))) }
+        }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
         let unlistedWaits = status.watch.waitingForWriterCount - status.watch.waitingForWriter.count

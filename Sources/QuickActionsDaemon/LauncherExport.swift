@@ -1,0 +1,80 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+import Logging
+import QuickActions
+import SystemCalls
+
+/// What the launcher exporters are handed after every change (`DaemonCore.publishToLaunchers`).
+struct LauncherPublication: Equatable, Sendable {
+    /// Exactly what `List` shows (static items first, then favorites, cut at the display
+    /// limit; only static items before the first launch), in the daemon's language.
+    var displayed: QuickActionsListing
+    /// The same rows before translation: static titles are the keys of `localization`.
+    var untranslated: QuickActionsListing
+    var localization: Localization
+    var configuration: DaemonConfiguration
+    /// The socket this daemon serves, which every exported command names explicitly.
+    var socketPath: String
+}
+
+/// How the exports are doing, for `Status`.
+struct LauncherExportStatus: Equatable, Sendable {
+    /// nil when `DesktopFile=` is empty.
+    var desktopEntry: DesktopEntryExportStatus?
+}
+
+struct DesktopEntryExportStatus: Equatable, Sendable {
+    /// The per-user entry qactd keeps.
+    var path: String
+    /// Where the app's own entry was found, once it was.
+    var source: String?
+    /// When qactd last wrote (or found unchanged) the file.
+    var written: Date?
+    /// Why the file is not (or no longer) up to date, while that lasts.
+    var problem: String?
+}
+
+/// Every launcher exporter, fed from the one place in the core that sees every change.
+struct LauncherExporters: Sendable {
+    var desktopEntry: DesktopEntryExporter
+
+    /// `environment` gives the XDG data folders; `qactlPath` is the absolute `qactl` the
+    /// exported commands run (nil: `qactl` found on `PATH` when the launcher runs it).
+    init(environment: [String: String], qactlPath: String?) {
+        desktopEntry = DesktopEntryExporter(environment: environment, qactlPath: qactlPath)
+    }
+
+    mutating func publish(_ publication: LauncherPublication, logger: Logger) {
+        desktopEntry.publish(publication, logger: logger)
+    }
+
+    /// The next publication is carried out even if it equals the last one (a reload retries).
+    mutating func forgetLastPublication() {
+        desktopEntry.forgetLastPublication()
+    }
+
+    var status: LauncherExportStatus {
+        LauncherExportStatus(desktopEntry: desktopEntry.status)
+    }
+
+    /// The `qactl` installed beside the running `qactd` (`/proc/self/exe`'s folder), so the
+    /// launcher runs the client of the same version; nil, with a notice, when there is none.
+    static func qactlBesideDaemon(logger: Logger) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if length > 0 {
+            let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let folder = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            let candidate = folder + "/qactl"
+            if access(candidate, X_OK) == 0 { return candidate }
+            logger.notice(
+                "No qactl beside qactd at '\(candidate)': exported quick actions run 'qactl' from the launcher's PATH.",
+                metadata: ["QACTD_PATH": "\(candidate)"])
+        }
+        return nil
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import QuickActions
+import TestSupport
+import XCTest
+
+/// The pure parts of the desktop-entry export: escaping, parsing, composing, identifiers, icons.
+final class DesktopEntryTests: XCTestCase {
+    /// Contact names that would add a key, a group or an argument if any escaping slipped.
+    static let hostileNames = [
+        "Ann\n[Desktop Entry]\nExec=rm -rf ~",
+        "Bob\nExec=/bin/sh -c 'touch /tmp/pwned'",
+        "%u %f %% 100%",
+        "\"Quoted\" 'single' `tick` $HOME",
+        "semi;colon=equals",
+        "back\\slash\\\\double\\s\\n",
+        "  leading and trailing  ",
+        "tab\tand\rreturn",
+        "Émilie 👩‍💻 李雷",
+        "bell\u{7}and\u{1B}escape",
+    ]
+
+    /// A reader of values as the specification defines it (what GLib does).
+    private func readValue(_ raw: String) -> String {
+        DesktopEntryEscaping.unescapedValue(raw.trimmingCharacters(in: .init(charactersIn: " \t")))
+    }
+
+    func testValuesStayOnOneLineAndReadBackExactly() {
+        for name in Self.hostileNames {
+            let escaped = DesktopEntryEscaping.value(name)
+            XCTAssertFalse(escaped.contains("\n"), "\(name.debugDescription) → \(escaped.debugDescription)")
+            XCTAssertFalse(escaped.contains("\r"))
+            XCTAssertFalse(escaped.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, escaped.debugDescription)
+            let expected = String(String.UnicodeScalarView(name.unicodeScalars.map {
+                ($0.value < 0x20 && !["\n", "\t", "\r"].contains($0)) || $0.value == 0x7F ? " " : $0
+            }))
+            XCTAssertEqual(readValue(escaped), expected, "\(name.debugDescription) reads back as written")
+        }
+        XCTAssertEqual(DesktopEntryEscaping.value(" a b "), "\\sa b\\s")
+        XCTAssertEqual(DesktopEntryEscaping.value("a\\b\nc"), "a\\\\b\\nc")
+    }
+
+    /// The `Exec` value, read back the way GLib does (unescape, then split by the quoting
+    /// rules, then `%%` → `%`), gives exactly the arguments, however hostile.
+    func testExecArgumentsReadBackExactly() {
+        for name in Self.hostileNames where !name.unicodeScalars.contains(where: { $0 == "\u{7}" }) {
+            let arguments = ["/opt/my qactl/bin/qactl", "trigger", "--socket=/run/user/1000/qactd/qactd.sock", "--type=FavoriteAction", "--contact=\(name)"]
+            let exec = DesktopEntryEscaping.exec(arguments)
+            XCTAssertFalse(exec.contains("\n"), exec.debugDescription)
+            XCTAssertEqual(DesktopEntryExecReader.split(readValue(exec)), arguments, exec)
+        }
+        XCTAssertEqual(DesktopEntryEscaping.execArgument("plain-arg_1.x"), "plain-arg_1.x")
+        XCTAssertEqual(DesktopEntryEscaping.execArgument("100%"), "100%%")
+        XCTAssertEqual(DesktopEntryEscaping.execArgument("a\"b"), "\"a\\\"b\"")
+        XCTAssertEqual(DesktopEntryEscaping.execArgument(""), "\"\"")
+        XCTAssertEqual(DesktopEntryEscaping.exec(["a\\b"]), "\"a\\\\\\\\b\"", "the backslash is escaped twice: in the quotes, then as a value")
+    }
+
+    static let appEntry = """
+        # The app's own comment
+        [Desktop Entry]
+        Type=Application
+        Name=Contacts
+        Name[fr]=Contacts FR
+        Comment=Keeps people
+        Icon=org.example.Contacts
+        Exec=contacts %U
+        Actions=new-window;
+
+        X-Vendor-Key=kept as it is
+
+        [Desktop Action new-window]
+        Name=New Window
+        Exec=contacts --new-window
+        """
+
+    func testComposeKeepsEveryLineAndAppendsTheActions() throws {
+        let source = try DesktopEntryDocument(parsing: Self.appEntry)
+        XCTAssertEqual(source.actionIdentifiers, ["new-window"])
+        XCTAssertEqual(source.value(of: "Icon"), "org.example.Contacts")
+        let actions = [
+            DesktopQuickAction(identifier: "qactd-Search", name: "Search", localizedNames: [("fr", "Chercher")], icon: "system-search", command: ["/usr/bin/qactl", "trigger", "--type=Search"]),
+            DesktopQuickAction(identifier: "qactd-FavoriteAction-ann", name: Self.hostileNames[0], icon: nil, command: ["/usr/bin/qactl", "trigger", "--contact=\(Self.hostileNames[1])"]),
+        ]
+        let text = DesktopEntryExport.compose(source: source, sourcePath: "/usr/share/applications/org.example.Contacts.desktop", actions: actions)
+        let composed = try DesktopEntryDocument(parsing: text)
+        for line in Self.appEntry.split(separator: "\n", omittingEmptySubsequences: true) where !line.hasPrefix("Actions=") {
+            XCTAssertTrue(text.contains(line), "kept: \(line)")
+        }
+        XCTAssertEqual(composed.actionIdentifiers, ["new-window", "qactd-Search", "qactd-FavoriteAction-ann"], "the app's own actions first")
+        XCTAssertEqual(composed.groupNames, ["Desktop Entry", "Desktop Action new-window", "Desktop Action qactd-Search", "Desktop Action qactd-FavoriteAction-ann"],
+                       "a hostile name adds no group")
+        XCTAssertTrue(DesktopEntryExport.isGenerated(composed))
+        XCTAssertFalse(DesktopEntryExport.isGenerated(source))
+        XCTAssertEqual(composed.value(of: "Exec"), "contacts %U", "the app's Exec is not replaced by a name's Exec=")
+        XCTAssertEqual(composed.value(of: "Name[fr]", in: "Desktop Action qactd-Search"), "Chercher")
+        XCTAssertEqual(composed.value(of: "Icon", in: "Desktop Action qactd-Search"), "system-search")
+        let keys = composed.lines.compactMap { line -> String? in if case .entry(let key, _, _) = line { return key } else { return nil } }
+        XCTAssertEqual(keys.filter { $0 == "Exec" }.count, 4, "one Exec per group, no more")
+        XCTAssertEqual(readValue(try XCTUnwrap(composed.value(of: "Name", in: "Desktop Action qactd-FavoriteAction-ann"))), Self.hostileNames[0])
+        XCTAssertEqual(
+            DesktopEntryExecReader.split(readValue(try XCTUnwrap(composed.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-ann")))),
+            ["/usr/bin/qactl", "trigger", "--contact=\(Self.hostileNames[1])"])
+        // The mark goes at the end of [Desktop Entry]'s keys, before the blank line and the next group.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let mark = try XCTUnwrap(lines.firstIndex(of: "X-Qactd-Generated=true"))
+        XCTAssertEqual(lines[mark - 2], "X-Vendor-Key=kept as it is")
+    }
+
+    func testAnEntryWithoutActionsGetsTheKeyAndAComposedCopyIsNotExtendedTwice() throws {
+        let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\nExec=app\n")
+        let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
+        let text = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", actions: [action])
+        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=app\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
+        let none = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", actions: [])
+        XCTAssertFalse(none.contains("Actions="), "no empty Actions= key")
+    }
+
+    func testParsingRefusesWhatIsNoDesktopEntry() {
+        XCTAssertThrowsError(try DesktopEntryDocument(parsing: "Name=x\n[Desktop Entry]\n"))
+        XCTAssertThrowsError(try DesktopEntryDocument(parsing: "[Something]\nName=x\n"))
+        XCTAssertThrowsError(try DesktopEntryDocument(parsing: "# only a comment\n"))
+        XCTAssertEqual(DesktopEntryList.split("a;b\\;c;;d"), ["a", "b;c", "d"])
+    }
+
+    func testActionIdentifiersAreStableSafeAndDistinct() {
+        XCTAssertEqual(DesktopActionIdentifier.make(type: "SearchAction", contactIdentifier: nil), "qactd-SearchAction")
+        XCTAssertEqual(DesktopActionIdentifier.make(type: "FavoriteAction", contactIdentifier: "ann"), "qactd-FavoriteAction-ann")
+        var seen: Set<String> = []
+        let inputs: [(String, String?)] = [
+            ("com.example.search", nil), ("com-example-search", nil), ("FavoriteAction", "李雷"), ("FavoriteAction", "李"),
+            ("FavoriteAction", "a b"), ("FavoriteAction", "a-b"), ("a", "b-c"), ("a-b", "c"), ("x", String(repeating: "y", count: 200)),
+        ] + Self.hostileNames.map { ("FavoriteAction", $0) }
+        for (type, contact) in inputs {
+            let identifier = DesktopActionIdentifier.make(type: type, contactIdentifier: contact)
+            XCTAssertTrue(identifier.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }, identifier)
+            XCTAssertLessThanOrEqual(identifier.count, 6 + 40 + 17)
+            XCTAssertEqual(identifier, DesktopActionIdentifier.make(type: type, contactIdentifier: contact), "stable")
+            XCTAssertTrue(seen.insert(identifier).inserted, "\(type)/\(contact ?? "") collides: \(identifier)")
+        }
+        XCTAssertTrue(DesktopActionIdentifier.make(type: "FavoriteAction", contactIdentifier: "李雷").hasPrefix("qactd-FavoriteAction-"),
+                      "a folded identifier keeps its readable part before the hash")
+        XCTAssertEqual(DesktopActionIdentifier.unique("qactd-A", avoiding: ["qactd-A", "qactd-A-2"]), "qactd-A-3")
+        XCTAssertEqual(DesktopActionIdentifier.unique("qactd-B", avoiding: ["qactd-A"]), "qactd-B")
+    }
+
+    func testEverySystemIconTypeHasAName() {
+        var names: Set<String> = []
+        for type in SystemIconType.allCases {
+            let name = FreedesktopIconName.name(for: type)
+            XCTAssertFalse(name.isEmpty)
+            XCTAssertTrue(name.allSatisfy { $0.isLowercase || $0 == "-" }, name)
+            names.insert(name)
+        }
+        XCTAssertEqual(SystemIconType.allCases.count, 29)
+        XCTAssertEqual(names.count, 29, "each type its own icon")
+        XCTAssertEqual(FreedesktopIconName.icon(for: .system(.search), fallback: "app"), "system-search")
+        XCTAssertEqual(FreedesktopIconName.icon(for: .symbol("star.fill"), fallback: "app"), "starred")
+        XCTAssertEqual(FreedesktopIconName.icon(for: .symbol("tortoise.fill"), fallback: "app"), "app", "an unknown symbol: the app's icon")
+        XCTAssertEqual(FreedesktopIconName.icon(for: .templateFile("/opt/app/icon.png"), fallback: "app"), "/opt/app/icon.png")
+        XCTAssertEqual(FreedesktopIconName.icon(for: .templateFile("icon.png"), fallback: nil), nil)
+        XCTAssertEqual(FreedesktopIconName.icon(for: nil, fallback: "app"), "app")
+    }
+
+    func testLocalesAndDesktopFileIDs() {
+        XCTAssertEqual(DesktopEntryLocale.locale(forLanguage: "fr"), "fr")
+        XCTAssertEqual(DesktopEntryLocale.locale(forLanguage: "pt_br"), "pt_BR")
+        XCTAssertEqual(DesktopEntryLocale.locale(forLanguage: "pt-BR"), "pt_BR")
+        XCTAssertEqual(DesktopEntryLocale.locale(forLanguage: "zh-Hans"), "zh_CN")
+        XCTAssertNil(DesktopEntryLocale.locale(forLanguage: "base"))
+        XCTAssertNil(DesktopEntryLocale.locale(forLanguage: "Base"))
+        XCTAssertTrue(DesktopFileID.isValid("org.example.Contacts.desktop"))
+        XCTAssertFalse(DesktopFileID.isValid(".desktop"))
+        XCTAssertFalse(DesktopFileID.isValid("a/b.desktop"))
+        XCTAssertFalse(DesktopFileID.isValid("app"))
+        XCTAssertFalse(DesktopFileID.isValid(".hidden.desktop"))
+        XCTAssertEqual(DesktopFileID.relativePaths(of: "app.desktop"), ["app.desktop"])
+        XCTAssertEqual(Set(DesktopFileID.relativePaths(of: "kde-org-app.desktop")),
+                       ["kde-org-app.desktop", "kde/org-app.desktop", "kde-org/app.desktop", "kde/org/app.desktop"])
+        XCTAssertEqual(DesktopFileID.relativePaths(of: "kde-org-app.desktop").first, "kde-org-app.desktop", "the direct name first")
+    }
+}
