@@ -241,10 +241,12 @@ public struct Daemon: Service {
         // listing it: nothing changed between the scan and the watching is missed.
         let watcher = DirectoryWatcher(scanner: ContactsScan.scanner(for: configuration), logger: logger)
         let initial = watcher.attach()
+        let launchers = LauncherExporters(
+            environment: options.environment, qactlPath: LauncherExporters.qactlBesideDaemon(logger: logger), logger: logger)
         let core = DaemonCore(
             settings: settings, restored: restored, index: ContactIndex(), store: store,
             socketPath: configuration.socketPath, logger: logger, notifier: notifier,
-            launchers: LauncherExporters(environment: options.environment, qactlPath: LauncherExporters.qactlBesideDaemon(logger: logger)))
+            launchers: launchers)
         await core.applyWatcherUpdate(initial)
         // The launchers show the set restored from the state file before anything changes it.
         await core.publishToLaunchers()
@@ -270,6 +272,8 @@ public struct Daemon: Service {
         parts += [
             // Every core method runs whole on the actor, so once this call returns any state
             // write that was under way has finished.
+            // Stopped after the state's last write: the docks lose the menu only at the very end.
+            .init(service: StartedPart { await launchers.quicklist.stop() }, serviceName: "quicklist"),
             .init(service: StartedPart { await core.finishPendingWork() }, serviceName: "state"),
             .init(service: StartedPart { await server.stop() }, serviceName: "socket"),
             .init(service: StartedPart { await watcher.stop() }, serviceName: "watcher"),

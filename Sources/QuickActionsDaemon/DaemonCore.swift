@@ -63,6 +63,11 @@ actor DaemonCore {
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
         self.state = state
+        // Last, once the core is whole: a click in a dock's quicklist takes the path of `Trigger`.
+        // (The exporter is a class, shared with the stored copy.)
+        launchers.quicklist.onActivate { [weak self] entry in
+            Task { await self?.triggerFromLauncher(entry.target) }
+        }
     }
 
     // MARK: Queries
@@ -165,6 +170,26 @@ actor DaemonCore {
         logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
                     metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
         return TriggerOutcome(resolution: resolution, delivery: deliver(resolution))
+    }
+
+    /// A launcher's menu item was chosen (a click in the quicklist): the same path as `Trigger`,
+    /// to the connected app or as the pending launch item with the `LaunchCommand` started.
+    /// Nobody waits on the bus for the app's answer; it is logged when it comes.
+    func triggerFromLauncher(_ target: TriggerTarget) {
+        let outcome: TriggerOutcome
+        do {
+            outcome = try trigger(target)
+        } catch {
+            logger.warning("A quick action chosen in a launcher could not be triggered: \(error.description)")
+            return
+        }
+        guard case .running(let token, let results) = outcome.delivery else { return }
+        let logger = self.logger
+        Task {
+            for await result in results {
+                logger.debug("The app answered the launcher's action '\(token)': \(result).")
+            }
+        }
     }
 
     /// The app's `Complete(token, handled)`.

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Logging
 import QuickActions
+import QuickActionsProtocol
 import SystemCalls
 
 /// What the launcher exporters are handed after every change (`DaemonCore.publishToLaunchers`).
@@ -25,6 +26,7 @@ struct LauncherPublication: Equatable, Sendable {
 struct LauncherExportStatus: Equatable, Sendable {
     /// nil when `DesktopFile=` is empty.
     var desktopEntry: DesktopEntryExportStatus?
+    var quicklist: QuicklistInfo
 }
 
 struct DesktopEntryExportStatus: Equatable, Sendable {
@@ -41,15 +43,19 @@ struct DesktopEntryExportStatus: Equatable, Sendable {
 /// Every launcher exporter, fed from the one place in the core that sees every change.
 struct LauncherExporters: Sendable {
     var desktopEntry: DesktopEntryExporter
+    /// The live quicklist on the session bus, served by a thread of its own.
+    let quicklist: QuicklistExporter
 
-    /// `environment` gives the XDG data folders; `qactlPath` is the absolute `qactl` the
-    /// exported commands run (nil: `qactl` found on `PATH` when the launcher runs it).
-    init(environment: [String: String], qactlPath: String?) {
+    /// `environment` gives the XDG data folders and the session bus; `qactlPath` is the absolute
+    /// `qactl` the exported commands run (nil: `qactl` found on `PATH` when the launcher runs it).
+    init(environment: [String: String], qactlPath: String?, logger: Logger = Logger(label: "qactd")) {
         desktopEntry = DesktopEntryExporter(environment: environment, qactlPath: qactlPath)
+        quicklist = QuicklistExporter(environment: environment, logger: logger)
     }
 
     mutating func publish(_ publication: LauncherPublication, logger: Logger) {
         desktopEntry.publish(publication, logger: logger)
+        quicklist.publish(QuicklistExporter.wanted(for: publication))
     }
 
     /// The next publication is carried out even if it equals the last one (a reload retries).
@@ -58,7 +64,7 @@ struct LauncherExporters: Sendable {
     }
 
     var status: LauncherExportStatus {
-        LauncherExportStatus(desktopEntry: desktopEntry.status)
+        LauncherExportStatus(desktopEntry: desktopEntry.status, quicklist: quicklist.info)
     }
 
     /// The `qactl` installed beside the running `qactd` (`/proc/self/exe`'s folder), so the

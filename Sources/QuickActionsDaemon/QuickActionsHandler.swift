@@ -181,7 +181,8 @@ extension StatusReply {
             pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers,
             desktopEntry: status.launchers.desktopEntry.map {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)
-            })
+            },
+            quicklist: status.launchers.quicklist)
     }
 }
 

@@ -1,5 +1,6 @@
 import CSdBus
 import Logging
+import QuickActions
 import QuickActionsProtocol
 import Synchronization
 import SystemCalls
@@ -37,6 +38,9 @@ final class QuicklistExporter: Sendable {
     private struct Mailbox {
         var wanted = Wanted.off(reason: "the daemon has not published its quick actions yet")
         var threadStarted = false
+        /// Made with the thread (a daemon that never turns the quicklist on opens no descriptor);
+        /// used under the lock, so it is never written to after the thread closed it.
+        var wakeUp: WakeUpSocket?
         var stopRequests: [CheckedContinuation<Void, Never>] = []
         var stopped = false
     }
@@ -48,19 +52,12 @@ final class QuicklistExporter: Sendable {
     private let mailbox = Mutex(Mailbox())
     private let current: Mutex<QuicklistInfo>
     private let activation = Mutex<(@Sendable (QuicklistEntry) -> Void)?>(nil)
-    private let wakeUp: WakeUpSocket
 
     init(environment: [String: String], logger: Logger, timing: Timing = Timing()) {
         address = Self.sessionBusAddress(environment: environment)
         self.logger = logger
         self.timing = timing
         current = Mutex(QuicklistInfo(state: .off, message: "the daemon has not published its quick actions yet"))
-        do {
-            wakeUp = try WakeUpSocket()
-        } catch {
-            logger.error("Cannot create the session bus thread's wake-up socket pair: \(error); the quicklist follows changes within 200 ms.")
-            wakeUp = .unavailable
-        }
     }
 
     /// What `Status` shows.
@@ -79,25 +76,35 @@ final class QuicklistExporter: Sendable {
             current.withLock { $0 = QuicklistInfo(state: .off, message: missing.description) }
             return
         }
-        let startThread = mailbox.withLock { mailbox -> Bool in
-            guard !mailbox.stopped else { return false }
+        let startThread = mailbox.withLock { mailbox -> WakeUpSocket? in
+            guard !mailbox.stopped else { return nil }
             mailbox.wanted = wanted
             if mailbox.threadStarted {
-                wakeUp.wake()  // under the lock: once stopped, the wake socket may be closed
-                return false
+                mailbox.wakeUp?.wake()
+                return nil
             }
-            guard case .on = wanted else { return false }
+            guard case .on = wanted else { return nil }
             mailbox.threadStarted = true
-            return true
+            do {
+                mailbox.wakeUp = try WakeUpSocket()
+            } catch {
+                logger.error("Cannot create the session bus thread's wake-up socket pair: \(error); the quicklist follows changes within 200 ms.")
+                mailbox.wakeUp = .unavailable
+            }
+            return mailbox.wakeUp
         }
-        if case .off(let reason) = wanted, !startThread, mailbox.withLock({ !$0.threadStarted }) {
+        if case .off(let reason) = wanted, startThread == nil, mailbox.withLock({ !$0.threadStarted }) {
             current.withLock { $0 = QuicklistInfo(state: .off, message: reason) }
         }
-        guard startThread, case .success(let address) = address else { return }
+        guard let wakeUp = startThread, case .success(let address) = address else { return }
         do {
-            try startDetachedThread(named: "qactd-bus") { [self] in run(address: address) }
+            try startDetachedThread(named: "qactd-bus") { [self] in run(address: address, wakeUp: wakeUp) }
         } catch {
-            mailbox.withLock { $0.threadStarted = false }
+            mailbox.withLock {
+                $0.threadStarted = false
+                $0.wakeUp?.close()
+                $0.wakeUp = nil
+            }
             logger.error("Cannot start the session bus thread: \(error) The quicklist is off.")
             current.withLock { $0 = QuicklistInfo(state: .off, message: "the session bus thread could not start: \(error)") }
         }
@@ -112,7 +119,7 @@ final class QuicklistExporter: Sendable {
                     return false
                 }
                 mailbox.stopRequests.append(continuation)
-                wakeUp.wake()
+                mailbox.wakeUp?.wake()
                 return true
             }
             if !waitForThread {
@@ -123,14 +130,17 @@ final class QuicklistExporter: Sendable {
 
     // MARK: - The bus thread
 
-    private func run(address: String) {
+    private func run(address: String, wakeUp: WakeUpSocket) {
         var session: QuicklistBusSession?
         var retryDelay = timing.firstRetry
         var nextAttempt = ContinuousClock.now
         var lastFailure: String?
         while true {
             let (wanted, stopRequests) = mailbox.withLock { mailbox in
-                if !mailbox.stopRequests.isEmpty { mailbox.stopped = true }
+                if !mailbox.stopRequests.isEmpty {
+                    mailbox.stopped = true
+                    mailbox.wakeUp = nil  // closed below; nobody wakes a stopped thread
+                }
                 return (mailbox.wanted, mailbox.stopRequests)
             }
             if !stopRequests.isEmpty {
@@ -146,12 +156,12 @@ final class QuicklistExporter: Sendable {
                 session = nil
                 if case .off(let reason) = wanted { current.withLock { $0 = QuicklistInfo(state: .off, message: reason) } }
                 retryDelay = timing.firstRetry
-                waitForWork(bus: nil, until: nil)
+                waitForWork(wakeUp, bus: nil, until: nil)
                 continue
             }
             if session == nil {
                 guard ContinuousClock.now >= nextAttempt else {
-                    waitForWork(bus: nil, until: nextAttempt)
+                    waitForWork(wakeUp, bus: nil, until: nextAttempt)
                     continue
                 }
                 do {
@@ -181,7 +191,7 @@ final class QuicklistExporter: Sendable {
                         state: .on, busAddress: address, busName: connected.uniqueName, objectPath: Self.menuPath,
                         applicationURI: content.applicationURI, items: content.entries.count)
                 }
-                waitForWork(bus: connected, until: nil)
+                waitForWork(wakeUp, bus: connected, until: nil)
                 try connected.processPending()
             } catch {
                 logger.warning("Lost the session bus (\(error)); reconnecting to export the quicklist again.")
@@ -195,7 +205,7 @@ final class QuicklistExporter: Sendable {
     }
 
     /// Sleeps in `poll` until the bus has work, the core published or asked to stop, or `deadline`.
-    private func waitForWork(bus: QuicklistBusSession?, until deadline: ContinuousClock.Instant?) {
+    private func waitForWork(_ wakeUp: WakeUpSocket, bus: QuicklistBusSession?, until deadline: ContinuousClock.Instant?) {
         var descriptors = [pollfd(fd: wakeUp.receiver, events: Int16(POLLIN), revents: 0)]
         var timeout: Int32 = -1
         if let deadline {
@@ -212,6 +222,26 @@ final class QuicklistExporter: Sendable {
         if poll(&descriptors, nfds_t(descriptors.count), timeout) > 0, descriptors[0].revents != 0 {
             wakeUp.drain()
         }
+    }
+
+    // MARK: - What to show
+
+    /// The quicklist for a publication: with `DynamicItems=quicklist`, the displayed dynamic items
+    /// (static items go into the desktop entry), for `application://<desktop-file ID>`.
+    static func wanted(for publication: LauncherPublication) -> Wanted {
+        let configuration = publication.configuration
+        guard let desktopFileID = configuration.launcherDesktopFileID else {
+            return .off(reason: "DesktopFile= is empty")
+        }
+        guard configuration.launcherDynamicItems == .quicklist else {
+            return .off(reason: "DynamicItems=desktop-entry: the favorites are in the desktop entry")
+        }
+        let entries = publication.displayed.items.filter { $0.displayed && $0.source == .dynamic }.map { row in
+            QuicklistEntry(
+                label: row.item.title, iconName: FreedesktopIconName.icon(for: row.item.icon, fallback: nil),
+                type: row.item.type, contactIdentifier: row.item.contactIdentifier)
+        }
+        return .on(QuicklistContent(applicationURI: "application://\(desktopFileID)", entries: entries))
     }
 
     // MARK: - The session bus's address

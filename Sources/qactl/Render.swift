@@ -33,6 +33,7 @@ enum Render {
             rows.append(("desktop entry", export.path + (export.written.map { ", written \($0)" } ?? "")))
             if let problem = export.problem { rows.append(("export problem", style.red(problem))) }
         }
+        if let quicklist = status.quicklist { rows.append(("quicklist", quicklistSummary(quicklist, style: style))) }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
         let unlistedWaits = status.watch.waitingForWriterCount - status.watch.waitingForWriter.count
@@ -46,6 +47,19 @@ enum Render {
             lines += status.invalidFiles.map { "  " + style.red($0.path) + ": " + $0.reason }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `on: 2 items at :1.42 /io/qactd/QuickActions/menu`, or the state and why.
+    static func quicklistSummary(_ quicklist: QuicklistInfo, style: Style) -> String {
+        switch QuicklistInfo.State(rawValue: quicklist.state) {
+        case .on?:
+            return style.green("on") + ": \(quicklist.items) item\(quicklist.items == 1 ? "" : "s") at \(quicklist.busName ?? "?") \(quicklist.objectPath ?? "")"
+                + (quicklist.applicationURI.map { " for \($0)" } ?? "")
+        case .waiting?:
+            return style.yellow("waiting") + (quicklist.message.map { " (\($0))" } ?? "")
+        case .off?, nil:
+            return quicklist.state + (quicklist.message.map { " (\($0))" } ?? "")
+        }
     }
 
     static func list(_ reply: ListReply, showDisplayedColumn: Bool, style: Style) -> String {
