@@ -246,6 +246,22 @@ final class DesktopEntryExportTests: XCTestCase {
         try assertValid(exported)
     }
 
+    /// `make demo` ships this entry; it and its export must pass the validator too.
+    func testTheDemoEntryAndItsExportAreValid() async throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let demo = repository.appendingPathComponent("etc/qactd/io.qactd.Demo.desktop").path
+        try assertValid(demo)
+        let (core, _) = makeCore(try settings(
+            "[Launcher]\nDesktopFile=\(demo)\n", staticItems: [search, share],
+            localization: Localization(tables: ["fr": ["SEARCH_TITLE": "Rechercher"]])))
+        await core.publishToLaunchers()
+        let exportedDemo = dataHome + "/applications/io.qactd.Demo.desktop"
+        let document = try DesktopEntryDocument(parsing: String(contentsOfFile: exportedDemo, encoding: .utf8))
+        XCTAssertEqual(document.actionIdentifiers, ["qactd-SearchAction", "qactd-ShareAction"])
+        XCTAssertEqual(document.value(of: "Name[fr]", in: "Desktop Action qactd-SearchAction"), "Rechercher")
+        try assertValid(exportedDemo)
+    }
+
     private func assertValid(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let result = runCommand(["desktop-file-validate", path])
         if result.status == 127 {

@@ -316,6 +316,22 @@ step "the journal has the daemon's structured fields"
 wait_for 5 "QACTD_PATH in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and "QACTD_PATH" in entry and "CODE_FILE" in entry'
 wait_for 5 "QACTD_GENERATION in the journal" journal_has 'entry.get("QACTD_GENERATION") == "'"$saved_generation"'"'
 
+step "the desktop-entry export is written through the sandbox (ReadWritePaths=), reload removes it"
+applications=$home/.local/share/applications
+install -d -o "$uid" -g "$gid" -m 0755 "$applications" "$home/.local/share/qactd-test"
+printf '[Desktop Entry]\nType=Application\nName=Test\nExec=/bin/true\n' >"$home/.local/share/qactd-test/io.qactd.Test.desktop"
+mkdir -p "$home/.config/qactd"
+printf '[Launcher]\nDesktopFile=%s\n' "$home/.local/share/qactd-test/io.qactd.Test.desktop" >"$home/.config/qactd/qactd.conf"
+chown -R "$uid:$gid" "$home/.config/qactd" "$home/.local/share/qactd-test"
+sctl reload qactd.service || fail "systemctl --user reload qactd.service failed"
+wait_for 10 "the exported entry in $applications" grep -qx 'X-Qactd-Generated=true' "$applications/io.qactd.Test.desktop"
+grep -q "^Exec=$home/.local/bin/qactl trigger --socket=$runtime/qactd/qactd.sock --type=" "$applications/io.qactd.Test.desktop" \
+    || fail "the exported actions do not run the installed qactl with the daemon's socket: $(cat "$applications/io.qactd.Test.desktop")"
+qactl status | grep -qE "desktop entry +$applications/io.qactd.Test.desktop, written " || fail "qactl status does not show the export"
+printf '' >"$home/.config/qactd/qactd.conf"
+sctl reload qactd.service || fail "systemctl --user reload qactd.service failed"
+wait_for 10 "the export to be removed" test ! -e "$applications/io.qactd.Test.desktop"
+
 step "an invalid configuration: exit 78, named in the journal, no restart loop"
 restarts_scheduled() {
     journal_count "str(entry.get(\"MESSAGE\", \"\")).startswith(\"qactd.service: Scheduled restart job\")"
