@@ -20,7 +20,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BUILD_LOG = .build/check-build.log
 
-.PHONY: all build deps test-deps demo check test bench install uninstall clean
+.PHONY: all build deps test-deps demo screenshot check test bench install uninstall clean
 
 all: build
 
@@ -35,6 +35,13 @@ build: deps
 
 demo: deps
 	scripts/demo
+
+# docs/dock.png: Plank's menu with the demo's quick actions (favorites from the live quicklist,
+# static items from the desktop entry), under Xvfb; see Tests/integration/plank-dock.py.
+screenshot: test-deps
+	$(SWIFT) build --product qactd
+	$(SWIFT) build --product qactl
+	/usr/bin/python3 Tests/integration/plank-dock.py --bin "$$($(SWIFT) build --show-bin-path)" --mode quicklist --screenshot docs/dock.png
 
 # Build first so that compiler warnings in our own sources fail the check
 # (the package must build warning-free in Swift 6 mode), then every test tier,

@@ -1,0 +1,306 @@
+#!/usr/bin/python3
+"""Plank, a real dock, shows qactd's quick actions and runs the one chosen (issue 13, item 4).
+
+  plank-dock.py --bin DIR --mode quicklist|desktop-entry [--choose TITLE] [--screenshot FILE]
+
+Starts, in a scratch folder with a HOME and XDG folders of its own: Xvfb (no window manager), a
+private dbus-daemon, the built qactd on the demo contacts with the demo app's desktop entry
+exported (DynamicItems=MODE), and Debian's plank with one dock item, the exported entry. The app
+resigns active (the favorites become quick actions); then the script right-clicks the dock icon
+with xdotool, screenshots the screen with ImageMagick's import and reads it with tesseract: every
+displayed quick action (qactl list) must be in the menu exactly once. With --choose it clicks
+that item where tesseract found it and waits until the daemon counts the trigger. With
+--screenshot it saves the dock and its open menu (make screenshot: docs/dock.png).
+
+Prints one JSON object: {"ok", "mode", "expected", "found", "chosen", "pending", "error"}; exits
+0 when everything held, 1 otherwise, 77 when a tool is missing.
+"""
+import argparse
+import difflib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DESKTOP_ID = "io.qactd.Demo.desktop"
+TOOLS = ["Xvfb", "dbus-daemon", "plank", "xdotool", "import", "convert", "tesseract"]
+# OCR upscales the screenshot first: tesseract reads menu-sized text far better at 3x.
+SCALE = 3
+
+
+class Failure(Exception):
+    pass
+
+
+def wait_for(what, condition, timeout=15.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise Failure("timed out waiting for " + what)
+
+
+class Session:
+    def __init__(self, bin_dir, mode):
+        self.bin = bin_dir
+        self.mode = mode
+        self.root = tempfile.mkdtemp(prefix="qactd-plank-", dir="/tmp")
+        self.processes = []
+        self.env = dict(os.environ)
+        home = self.path("home")
+        for variable in ["DBUS_SESSION_BUS_ADDRESS", "WAYLAND_DISPLAY", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
+                         "JOURNAL_STREAM", "WATCHDOG_USEC"]:
+            self.env.pop(variable, None)
+        self.env.update({
+            "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
+            "XDG_CACHE_HOME": home + "/.cache", "XDG_RUNTIME_DIR": self.path("run"),
+            "XDG_DATA_DIRS": self.path("share") + ":/usr/local/share:/usr/share",
+            "STATE_DIRECTORY": self.path("state"), "QACTD_SOCKET": self.path("run/qactd.sock"),
+            "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "1", "NO_COLOR": "1", "LANG": "C.UTF-8", "LANGUAGE": "",
+        })
+
+    def path(self, relative):
+        return os.path.join(self.root, relative)
+
+    def start(self, arguments, log, **options):
+        handle = open(self.path(log), "wb")
+        process = subprocess.Popen(arguments, env=self.env, stdout=handle, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, **options)
+        self.processes.append(process)
+        return process
+
+    def qactl(self, *arguments):
+        result = subprocess.run([os.path.join(self.bin, "qactl"), *arguments], env=self.env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise Failure("qactl %s failed: %s" % (" ".join(arguments), result.stderr.strip()))
+        return result.stdout
+
+    def status(self):
+        return json.loads(self.qactl("status", "--json"))
+
+    def prepare(self):
+        for folder in ["home/.config/plank/dock1/launchers", "home/.local/share/applications", "share/applications", "run", "state"]:
+            os.makedirs(self.path(folder), exist_ok=True)
+        os.chmod(self.path("run"), 0o700)
+        etc = os.path.join(REPOSITORY, "etc/qactd")
+        shutil.copytree(os.path.join(etc, "contacts"), self.path("contacts"))
+        shutil.copy(os.path.join(etc, "shortcuts.plist"), self.path("shortcuts.plist"))
+        with open(os.path.join(etc, DESKTOP_ID)) as source, open(self.path("share/applications/" + DESKTOP_ID), "w") as target:
+            for line in source:
+                # No terminal to run the demo app in: the dock only needs an entry that launches.
+                if line.startswith("Exec="):
+                    line = "Exec=%s app --socket=%s\n" % (os.path.join(self.bin, "qactl"), self.env["QACTD_SOCKET"])
+                elif line.startswith("Terminal="):
+                    line = "Terminal=false\n"
+                target.write(line)
+        with open(self.path("qactd.conf"), "w") as configuration:
+            configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n"
+                                "[Launcher]\nDesktopFile=%s\nDynamicItems=%s\n[Daemon]\nSocket=%s\n"
+                                % (DESKTOP_ID, self.mode, self.env["QACTD_SOCKET"]))
+
+    def start_display(self):
+        read_end, write_end = os.pipe()
+        self.start(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+                   "xvfb.log", pass_fds=[write_end])
+        os.close(write_end)
+        with os.fdopen(read_end) as pipe:
+            number = pipe.readline().strip()
+        if not number:
+            raise Failure("Xvfb did not start: " + open(self.path("xvfb.log")).read())
+        self.env["DISPLAY"] = ":" + number
+
+    def start_bus(self):
+        socket = self.path("bus")
+        self.start(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=unix:path=" + socket], "dbus.log")
+        wait_for("the session bus", lambda: os.path.exists(socket))
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + socket
+
+    def start_daemon(self):
+        self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")
+        wait_for("qactd", lambda: subprocess.run([os.path.join(self.bin, "qactl"), "status"], env=self.env,
+                                                 capture_output=True).returncode == 0)
+        self.qactl("resign-active")
+        listing = json.loads(self.qactl("list", "--json"))
+        self.expected = [row["item"]["title"] for row in listing["items"]]
+        exported = self.env["XDG_DATA_HOME"] + "/applications/" + DESKTOP_ID
+        wait_for("the exported desktop entry", lambda: os.path.exists(exported))
+        if self.mode == "quicklist":
+            wait_for("the quicklist", lambda: self.status().get("quicklist", {}).get("state") == "on")
+        return exported
+
+    def start_dock(self, exported):
+        with open(self.path("home/.config/plank/dock1/launchers/demo.dockitem"), "w") as item:
+            item.write("[PlankDockItemPreferences]\nLauncher=file://%s\n" % exported)
+        self.start(["plank"], "plank.log")
+
+        def dock_window():
+            found = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "plank"], env=self.env,
+                                   capture_output=True, text=True).stdout.split()
+            for window in found:
+                geometry = subprocess.run(["xdotool", "getwindowgeometry", "--shell", window], env=self.env,
+                                          capture_output=True, text=True).stdout
+                values = dict(line.split("=", 1) for line in geometry.split())
+                if int(values.get("WIDTH", 0)) > 20 and int(values.get("HEIGHT", 0)) > 20:
+                    return {key: int(values[key]) for key in ["X", "Y", "WIDTH", "HEIGHT"]}
+            return None
+
+        self.dock = wait_for("plank's dock window", dock_window)
+        # The icon is the dock's only item, in the middle of its window.
+        self.icon = (self.dock["X"] + self.dock["WIDTH"] // 2, self.dock["Y"] + self.dock["HEIGHT"] // 2)
+
+    def screenshot(self, name):
+        shot = self.path(name)
+        subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root", shot], env=self.env, check=True,
+                       capture_output=True)
+        return shot
+
+    def read_lines(self, shot):
+        """tesseract's words grouped into lines: [(text, (x, y) centre in screen pixels)].
+        Words are grouped by their height on screen, not by tesseract's own lines, which
+        sometimes cut one menu item in two."""
+        large = shot + ".ocr.png"
+        subprocess.run(["convert", shot, "-resize", "%d%%" % (SCALE * 100), "-colorspace", "Gray", large], check=True)
+        tsv = subprocess.run(["tesseract", large, "-", "--psm", "11", "tsv"], capture_output=True, text=True).stdout
+        words = []
+        for row in tsv.splitlines()[1:]:
+            cells = row.split("\t")
+            if len(cells) < 12 or not cells[11].strip():
+                continue
+            left, top, width, height = (int(value) for value in cells[6:10])
+            words.append((top + height / 2, left, width, height, cells[11]))
+        words.sort()
+        lines = []
+        for word in words:
+            if lines and abs(word[0] - lines[-1][-1][0]) < max(word[3], lines[-1][-1][3]) / 2:
+                lines[-1].append(word)
+            else:
+                lines.append([word])
+        result = []
+        for line in lines:
+            line.sort(key=lambda word: word[1])
+            text = " ".join(word[4] for word in line)
+            left = min(word[1] for word in line)
+            right = max(word[1] + word[2] for word in line)
+            middle = sum(word[0] for word in line) / len(line)
+            result.append((text, (int((left + right) / 2 / SCALE), int(middle / SCALE))))
+        return result
+
+    def open_menu(self):
+        """Right-clicks the icon until the menu shows every expected title (the dock may still be
+        loading the quicklist); returns the lines read and how often each title was found."""
+        last = None
+        for attempt in range(6):
+            subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+            subprocess.run(["xdotool", "mousemove", str(self.icon[0]), str(self.icon[1]), "click", "3"], env=self.env, check=True)
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline:
+                time.sleep(0.3)
+                lines = self.read_lines(self.screenshot("menu.png"))
+                found = {title: [line for line in lines if matches(line[0], title)] for title in self.expected}
+                last = (lines, found)
+                if all(found.values()):
+                    return last
+        return last
+
+    def stop(self):
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in reversed(self.processes):
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def folded(text):
+    """Letters and digits only, accents dropped, lower case: what OCR gets right reliably."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(character.lower() for character in decomposed if character.isalnum() and not unicodedata.combining(character))
+
+
+def matches(line, title):
+    """A menu line shows `title`: the same letters, up to an OCR slip (ö read as é, a lost letter)."""
+    line, title = folded(line), folded(title)
+    if not line or not title:
+        return False
+    # An icon read as a letter or two may stand before the title.
+    return title in line or difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.8
+
+
+def crop_for_docs(session, shot, lines, target):
+    """The dock and its open menu, with a margin, for the README."""
+    points = [center for _, center in lines] + [session.icon]
+    left = max(0, min(x for x, _ in points) - 180)
+    right = min(1024, max(x for x, _ in points) + 180)
+    top = max(0, min(y for _, y in points) - 40)
+    bottom = min(768, session.dock["Y"] + session.dock["HEIGHT"])
+    subprocess.run(["convert", shot, "-crop", "%dx%d+%d+%d" % (right - left, bottom - top, left, top), "+repage", target],
+                   check=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--mode", choices=["quicklist", "desktop-entry"], required=True)
+    parser.add_argument("--choose")
+    parser.add_argument("--screenshot")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
+    arguments = parser.parse_args()
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
+        return 77
+
+    session = Session(os.path.abspath(arguments.bin), arguments.mode)
+    report = {"ok": False, "mode": arguments.mode, "folder": session.root}
+    try:
+        session.prepare()
+        session.start_display()
+        session.start_bus()
+        exported = session.start_daemon()
+        report["expected"] = session.expected
+        session.start_dock(exported)
+        lines, found = session.open_menu()
+        report["lines"] = [text for text, _ in lines]
+        report["found"] = {title: len(hits) for title, hits in found.items()}
+        if arguments.screenshot:
+            crop_for_docs(session, session.path("menu.png"), lines, arguments.screenshot)
+        wrong = {title: count for title, count in report["found"].items() if count != 1}
+        if wrong:
+            raise Failure("each displayed quick action must be in the menu exactly once; found %s" % wrong)
+        if arguments.choose:
+            hits = found.get(arguments.choose)
+            if not hits:
+                raise Failure("'%s' is not a displayed quick action" % arguments.choose)
+            x, y = hits[0][1]
+            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=session.env, check=True)
+            time.sleep(0.3)  # GTK selects the item under the pointer before it takes the click
+            subprocess.run(["xdotool", "click", "1"], env=session.env, check=True)
+            pending = wait_for("the trigger", lambda: session.status().get("pendingLaunchItem"), timeout=10)
+            report["chosen"] = arguments.choose
+            report["pending"] = pending
+            if pending.get("title") != arguments.choose:
+                raise Failure("chose '%s' but the daemon got '%s'" % (arguments.choose, pending.get("title")))
+        report["ok"] = True
+    except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
+        report["error"] = str(error)
+    finally:
+        session.stop()
+        if report["ok"] and not arguments.keep:
+            shutil.rmtree(session.root, ignore_errors=True)
+    print(json.dumps(report, ensure_ascii=False))
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
