@@ -140,6 +140,17 @@ final class QuicklistEndToEndTests: XCTestCase {
         XCTAssertEqual(pending["type"] as? String, "FavoriteAction")
         let usage = try fixture.qactl(["status", "--json"]).json()["usage"] as? [String: Int] ?? [:]
         XCTAssertEqual(usage.values.reduce(0, +), 1, "one trigger counted: \(usage)")
+
+        // With the app running, a click is handed to it, as Trigger's warm delivery is.
+        let app = try BackgroundProcess(
+            DaemonFixture.qactl, ["app", "--json"], environment: fixture.environment, outputFile: fixture.root.appendingPathComponent("app.out"))
+        XCTAssertTrue(waitUntil(timeout: 10) { app.jsonLines.first?["event"] as? String == "connected" }, app.output)
+        let first = try XCTUnwrap(changed.first)
+        menu.send("click \(first)")
+        XCTAssertTrue(waitUntil(timeout: 10) { app.jsonLines.contains { $0["event"] as? String == "action" } }, app.output)
+        let action = try XCTUnwrap(app.jsonLines.first { $0["event"] as? String == "action" })
+        XCTAssertEqual((action["item"] as? [String: Any])?["title"] as? String, first, app.output)
+        XCTAssertEqual(action["handled"] as? Bool, true, app.output)
     }
 
     private func waitForPendingLaunchItem(_ fixture: DaemonFixture) -> [String: Any]? {
