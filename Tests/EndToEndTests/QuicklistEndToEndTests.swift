@@ -28,10 +28,10 @@ final class PrivateSessionBus {
         XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: self.socketPath) }, "dbus-daemon did not listen")
     }
 
-    /// Stops the bus as a crash or a logout does: every client loses its connection.
+    /// Kills the bus as a crash does: every client loses its connection at once.
     func stop() {
         guard let process, process.isRunning else { return }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }
