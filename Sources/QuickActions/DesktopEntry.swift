@@ -235,15 +235,26 @@ public enum DesktopEntryList {
 
 /// One quick action as a `[Desktop Action …]` group.
 public struct DesktopQuickAction: Hashable, Sendable {
+    /// A `Name[locale]=` line.
+    public struct LocalizedName: Hashable, Sendable {
+        public var locale: String
+        public var name: String
+
+        public init(locale: String, name: String) {
+            self.locale = locale
+            self.name = name
+        }
+    }
+
     public var identifier: String
     public var name: String
     /// `Name[locale]`, in the order written.
-    public var localizedNames: [(locale: String, name: String)]
+    public var localizedNames: [LocalizedName]
     /// An icon name or an absolute path; nil: no `Icon` key.
     public var icon: String?
     public var command: [String]
 
-    public init(identifier: String, name: String, localizedNames: [(locale: String, name: String)] = [], icon: String?, command: [String]) {
+    public init(identifier: String, name: String, localizedNames: [LocalizedName] = [], icon: String?, command: [String]) {
         self.identifier = identifier
         self.name = name
         self.localizedNames = localizedNames
@@ -251,23 +262,11 @@ public struct DesktopQuickAction: Hashable, Sendable {
         self.command = command
     }
 
-    public static func == (left: Self, right: Self) -> Bool {
-        left.identifier == right.identifier && left.name == right.name && left.icon == right.icon
-            && left.command == right.command && left.localizedNames.map(\.locale) == right.localizedNames.map(\.locale)
-            && left.localizedNames.map(\.name) == right.localizedNames.map(\.name)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(identifier)
-        hasher.combine(name)
-        hasher.combine(command)
-    }
-
     /// The group's lines, every value escaped.
     public var lines: [String] {
         var lines = ["[Desktop Action \(identifier)]", "Name=\(DesktopEntryEscaping.value(name))"]
-        for (locale, localized) in localizedNames {
-            lines.append("Name[\(locale)]=\(DesktopEntryEscaping.value(localized))")
+        for localized in localizedNames {
+            lines.append("Name[\(localized.locale)]=\(DesktopEntryEscaping.value(localized.name))")
         }
         if let icon { lines.append("Icon=\(DesktopEntryEscaping.value(icon))") }
         lines.append("Exec=\(DesktopEntryEscaping.exec(command))")

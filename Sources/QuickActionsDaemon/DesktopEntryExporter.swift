@@ -92,13 +92,14 @@ struct DesktopEntryExporter: Sendable {
             let identifier = DesktopActionIdentifier.unique(
                 DesktopActionIdentifier.make(type: item.type, contactIdentifier: item.contactIdentifier), avoiding: taken)
             taken.insert(identifier)
-            var localizedNames: [(locale: String, name: String)] = []
+            var localizedNames: [DesktopQuickAction.LocalizedName] = []
             if row.source == .static {
                 var seenLocales: Set<String> = []
                 for language in languages {
                     guard let locale = DesktopEntryLocale.locale(forLanguage: language), seenLocales.insert(locale).inserted else { continue }
-                    localizedNames.append((locale, publication.localization.string(
-                        for: untranslated.item.title, preference: LanguagePreference(languages: [language]))))
+                    localizedNames.append(DesktopQuickAction.LocalizedName(
+                        locale: locale,
+                        name: publication.localization.string(for: untranslated.item.title, preference: LanguagePreference(languages: [language]))))
                 }
             }
             actions.append(DesktopQuickAction(
@@ -174,14 +175,18 @@ struct DesktopEntryExporter: Sendable {
     /// is left alone. Returns when the file on disk got these bytes.
     private func writeIfChanged(_ bytes: [UInt8], to target: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
         do {
-            if let existing = try FileIO.readFileIfPresent(target) {
+            let existing = try FileIO.readFileIfPresent(target)
+            if let existing {
                 let document = String(validating: existing, as: UTF8.self).flatMap { try? DesktopEntryDocument(parsing: $0) }
                 guard let document, DesktopEntryExport.isGenerated(document) else { throw DesktopEntryExportProblem.foreignFile(target, isSource: false) }
                 if existing == bytes { return modificationDate(target) ?? Date() }
             }
             let folder = String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)])
             try makeDirectories(folder, mode: 0o755)
-            try FileIO.replaceAtomically(target, with: bytes, mode: 0o644)
+            // Where there was no file, a file someone else writes meanwhile is not replaced either.
+            try FileIO.replaceAtomically(target, with: bytes, mode: 0o644, replacing: existing != nil)
+        } catch let error as SystemCallError where error.errno == EEXIST {
+            throw .foreignFile(target, isSource: false)
         } catch let error as DesktopEntryExportProblem {
             throw error
         } catch let error as SystemCallError {

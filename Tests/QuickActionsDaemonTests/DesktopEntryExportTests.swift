@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import QuickActions
 import QuickActionsProtocol
+import SystemCalls
 import TestSupport
 import XCTest
 
@@ -244,6 +245,19 @@ final class DesktopEntryExportTests: XCTestCase {
                 "exactly five arguments for \(row.item.title.debugDescription)")
         }
         try assertValid(exported)
+    }
+
+    /// Where no file was, a file that appears before the rename is not replaced (RENAME_NOREPLACE).
+    func testAReplacementMeantForNoFileRefusesOneThatAppeared() throws {
+        let path = folder + "/appeared.desktop"
+        try "someone else's\n".write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try FileIO.replaceAtomically(path, with: Array("ours\n".utf8), mode: 0o644, replacing: false)) { error in
+            XCTAssertEqual((error as? SystemCallError)?.errno, EEXIST)
+        }
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "someone else's\n")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp-") }, [], "no temporary file left")
+        try FileIO.replaceAtomically(path, with: Array("ours\n".utf8), mode: 0o644)
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "ours\n")
     }
 
     /// `make demo` ships this entry; it and its export must pass the validator too.

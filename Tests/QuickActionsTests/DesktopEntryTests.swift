@@ -78,7 +78,7 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertEqual(source.actionIdentifiers, ["new-window"])
         XCTAssertEqual(source.value(of: "Icon"), "org.example.Contacts")
         let actions = [
-            DesktopQuickAction(identifier: "qactd-Search", name: "Search", localizedNames: [("fr", "Chercher")], icon: "system-search", command: ["/usr/bin/qactl", "trigger", "--type=Search"]),
+            DesktopQuickAction(identifier: "qactd-Search", name: "Search", localizedNames: [DesktopQuickAction.LocalizedName(locale: "fr", name: "Chercher")], icon: "system-search", command: ["/usr/bin/qactl", "trigger", "--type=Search"]),
             DesktopQuickAction(identifier: "qactd-FavoriteAction-ann", name: Self.hostileNames[0], icon: nil, command: ["/usr/bin/qactl", "trigger", "--contact=\(Self.hostileNames[1])"]),
         ]
         let text = DesktopEntryExport.compose(source: source, sourcePath: "/usr/share/applications/org.example.Contacts.desktop", actions: actions)
