@@ -279,6 +279,10 @@ public enum DesktopEntryExport {
     /// The key that marks a file qactd wrote, so it never overwrites one it did not.
     public static let generatedMarkKey = "X-Qactd-Generated"
     public static let sourceKey = "X-Qactd-Source"
+    /// The socket of the daemon that wrote the file, so a daemon finds its own leftovers.
+    public static let socketKey = "X-Qactd-Socket"
+    /// Records that the app's own entry said `DBusActivatable=true`, which the copy turns off.
+    public static let dbusActivatableKey = "X-Qactd-Source-DBusActivatable"
 
     /// Whether a per-user file is one qactd wrote (and may replace or remove).
     public static func isGenerated(_ document: DesktopEntryDocument) -> Bool {
@@ -288,7 +292,7 @@ public enum DesktopEntryExport {
     /// The app's entry, every line kept, with `Actions=` extended by the quick actions (after
     /// the app's own), the mark and the source path added to `[Desktop Entry]`, and one group
     /// per quick action at the end, in the order given.
-    public static func compose(source: DesktopEntryDocument, sourcePath: String, actions: [DesktopQuickAction]) -> String {
+    public static func compose(source: DesktopEntryDocument, sourcePath: String, socketPath: String, actions: [DesktopQuickAction]) -> String {
         let ownActions = source.actionIdentifiers
         let actionsValue = (ownActions + actions.map(\.identifier)).map { $0 + ";" }.joined()
         var output: [String] = []
@@ -300,6 +304,7 @@ public enum DesktopEntryExport {
             if !actionsValue.isEmpty { output.append("Actions=\(actionsValue)") }
             output.append("\(generatedMarkKey)=true")
             output.append("\(sourceKey)=\(DesktopEntryEscaping.value(sourcePath))")
+            output.append("\(socketKey)=\(DesktopEntryEscaping.value(socketPath))")
         }
         // Where [Desktop Entry]'s last key is, so the new keys go right after it, before the
         // blank lines and comments that lead into the next group.
@@ -318,8 +323,14 @@ public enum DesktopEntryExport {
             case .groupHeader(let name, _):
                 inDesktopEntry = name == "Desktop Entry"
                 output.append(line.text)
-            case .entry(let key, _, _) where inDesktopEntry && (key == "Actions" || key == generatedMarkKey || key == sourceKey):
+            case .entry(let key, _, _) where inDesktopEntry && ["Actions", generatedMarkKey, sourceKey, socketKey, dbusActivatableKey].contains(key):
                 break  // rewritten once below, so the list is not given twice
+            case .entry("DBusActivatable", let value, _) where inDesktopEntry && value == "true" && !actions.isEmpty:
+                // A D-Bus activatable app gets its actions as ActivateAction calls, which it cannot
+                // answer for ours: launchers must run the actions' Exec instead, and the app's Exec
+                // still starts it (a D-Bus app stays single-instance either way).
+                output.append("DBusActivatable=false")
+                output.append("\(dbusActivatableKey)=true")
             default:
                 output.append(line.text)
             }

@@ -44,7 +44,15 @@ struct DesktopEntryExporter: Sendable {
 
     mutating func publish(_ publication: LauncherPublication, logger: Logger) {
         guard publication != lastPublication else { return }
+        // At start-up and after a reload: files this daemon wrote under another ID, or when
+        // DesktopFile= was set before the daemon stopped, go.
+        let isFirstSinceStartOrReload = lastPublication == nil
         lastPublication = publication
+        if isFirstSinceStartOrReload {
+            removeLeftovers(
+                keeping: publication.configuration.launcherDesktopFileID.flatMap { identifier in dataHome.map { $0 + "/applications/" + identifier } },
+                socketPath: publication.socketPath, logger: logger)
+        }
         let configuration = publication.configuration
         guard let identifier = configuration.launcherDesktopFileID, let dataHome else {
             if let exportedPath { remove(exportedPath, logger: logger) }
@@ -61,7 +69,7 @@ struct DesktopEntryExporter: Sendable {
             let source = try findSource(configuration.launcherDesktopFile, identifier: identifier, target: target)
             newStatus.source = source.path
             let text = DesktopEntryExport.compose(
-                source: source.document, sourcePath: source.path, actions: actions(for: publication, in: source.document))
+                source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
             newStatus.written = try writeIfChanged(Array(text.utf8), to: target, logger: logger)
             exportedPath = target
         } catch {
@@ -202,6 +210,21 @@ struct DesktopEntryExporter: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
+    }
+
+    /// The files in `$XDG_DATA_HOME/applications` that a daemon on this socket wrote, except `keeping`.
+    private mutating func removeLeftovers(keeping: String?, socketPath: String, logger: Logger) {
+        guard let dataHome else { return }
+        let folder = dataHome + "/applications"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names.sorted() where name.hasSuffix(DesktopFileID.suffix) {
+            let path = folder + "/" + name
+            guard path != keeping, let document = try? read(path), DesktopEntryExport.isGenerated(document),
+                  document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
+            else { continue }
+            remove(path, logger: logger)
+            if exportedPath == path { exportedPath = nil }
+        }
     }
 
     /// Removes a file this daemon wrote; one it did not write (or no longer wrote) stays.

@@ -185,6 +185,24 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertNil(exportAfterReload)
     }
 
+    /// DesktopFile= emptied (or changed) while the daemon was stopped: the next daemon on the
+    /// same socket removes what the previous one wrote, and nothing another daemon wrote.
+    func testADaemonStartedWithoutDesktopFileRemovesItsPredecessorsExportOnly() async throws {
+        let (first, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
+        await first.publishToLaunchers()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
+        let otherDaemons = dataHome + "/applications/org.example.Other.desktop"
+        try String(contentsOfFile: exported, encoding: .utf8)
+            .replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
+            .write(toFile: otherDaemons, atomically: true, encoding: .utf8)
+
+        let (next, _) = makeCore(try settings("", staticItems: [search]))
+        await next.publishToLaunchers()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: exported), "the previous run's export is removed")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons), "another daemon's export stays")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: sourcePath))
+    }
+
     func testLookupFollowsTheDataFoldersAndSubfolders() async throws {
         // kde-org.example.Contacts.desktop lives in applications/kde/ of the system folder.
         try FileManager.default.createDirectory(atPath: systemData + "/applications/kde", withIntermediateDirectories: true)
