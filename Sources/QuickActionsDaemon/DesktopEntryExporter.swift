@@ -90,7 +90,11 @@ struct DesktopEntryExporter: Sendable {
     /// favorites unless `DynamicItems=quicklist`, in `List` order.
     func actions(for publication: LauncherPublication, in source: DesktopEntryDocument) -> [DesktopQuickAction] {
         let includeDynamic = publication.configuration.launcherDynamicItems == .desktopEntry
-        var taken = Set(source.actionIdentifiers + source.groupNames.map { $0.hasPrefix("Desktop Action ") ? String($0.dropFirst(15)) : $0 })
+        // The app's own action identifiers, listed or only given a group, are never reused.
+        let actionGroupPrefix = "Desktop Action "
+        var taken = Set(source.actionIdentifiers + source.groupNames.compactMap {
+            $0.hasPrefix(actionGroupPrefix) ? String($0.dropFirst(actionGroupPrefix.count)) : nil
+        })
         let appIcon = source.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue)
         let languages = publication.localization.tables.keys.sorted()
         var actions: [DesktopQuickAction] = []

@@ -133,6 +133,19 @@ final class DesktopEntryExportTests: XCTestCase {
         try assertValid(exported)
     }
 
+    func testAnIdentifierTheAppUsesItselfIsNotReused() async throws {
+        let source = Self.sourceEntry.replacingOccurrences(of: "Actions=new-window;", with: "Actions=new-window;qactd-SearchAction;")
+            + "\n[Desktop Action qactd-SearchAction]\nName=The app's own\nExec=contacts --search\n"
+        try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
+        await core.publishToLaunchers()
+        let document = try exportedDocument()
+        XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-SearchAction-2"])
+        XCTAssertEqual(document.value(of: "Exec", in: "Desktop Action qactd-SearchAction"), "contacts --search", "the app's own action is kept")
+        XCTAssertEqual(document.value(of: "Name", in: "Desktop Action qactd-SearchAction-2"), "SEARCH_TITLE")
+        try assertValid(exported)
+    }
+
     func testQuicklistModeExportsOnlyStaticItems() async throws {
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\nDynamicItems=quicklist\n", staticItems: [search]))
         await core.applyWatcherUpdate(favorites(["Ann"]))
