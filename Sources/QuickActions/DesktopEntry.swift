@@ -61,6 +61,11 @@ public enum DesktopEntryEscaping {
         return escaped
     }
 
+    /// Whether `value(_:)` keeps `text` exactly: no control character without an escape.
+    public static func isRepresentable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { ($0.value < 0x20 && !["\n", "\t", "\r"].contains($0)) || $0.value == 0x7F }
+    }
+
     /// A raw value as readers see it: `\s`, `\n`, `\t`, `\r` and `\\` decoded.
     public static func unescapedValue(_ raw: String) -> String {
         var text = ""

@@ -101,6 +101,9 @@ struct DesktopEntryExporter: Sendable {
         for (row, untranslated) in zip(publication.displayed.items, publication.untranslated.items) {
             guard row.source == .static || includeDynamic else { continue }
             let item = row.item
+            // A control character other than a newline, tab or return has no escape in a desktop
+            // entry, so such an item could not be named exactly in its command: it is left out.
+            guard ([item.type] + [item.contactIdentifier].compactMap { $0 }).allSatisfy(DesktopEntryEscaping.isRepresentable) else { continue }
             let identifier = DesktopActionIdentifier.unique(
                 DesktopActionIdentifier.make(type: item.type, contactIdentifier: item.contactIdentifier), avoiding: taken)
             taken.insert(identifier)

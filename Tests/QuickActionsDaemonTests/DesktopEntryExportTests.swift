@@ -255,9 +255,11 @@ final class DesktopEntryExportTests: XCTestCase {
             "\"Quoted\" 'single' `tick` $HOME", "semi;colon=equals", "back\\slash\\\\s\\n", "  spaced  ", "Émilie 👩‍💻 李雷",
         ]
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=20\n", staticItems: [search]))
-        let changes = hostile.enumerated().map { number, name -> ContactIndexChange in
+        var changes = hostile.enumerated().map { number, name -> ContactIndexChange in
             .file(path: folder + "/contacts/\(number).vcf", result: .success([Contact(identifier: name + "-id", name: name, favorite: true)]))
         }
+        // An identifier with a control character no escape can carry: listed, but not exported.
+        changes.append(.file(path: folder + "/contacts/bell.vcf", result: .success([Contact(identifier: "zz-bell\u{7}", name: "Zz Bell", favorite: true)])))
         await core.applyWatcherUpdate(ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching")))
         _ = await core.resignActive(appVersion: "1.0")
         let document = try exportedDocument()
@@ -266,7 +268,9 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertEqual(document.value(of: "Exec"), "contacts %U")
         XCTAssertEqual(document.actionIdentifiers.count, 1 + 1 + hostile.count)
         let listing = try await core.listing(all: false)
-        for (row, identifier) in zip(listing.items.dropFirst(), document.actionIdentifiers.dropFirst(2)) {
+        XCTAssertEqual(listing.items.count, 1 + hostile.count + 1, "List shows the bell contact")
+        XCTAssertFalse(document.actionIdentifiers.contains { $0.contains("bell") }, "the bell contact is not exported")
+        for (row, identifier) in zip(listing.items.dropFirst().filter { $0.item.contactIdentifier != "zz-bell\u{7}" }, document.actionIdentifiers.dropFirst(2)) {
             let group = "Desktop Action \(identifier)"
             XCTAssertEqual(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Name", in: group))), row.item.title)
             let exec = DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec", in: group)))
