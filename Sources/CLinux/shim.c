@@ -1,6 +1,7 @@
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include "CLinux.h"
 
@@ -14,4 +15,8 @@ _Static_assert(sizeof(struct ucred) == 12 && __builtin_offsetof(struct ucred, ui
 
 int CLinux_setCurrentThreadName(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int CLinux_renameNoReplace(const char *from, const char *to) {
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }

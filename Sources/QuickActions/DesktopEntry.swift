@@ -61,6 +61,11 @@ public enum DesktopEntryEscaping {
         return escaped
     }
 
+    /// Whether `value(_:)` keeps `text` exactly: no control character without an escape.
+    public static func isRepresentable(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { ($0.value < 0x20 && !["\n", "\t", "\r"].contains($0)) || $0.value == 0x7F }
+    }
+
     /// A raw value as readers see it: `\s`, `\n`, `\t`, `\r` and `\\` decoded.
     public static func unescapedValue(_ raw: String) -> String {
         var text = ""
@@ -235,15 +240,26 @@ public enum DesktopEntryList {
 
 /// One quick action as a `[Desktop Action …]` group.
 public struct DesktopQuickAction: Hashable, Sendable {
+    /// A `Name[locale]=` line.
+    public struct LocalizedName: Hashable, Sendable {
+        public var locale: String
+        public var name: String
+
+        public init(locale: String, name: String) {
+            self.locale = locale
+            self.name = name
+        }
+    }
+
     public var identifier: String
     public var name: String
     /// `Name[locale]`, in the order written.
-    public var localizedNames: [(locale: String, name: String)]
+    public var localizedNames: [LocalizedName]
     /// An icon name or an absolute path; nil: no `Icon` key.
     public var icon: String?
     public var command: [String]
 
-    public init(identifier: String, name: String, localizedNames: [(locale: String, name: String)] = [], icon: String?, command: [String]) {
+    public init(identifier: String, name: String, localizedNames: [LocalizedName] = [], icon: String?, command: [String]) {
         self.identifier = identifier
         self.name = name
         self.localizedNames = localizedNames
@@ -251,23 +267,11 @@ public struct DesktopQuickAction: Hashable, Sendable {
         self.command = command
     }
 
-    public static func == (left: Self, right: Self) -> Bool {
-        left.identifier == right.identifier && left.name == right.name && left.icon == right.icon
-            && left.command == right.command && left.localizedNames.map(\.locale) == right.localizedNames.map(\.locale)
-            && left.localizedNames.map(\.name) == right.localizedNames.map(\.name)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(identifier)
-        hasher.combine(name)
-        hasher.combine(command)
-    }
-
     /// The group's lines, every value escaped.
     public var lines: [String] {
         var lines = ["[Desktop Action \(identifier)]", "Name=\(DesktopEntryEscaping.value(name))"]
-        for (locale, localized) in localizedNames {
-            lines.append("Name[\(locale)]=\(DesktopEntryEscaping.value(localized))")
+        for localized in localizedNames {
+            lines.append("Name[\(localized.locale)]=\(DesktopEntryEscaping.value(localized.name))")
         }
         if let icon { lines.append("Icon=\(DesktopEntryEscaping.value(icon))") }
         lines.append("Exec=\(DesktopEntryEscaping.exec(command))")
@@ -280,6 +284,10 @@ public enum DesktopEntryExport {
     /// The key that marks a file qactd wrote, so it never overwrites one it did not.
     public static let generatedMarkKey = "X-Qactd-Generated"
     public static let sourceKey = "X-Qactd-Source"
+    /// The socket of the daemon that wrote the file, so a daemon finds its own leftovers.
+    public static let socketKey = "X-Qactd-Socket"
+    /// Records that the app's own entry said `DBusActivatable=true`, which the copy turns off.
+    public static let dbusActivatableKey = "X-Qactd-Source-DBusActivatable"
 
     /// Whether a per-user file is one qactd wrote (and may replace or remove).
     public static func isGenerated(_ document: DesktopEntryDocument) -> Bool {
@@ -289,7 +297,7 @@ public enum DesktopEntryExport {
     /// The app's entry, every line kept, with `Actions=` extended by the quick actions (after
     /// the app's own), the mark and the source path added to `[Desktop Entry]`, and one group
     /// per quick action at the end, in the order given.
-    public static func compose(source: DesktopEntryDocument, sourcePath: String, actions: [DesktopQuickAction]) -> String {
+    public static func compose(source: DesktopEntryDocument, sourcePath: String, socketPath: String, actions: [DesktopQuickAction]) -> String {
         let ownActions = source.actionIdentifiers
         let actionsValue = (ownActions + actions.map(\.identifier)).map { $0 + ";" }.joined()
         var output: [String] = []
@@ -301,6 +309,7 @@ public enum DesktopEntryExport {
             if !actionsValue.isEmpty { output.append("Actions=\(actionsValue)") }
             output.append("\(generatedMarkKey)=true")
             output.append("\(sourceKey)=\(DesktopEntryEscaping.value(sourcePath))")
+            output.append("\(socketKey)=\(DesktopEntryEscaping.value(socketPath))")
         }
         // Where [Desktop Entry]'s last key is, so the new keys go right after it, before the
         // blank lines and comments that lead into the next group.
@@ -319,8 +328,14 @@ public enum DesktopEntryExport {
             case .groupHeader(let name, _):
                 inDesktopEntry = name == "Desktop Entry"
                 output.append(line.text)
-            case .entry(let key, _, _) where inDesktopEntry && (key == "Actions" || key == generatedMarkKey || key == sourceKey):
+            case .entry(let key, _, _) where inDesktopEntry && ["Actions", generatedMarkKey, sourceKey, socketKey, dbusActivatableKey].contains(key):
                 break  // rewritten once below, so the list is not given twice
+            case .entry("DBusActivatable", let value, _) where inDesktopEntry && value == "true" && !actions.isEmpty:
+                // A D-Bus activatable app gets its actions as ActivateAction calls, which it cannot
+                // answer for ours: launchers must run the actions' Exec instead, and the app's Exec
+                // still starts it (a D-Bus app stays single-instance either way).
+                output.append("DBusActivatable=false")
+                output.append("\(dbusActivatableKey)=true")
             default:
                 output.append(line.text)
             }

@@ -44,7 +44,15 @@ struct DesktopEntryExporter: Sendable {
 
     mutating func publish(_ publication: LauncherPublication, logger: Logger) {
         guard publication != lastPublication else { return }
+        // At start-up and after a reload: files this daemon wrote under another ID, or when
+        // DesktopFile= was set before the daemon stopped, go.
+        let isFirstSinceStartOrReload = lastPublication == nil
         lastPublication = publication
+        if isFirstSinceStartOrReload {
+            removeLeftovers(
+                keeping: publication.configuration.launcherDesktopFileID.flatMap { identifier in dataHome.map { $0 + "/applications/" + identifier } },
+                socketPath: publication.socketPath, logger: logger)
+        }
         let configuration = publication.configuration
         guard let identifier = configuration.launcherDesktopFileID, let dataHome else {
             if let exportedPath { remove(exportedPath, logger: logger) }
@@ -61,7 +69,7 @@ struct DesktopEntryExporter: Sendable {
             let source = try findSource(configuration.launcherDesktopFile, identifier: identifier, target: target)
             newStatus.source = source.path
             let text = DesktopEntryExport.compose(
-                source: source.document, sourcePath: source.path, actions: actions(for: publication, in: source.document))
+                source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
             newStatus.written = try writeIfChanged(Array(text.utf8), to: target, logger: logger)
             exportedPath = target
         } catch {
@@ -82,23 +90,31 @@ struct DesktopEntryExporter: Sendable {
     /// favorites unless `DynamicItems=quicklist`, in `List` order.
     func actions(for publication: LauncherPublication, in source: DesktopEntryDocument) -> [DesktopQuickAction] {
         let includeDynamic = publication.configuration.launcherDynamicItems == .desktopEntry
-        var taken = Set(source.actionIdentifiers + source.groupNames.map { $0.hasPrefix("Desktop Action ") ? String($0.dropFirst(15)) : $0 })
+        // The app's own action identifiers, listed or only given a group, are never reused.
+        let actionGroupPrefix = "Desktop Action "
+        var taken = Set(source.actionIdentifiers + source.groupNames.compactMap {
+            $0.hasPrefix(actionGroupPrefix) ? String($0.dropFirst(actionGroupPrefix.count)) : nil
+        })
         let appIcon = source.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue)
         let languages = publication.localization.tables.keys.sorted()
         var actions: [DesktopQuickAction] = []
         for (row, untranslated) in zip(publication.displayed.items, publication.untranslated.items) {
             guard row.source == .static || includeDynamic else { continue }
             let item = row.item
+            // A control character other than a newline, tab or return has no escape in a desktop
+            // entry, so such an item could not be named exactly in its command: it is left out.
+            guard ([item.type] + [item.contactIdentifier].compactMap { $0 }).allSatisfy(DesktopEntryEscaping.isRepresentable) else { continue }
             let identifier = DesktopActionIdentifier.unique(
                 DesktopActionIdentifier.make(type: item.type, contactIdentifier: item.contactIdentifier), avoiding: taken)
             taken.insert(identifier)
-            var localizedNames: [(locale: String, name: String)] = []
+            var localizedNames: [DesktopQuickAction.LocalizedName] = []
             if row.source == .static {
                 var seenLocales: Set<String> = []
                 for language in languages {
                     guard let locale = DesktopEntryLocale.locale(forLanguage: language), seenLocales.insert(locale).inserted else { continue }
-                    localizedNames.append((locale, publication.localization.string(
-                        for: untranslated.item.title, preference: LanguagePreference(languages: [language]))))
+                    localizedNames.append(DesktopQuickAction.LocalizedName(
+                        locale: locale,
+                        name: publication.localization.string(for: untranslated.item.title, preference: LanguagePreference(languages: [language]))))
                 }
             }
             actions.append(DesktopQuickAction(
@@ -174,14 +190,18 @@ struct DesktopEntryExporter: Sendable {
     /// is left alone. Returns when the file on disk got these bytes.
     private func writeIfChanged(_ bytes: [UInt8], to target: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
         do {
-            if let existing = try FileIO.readFileIfPresent(target) {
+            let existing = try FileIO.readFileIfPresent(target)
+            if let existing {
                 let document = String(validating: existing, as: UTF8.self).flatMap { try? DesktopEntryDocument(parsing: $0) }
                 guard let document, DesktopEntryExport.isGenerated(document) else { throw DesktopEntryExportProblem.foreignFile(target, isSource: false) }
                 if existing == bytes { return modificationDate(target) ?? Date() }
             }
             let folder = String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)])
             try makeDirectories(folder, mode: 0o755)
-            try FileIO.replaceAtomically(target, with: bytes, mode: 0o644)
+            // Where there was no file, a file someone else writes meanwhile is not replaced either.
+            try FileIO.replaceAtomically(target, with: bytes, mode: 0o644, replacing: existing != nil)
+        } catch let error as SystemCallError where error.errno == EEXIST {
+            throw .foreignFile(target, isSource: false)
         } catch let error as DesktopEntryExportProblem {
             throw error
         } catch let error as SystemCallError {
@@ -197,6 +217,21 @@ struct DesktopEntryExporter: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
+    }
+
+    /// The files in `$XDG_DATA_HOME/applications` that a daemon on this socket wrote, except `keeping`.
+    private mutating func removeLeftovers(keeping: String?, socketPath: String, logger: Logger) {
+        guard let dataHome else { return }
+        let folder = dataHome + "/applications"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names.sorted() where name.hasSuffix(DesktopFileID.suffix) {
+            let path = folder + "/" + name
+            guard path != keeping, let document = try? read(path), DesktopEntryExport.isGenerated(document),
+                  document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
+            else { continue }
+            remove(path, logger: logger)
+            if exportedPath == path { exportedPath = nil }
+        }
     }
 
     /// Removes a file this daemon wrote; one it did not write (or no longer wrote) stays.

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 import SystemCalls
 
@@ -38,7 +39,8 @@ enum FileIO {
 
     /// Replaces `path` whole: a temporary file in the same folder (`O_EXCL`), written and
     /// synced, then renamed over it, so a reader sees the old file or the new one, never a part.
-    static func replaceAtomically(_ path: String, with bytes: [UInt8], mode: mode_t) throws(SystemCallError) {
+    /// With `replacing: false` the rename fails with `EEXIST` if a file appeared at `path` meanwhile.
+    static func replaceAtomically(_ path: String, with bytes: [UInt8], mode: mode_t, replacing: Bool = true) throws(SystemCallError) {
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
         let temporaryPath = String(path[..<slash]) + ".\(path[slash...]).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
         let descriptor = try retryingSystemCall("open", path: temporaryPath) {
@@ -50,7 +52,9 @@ enum FileIO {
             // close(2) must not be retried on EINTR on Linux: the descriptor is gone either way.
             let closeResult = close(descriptor)
             if closeResult != 0 { throw SystemCallError(call: "close", path: temporaryPath, errno: errno) }
-            try retryingSystemCall("rename", path: temporaryPath) { rename(temporaryPath, path) }
+            try retryingSystemCall("rename", path: temporaryPath) {
+                replacing ? rename(temporaryPath, path) : CLinux_renameNoReplace(temporaryPath, path)
+            }
         } catch {
             close(descriptor)
             unlink(temporaryPath)

@@ -182,7 +182,7 @@ struct ValidateCommand: ParsableCommand {
         var warnings: [String] = []
         for (index, setting) in decoded.unexpandedBuildSettings {
             let why = StaticItemsFile.bundleIdentifierSettings.contains(setting)
-                ? "qactd expands it only when [Shortcuts] BundleIdentifier= is set"
+                ? "qactd expands it only when [Shortcuts] BundleIdentifier= or [Launcher] DesktopFile= is set"
                 : "qactd never expands it"
             warnings.append("item \(index + 1): the type \"\(decoded.items[index].type)\" holds \(setting); \(why).")
         }

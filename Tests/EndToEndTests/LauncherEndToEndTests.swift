@@ -38,13 +38,26 @@ final class LauncherEndToEndTests: XCTestCase {
         throw XCTSkip("\(Self.python) cannot import gi's Gio (apt-get install python3-gi gir1.2-glib-2.0)")
     }
 
-    /// Runs the GLib client with an environment that names no socket: the exported command
-    /// must reach the daemon through the socket it names itself.
+    /// A private session bus for the GLib client: with one, GLib sends a D-Bus activatable app
+    /// its actions over D-Bus instead of running their Exec, as on a desktop.
+    static let sessionBus = "/usr/bin/dbus-run-session"
+
+    private func requireSessionBus() throws {
+        guard !FileManager.default.isExecutableFile(atPath: Self.sessionBus) else { return }
+        if ProcessInfo.processInfo.environment["CI"] == "true" {
+            XCTFail("\(Self.sessionBus) is missing (apt-get install dbus-daemon)")
+        }
+        throw XCTSkip("\(Self.sessionBus) is missing (apt-get install dbus-daemon)")
+    }
+
+    /// Runs the GLib client on a session bus of its own, with an environment that names no
+    /// socket: the exported command must reach the daemon through the socket it names itself.
     private func glib(_ fixture: DaemonFixture, _ arguments: [String]) throws -> (actions: [String], names: [String]) {
         var environment = fixture.environment
         environment["QACTD_SOCKET"] = nil
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
         environment["XDG_RUNTIME_DIR"] = fixture.root.appendingPathComponent("elsewhere").path
-        let result = DaemonFixture.run(Self.python, ["-c", Self.glibClient] + arguments, environment: environment)
+        let result = DaemonFixture.run(Self.sessionBus, ["--", Self.python, "-c", Self.glibClient] + arguments, environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
         // The launched qactl shares the client's stdout and may print after the first line.
         let firstLine = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
@@ -54,6 +67,7 @@ final class LauncherEndToEndTests: XCTestCase {
 
     func testGDesktopAppInfoListsTheQuickActionsAndLaunchingOneTriggersItColdAndWarm() throws {
         try requireGLib()
+        try requireSessionBus()
         let fixture = try DaemonFixture()
         let launched = fixture.root.appendingPathComponent("launched")
         try fixture.writeConfiguration("""
@@ -72,7 +86,9 @@ final class LauncherEndToEndTests: XCTestCase {
         try fixture.write(contact: "work/eve.json", String(decoding: hostile, as: UTF8.self))
         let systemApplications = fixture.root.appendingPathComponent("share/applications")
         try FileManager.default.createDirectory(at: systemApplications, withIntermediateDirectories: true)
-        try "[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\n"
+        // D-Bus activatable, as GNOME's own apps are: on a session bus GLib would send the actions
+        // to the app over D-Bus (nobody answers here), which the copy turns off so their Exec runs.
+        try "[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\nDBusActivatable=true\n"
             .write(to: systemApplications.appendingPathComponent("io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
         fixture.daemonEnvironment = [
             "XDG_DATA_HOME": fixture.root.appendingPathComponent("data").path,

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import QuickActions
 import QuickActionsProtocol
+import SystemCalls
 import TestSupport
 import XCTest
 
@@ -132,6 +133,19 @@ final class DesktopEntryExportTests: XCTestCase {
         try assertValid(exported)
     }
 
+    func testAnIdentifierTheAppUsesItselfIsNotReused() async throws {
+        let source = Self.sourceEntry.replacingOccurrences(of: "Actions=new-window;", with: "Actions=new-window;qactd-SearchAction;")
+            + "\n[Desktop Action qactd-SearchAction]\nName=The app's own\nExec=contacts --search\n"
+        try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
+        await core.publishToLaunchers()
+        let document = try exportedDocument()
+        XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-SearchAction-2"])
+        XCTAssertEqual(document.value(of: "Exec", in: "Desktop Action qactd-SearchAction"), "contacts --search", "the app's own action is kept")
+        XCTAssertEqual(document.value(of: "Name", in: "Desktop Action qactd-SearchAction-2"), "SEARCH_TITLE")
+        try assertValid(exported)
+    }
+
     func testQuicklistModeExportsOnlyStaticItems() async throws {
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\nDynamicItems=quicklist\n", staticItems: [search]))
         await core.applyWatcherUpdate(favorites(["Ann"]))
@@ -184,6 +198,24 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertNil(exportAfterReload)
     }
 
+    /// DesktopFile= emptied (or changed) while the daemon was stopped: the next daemon on the
+    /// same socket removes what the previous one wrote, and nothing another daemon wrote.
+    func testADaemonStartedWithoutDesktopFileRemovesItsPredecessorsExportOnly() async throws {
+        let (first, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
+        await first.publishToLaunchers()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
+        let otherDaemons = dataHome + "/applications/org.example.Other.desktop"
+        try String(contentsOfFile: exported, encoding: .utf8)
+            .replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
+            .write(toFile: otherDaemons, atomically: true, encoding: .utf8)
+
+        let (next, _) = makeCore(try settings("", staticItems: [search]))
+        await next.publishToLaunchers()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: exported), "the previous run's export is removed")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons), "another daemon's export stays")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: sourcePath))
+    }
+
     func testLookupFollowsTheDataFoldersAndSubfolders() async throws {
         // kde-org.example.Contacts.desktop lives in applications/kde/ of the system folder.
         try FileManager.default.createDirectory(atPath: systemData + "/applications/kde", withIntermediateDirectories: true)
@@ -223,9 +255,11 @@ final class DesktopEntryExportTests: XCTestCase {
             "\"Quoted\" 'single' `tick` $HOME", "semi;colon=equals", "back\\slash\\\\s\\n", "  spaced  ", "Émilie 👩‍💻 李雷",
         ]
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=20\n", staticItems: [search]))
-        let changes = hostile.enumerated().map { number, name -> ContactIndexChange in
+        var changes = hostile.enumerated().map { number, name -> ContactIndexChange in
             .file(path: folder + "/contacts/\(number).vcf", result: .success([Contact(identifier: name + "-id", name: name, favorite: true)]))
         }
+        // An identifier with a control character no escape can carry: listed, but not exported.
+        changes.append(.file(path: folder + "/contacts/bell.vcf", result: .success([Contact(identifier: "zz-bell\u{7}", name: "Zz Bell", favorite: true)])))
         await core.applyWatcherUpdate(ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching")))
         _ = await core.resignActive(appVersion: "1.0")
         let document = try exportedDocument()
@@ -234,7 +268,9 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertEqual(document.value(of: "Exec"), "contacts %U")
         XCTAssertEqual(document.actionIdentifiers.count, 1 + 1 + hostile.count)
         let listing = try await core.listing(all: false)
-        for (row, identifier) in zip(listing.items.dropFirst(), document.actionIdentifiers.dropFirst(2)) {
+        XCTAssertEqual(listing.items.count, 1 + hostile.count + 1, "List shows the bell contact")
+        XCTAssertFalse(document.actionIdentifiers.contains { $0.contains("bell") }, "the bell contact is not exported")
+        for (row, identifier) in zip(listing.items.dropFirst().filter { $0.item.contactIdentifier != "zz-bell\u{7}" }, document.actionIdentifiers.dropFirst(2)) {
             let group = "Desktop Action \(identifier)"
             XCTAssertEqual(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Name", in: group))), row.item.title)
             let exec = DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec", in: group)))
@@ -244,6 +280,19 @@ final class DesktopEntryExportTests: XCTestCase {
                 "exactly five arguments for \(row.item.title.debugDescription)")
         }
         try assertValid(exported)
+    }
+
+    /// Where no file was, a file that appears before the rename is not replaced (RENAME_NOREPLACE).
+    func testAReplacementMeantForNoFileRefusesOneThatAppeared() throws {
+        let path = folder + "/appeared.desktop"
+        try "someone else's\n".write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try FileIO.replaceAtomically(path, with: Array("ours\n".utf8), mode: 0o644, replacing: false)) { error in
+            XCTAssertEqual((error as? SystemCallError)?.errno, EEXIST)
+        }
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "someone else's\n")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp-") }, [], "no temporary file left")
+        try FileIO.replaceAtomically(path, with: Array("ours\n".utf8), mode: 0o644)
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "ours\n")
     }
 
     /// `make demo` ships this entry; it and its export must pass the validator too.

@@ -78,10 +78,10 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertEqual(source.actionIdentifiers, ["new-window"])
         XCTAssertEqual(source.value(of: "Icon"), "org.example.Contacts")
         let actions = [
-            DesktopQuickAction(identifier: "qactd-Search", name: "Search", localizedNames: [("fr", "Chercher")], icon: "system-search", command: ["/usr/bin/qactl", "trigger", "--type=Search"]),
+            DesktopQuickAction(identifier: "qactd-Search", name: "Search", localizedNames: [DesktopQuickAction.LocalizedName(locale: "fr", name: "Chercher")], icon: "system-search", command: ["/usr/bin/qactl", "trigger", "--type=Search"]),
             DesktopQuickAction(identifier: "qactd-FavoriteAction-ann", name: Self.hostileNames[0], icon: nil, command: ["/usr/bin/qactl", "trigger", "--contact=\(Self.hostileNames[1])"]),
         ]
-        let text = DesktopEntryExport.compose(source: source, sourcePath: "/usr/share/applications/org.example.Contacts.desktop", actions: actions)
+        let text = DesktopEntryExport.compose(source: source, sourcePath: "/usr/share/applications/org.example.Contacts.desktop", socketPath: "/run/q.sock", actions: actions)
         let composed = try DesktopEntryDocument(parsing: text)
         for line in Self.appEntry.split(separator: "\n", omittingEmptySubsequences: true) where !line.hasPrefix("Actions=") {
             XCTAssertTrue(text.contains(line), "kept: \(line)")
@@ -104,15 +104,29 @@ final class DesktopEntryTests: XCTestCase {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let mark = try XCTUnwrap(lines.firstIndex(of: "X-Qactd-Generated=true"))
         XCTAssertEqual(lines[mark - 2], "X-Vendor-Key=kept as it is")
+        XCTAssertEqual(lines[mark + 2], "X-Qactd-Socket=/run/q.sock")
+        XCTAssertEqual(lines[mark + 3], "", "the blank line before the next group stays")
     }
 
     func testAnEntryWithoutActionsGetsTheKeyAndAComposedCopyIsNotExtendedTwice() throws {
         let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\nExec=app\n")
         let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
-        let text = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", actions: [action])
-        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=app\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
-        let none = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", actions: [])
+        let text = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action])
+        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=app\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\nX-Qactd-Socket=/run/q.sock\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
+        let none = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [])
         XCTAssertFalse(none.contains("Actions="), "no empty Actions= key")
+    }
+
+    /// GLib sends a D-Bus activatable app its actions over D-Bus (ActivateAction), which it
+    /// cannot answer for qactd's: the copy turns that off so launchers run the actions' Exec.
+    func testADBusActivatableEntryIsTurnedIntoAnExecOne() throws {
+        let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\nExec=app\nDBusActivatable=true\n")
+        let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
+        let composed = try DesktopEntryDocument(parsing: DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action]))
+        XCTAssertEqual(composed.value(of: "DBusActivatable"), "false")
+        XCTAssertEqual(composed.value(of: "X-Qactd-Source-DBusActivatable"), "true")
+        let unchanged = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [])
+        XCTAssertTrue(unchanged.contains("DBusActivatable=true\n"), "without quick actions nothing needs turning off")
     }
 
     func testParsingRefusesWhatIsNoDesktopEntry() {

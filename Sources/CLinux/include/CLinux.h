@@ -15,4 +15,8 @@ extern const int CLinux_SO_PEERCRED;
 /// pthread_setname_np(3) for the calling thread (also behind _GNU_SOURCE); 0 or an errno.
 int CLinux_setCurrentThreadName(const char *name);
 
+/// renameat2(2) with RENAME_NOREPLACE (also behind _GNU_SOURCE): renames only if `to` does not
+/// exist, atomically; 0, or -1 with errno (EEXIST when it does).
+int CLinux_renameNoReplace(const char *from, const char *to);
+
 #endif
