@@ -11,7 +11,7 @@ final class PlankEndToEndTests: XCTestCase {
     private func runDock(mode: String, choose title: String) throws -> [String: Any] {
         let result = DaemonFixture.run(
             "/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path, "--mode", mode, "--choose", title])
-        if result.status == 77 { throw XCTSkip("plank-dock.py: \(result.stdout) (run scripts/install-deps --test)") }
+        if result.status == 77 { try QuicklistEndToEndTests.missing("plank-dock.py: \(result.stdout)") }
         let report = try XCTUnwrap(
             (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
         XCTAssertEqual(result.status, 0, "\(report)")
