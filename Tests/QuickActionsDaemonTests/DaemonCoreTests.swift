@@ -48,6 +48,24 @@ final class DaemonCoreTests: XCTestCase {
         return stat(folder + "/state/state.json", &info) == 0 ? info.st_ino : nil
     }
 
+    func testAQuicklistClickTakesTheTriggerPathAndAGoneItemChangesNothing() async throws {
+        let core = makeCore(try settings(""))
+        await core.applyWatcherUpdate(update([favorite(1), favorite(2)]))
+        _ = await core.resignActive(appVersion: "1.0")
+
+        await core.triggerFromLauncher(.type("FavoriteAction", contactIdentifier: "fav-2"))
+        let status = await core.status()
+        XCTAssertEqual(status.pendingLaunchItem?.contactIdentifier, "fav-2", "no app connected: the item waits for its launch")
+        XCTAssertEqual(status.usage, ["FavoriteAction/fav-2": 1])
+
+        // A row clicked just before its contact went away: logged, nothing triggered or counted.
+        await core.applyWatcherUpdate(update([.removed(path: folder + "/contacts/1.vcf")]))
+        await core.triggerFromLauncher(.type("FavoriteAction", contactIdentifier: "fav-1"))
+        let after = await core.status()
+        XCTAssertEqual(after.pendingLaunchItem?.contactIdentifier, "fav-2")
+        XCTAssertEqual(after.usage, ["FavoriteAction/fav-2": 1])
+    }
+
     func testAnUnchangedRecomputeWritesNothing() async throws {
         let core = makeCore(try settings(""))
         await core.applyWatcherUpdate(update([favorite(1), favorite(2)]))

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import QuickActions
 @testable import QuickActionsDaemon
 import XCTest
 
@@ -62,5 +64,40 @@ final class QuicklistMenuTests: XCTestCase {
         XCTAssertEqual(try QuicklistExporter.sessionBusAddress(environment: ["XDG_RUNTIME_DIR": runtime.path]).get(), "unix:path=\(runtime.path)/bus")
         guard case .failure(let none) = QuicklistExporter.sessionBusAddress(environment: [:]) else { return XCTFail("an address from nothing") }
         XCTAssertTrue(none.description.hasPrefix("no session bus"), none.description)
+    }
+
+    private func publication(_ launcher: String, displayed rows: [ListedShortcut]) throws -> LauncherPublication {
+        let configuration = try ConfigurationLoader.parse(
+            text: "[Launcher]\n" + launcher, file: "/tmp/qactd.conf", environment: ["HOME": "/tmp", "XDG_RUNTIME_DIR": "/tmp"],
+            userID: getuid()
+        ).configuration
+        let listing = QuickActionsListing(generation: 1, launched: true, items: rows)
+        return LauncherPublication(
+            displayed: listing, untranslated: listing, localization: Localization(), configuration: configuration, socketPath: "/tmp/q.sock")
+    }
+
+    func testTheQuicklistHoldsTheDisplayedFavoritesOnlyAndSaysWhyItIsOff() throws {
+        let search = ShortcutItem(type: "Search", title: "Search", icon: .system(.search))
+        let ada = ShortcutItem(type: "FavoriteAction", title: "Ada", icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("ada")])
+        let grace = ShortcutItem(type: "FavoriteAction", title: "Grace", userInfo: ["contactIdentifier": .string("grace")])
+        let rows = [
+            ListedShortcut(item: search, source: .static, displayed: true, position: 1),
+            ListedShortcut(item: ada, source: .dynamic, displayed: true, position: 2),
+            ListedShortcut(item: grace, source: .dynamic, displayed: false, position: 3),
+        ]
+        let wanted = QuicklistExporter.wanted(for: try publication("DesktopFile=org.example.Contacts.desktop\nDynamicItems=quicklist\n", displayed: rows))
+        XCTAssertEqual(wanted, .on(QuicklistContent(
+            applicationURI: "application://org.example.Contacts.desktop",
+            entries: [QuicklistEntry(label: "Ada", iconName: "starred", type: "FavoriteAction", contactIdentifier: "ada")])),
+            "static items go to the desktop entry; a favorite beyond the display limit nowhere")
+
+        let byPath = QuicklistExporter.wanted(for: try publication("DesktopFile=/opt/app/org.example.Contacts.desktop\nDynamicItems=quicklist\n", displayed: rows))
+        guard case .on(let content) = byPath else { return XCTFail("\(byPath)") }
+        XCTAssertEqual(content.applicationURI, "application://org.example.Contacts.desktop", "docks match the file's name")
+
+        XCTAssertEqual(QuicklistExporter.wanted(for: try publication("DesktopFile=org.example.Contacts.desktop\n", displayed: rows)),
+                       .off(reason: "DynamicItems=desktop-entry: the favorites are in the desktop entry"))
+        XCTAssertEqual(QuicklistExporter.wanted(for: try publication("DynamicItems=quicklist\n", displayed: rows)),
+                       .off(reason: "DesktopFile= is empty"))
     }
 }
