@@ -232,13 +232,38 @@ final class QuicklistEndToEndTests: XCTestCase {
         XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("no session bus"), fixture.qactl(["status"]).stdout)
     }
 
-    func testTheDesktopEntryModeServesNoQuicklist() throws {
+    func testAReloadTurnsTheQuicklistOnAndOffAndOffLeavesTheBus() throws {
         let fixture = try makeFixture(bus: nil, dynamicItems: "desktop-entry")
         let bus = try PrivateSessionBus(in: fixture.root)
         fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         try fixture.start()
-        let status = quicklist(fixture)
-        XCTAssertEqual(status["state"] as? String, "off")
-        XCTAssertTrue((status["message"] as? String ?? "").contains("DynamicItems=desktop-entry"), "\(status)")
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        XCTAssertEqual(quicklist(fixture)["state"] as? String, "off")
+        XCTAssertTrue((quicklist(fixture)["message"] as? String ?? "").contains("DynamicItems=desktop-entry"), "\(quicklist(fixture))")
+
+        try fixture.writeConfiguration("[Launcher]\nDesktopFile=\(Self.desktopFileID)\nDynamicItems=quicklist\n")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        let busName = waitUntilServed(fixture)
+        XCTAssertEqual(quicklist(fixture)["items"] as? Int, 2)
+        XCTAssertTrue(hasOwner(busName, on: bus))
+
+        try fixture.writeConfiguration("[Launcher]\nDesktopFile=\(Self.desktopFileID)\nDynamicItems=desktop-entry\n")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertTrue(waitUntil(timeout: 10) { self.quicklist(fixture)["state"] as? String == "off" }, "\(quicklist(fixture))")
+        XCTAssertTrue(waitUntil(timeout: 10) { !self.hasOwner(busName, on: bus) }, "the daemon left the bus, so docks drop the menu")
+    }
+
+    /// Whether `name` is on the bus (org.freedesktop.DBus.NameHasOwner, asked through GLib).
+    private func hasOwner(_ name: String, on bus: PrivateSessionBus) -> Bool {
+        let script = """
+            import sys
+            from gi.repository import Gio, GLib
+            connection = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+            reply = connection.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                                         GLib.Variant("(s)", (sys.argv[1],)), None, Gio.DBusCallFlags.NONE, -1, None)
+            print(reply.unpack()[0])
+            """
+        let result = runCommand(["/usr/bin/python3", "-c", script, name], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines) == "True"
     }
 }
