@@ -77,20 +77,47 @@ final class QuicklistBusSession {
         return Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
     }
 
-    /// Shows `content`: a changed menu is announced with `LayoutUpdated` (for clients that hold
-    /// the old layout) and `LauncherEntry.Update` (for docks); the first content is announced too.
+    /// Shows `content`: clients holding the old menu are told what changed (`LayoutUpdated`, or
+    /// `ItemsPropertiesUpdated` when only titles or icons did), and docks get
+    /// `LauncherEntry.Update`; the first content is announced too.
     func show(_ content: QuicklistContent) throws(SdBusError) {
-        let menuChanged = menu.replace(with: content.entries)
+        let change = menu.replace(with: content.entries)
         let first = self.content == nil
         let uriChanged = self.content?.applicationURI != content.applicationURI
         self.content = content
-        if menuChanged && !first {
+        switch change {
+        case .layout? where !first:
             try emitSignal(path: QuicklistExporter.menuPath, interface: Self.dbusmenuInterface, member: "LayoutUpdated") { writer throws(SdBusError) in
                 try writer.append(menu.revision)
                 try writer.append(QuicklistMenu.rootID)
             }
+            logger.debug("Quicklist: LayoutUpdated, revision \(menu.revision).")
+        case .properties(let updated, let removed)? where !first:
+            try emitSignal(path: QuicklistExporter.menuPath, interface: Self.dbusmenuInterface, member: "ItemsPropertiesUpdated") { writer throws(SdBusError) in
+                try writer.container(DBusType.array, "(ia{sv})") { () throws(SdBusError) in
+                    for id in updated {
+                        try writer.container(DBusType.structure, "ia{sv}") { () throws(SdBusError) in
+                            try writer.append(id)
+                            try writer.append(dictionary: menu.properties(of: id) ?? [])
+                        }
+                    }
+                }
+                try writer.container(DBusType.array, "(ias)") { () throws(SdBusError) in
+                    for (id, names) in removed.sorted(by: { $0.key < $1.key }) {
+                        try writer.container(DBusType.structure, "ias") { () throws(SdBusError) in
+                            try writer.append(id)
+                            try writer.container(DBusType.array, "s") { () throws(SdBusError) in
+                                for name in names { try writer.append(name) }
+                            }
+                        }
+                    }
+                }
+            }
+            logger.debug("Quicklist: ItemsPropertiesUpdated for \(updated.count) item\(updated.count == 1 ? "" : "s"), revision \(menu.revision).")
+        default:
+            break
         }
-        if first || menuChanged || uriChanged { try announce() }
+        if first || change != nil || uriChanged { try announce() }
     }
 
     /// `com.canonical.Unity.LauncherEntry.Update(app_uri, {"quicklist": <menu path>})`. The path

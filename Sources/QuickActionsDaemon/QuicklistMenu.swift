@@ -21,19 +21,29 @@ struct QuicklistContent: Sendable, Equatable {
 }
 
 /// The `com.canonical.dbusmenu` tree of the quicklist: the root (id 0) and one level of items
-/// under it. An item keeps its id across changes (new items get new ids, never a reused one),
-/// and `revision` goes up with every change, as `LayoutUpdated` announces.
+/// under it. An item keeps its id across changes (new items get new ids, not an old one's),
+/// and `revision` goes up with every change.
 struct QuicklistMenu {
     static let rootID: Int32 = 0
+
+    /// What a replacement changed, as clients are told: other items or another order is a new
+    /// layout (`LayoutUpdated`); the same items with a new title or icon are new properties
+    /// (`ItemsPropertiesUpdated`, with the properties an item no longer has).
+    enum Change: Equatable {
+        case layout
+        case properties(updated: [Int32], removed: [Int32: [String]])
+    }
 
     private(set) var revision: UInt32 = 0
     private(set) var items: [(id: Int32, entry: QuicklistEntry)] = []
     private var assignedIDs: [TriggerTarget: Int32] = [:]
     private var lastID: Int32 = 0
 
-    /// Replaces the items; returns false (and keeps the revision) when nothing changed.
-    mutating func replace(with entries: [QuicklistEntry]) -> Bool {
-        guard entries != items.map(\.entry) else { return false }
+    /// Replaces the items; nil (and the same revision) when nothing changed.
+    mutating func replace(with entries: [QuicklistEntry]) -> Change? {
+        guard entries != items.map(\.entry) else { return nil }
+        let before = items
+        let keysBefore = Dictionary(uniqueKeysWithValues: before.map { ($0.id, propertyKeys(of: $0.id)) })
         var ids: [TriggerTarget: Int32] = [:]
         items = entries.map { entry in
             let id = assignedIDs[entry.target] ?? nextID()
@@ -42,7 +52,19 @@ struct QuicklistMenu {
         }
         assignedIDs = ids
         revision &+= 1
-        return true
+        guard items.map(\.id) == before.map(\.id) else { return .layout }
+        var updated: [Int32] = []
+        var removed: [Int32: [String]] = [:]
+        for (old, new) in zip(before, items) where old.entry != new.entry {
+            updated.append(new.id)
+            let gone = (keysBefore[new.id] ?? []).filter { !propertyKeys(of: new.id).contains($0) }
+            if !gone.isEmpty { removed[new.id] = gone }
+        }
+        return .properties(updated: updated, removed: removed)
+    }
+
+    private func propertyKeys(of id: Int32) -> [String] {
+        properties(of: id)?.map(\.key) ?? []
     }
 
     func entry(id: Int32) -> QuicklistEntry? {

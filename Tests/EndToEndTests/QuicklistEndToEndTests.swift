@@ -137,8 +137,28 @@ final class QuicklistEndToEndTests: XCTestCase {
         XCTAssertFalse(changed.contains("Ada Lovelace"))
         XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == changed }, "menu: \(menu.output), expected \(changed)")
 
+        // The same favorite under a new name: the client hears of new properties (ItemsPropertiesUpdated).
+        let renamedLayouts = menu.jsonLines.count
+        try fixture.write(contact: "personal/arnold-schoenberg.vcf", """
+            BEGIN:VCARD
+            VERSION:3.0
+            FN:Arnold Schoenberg
+            X-FAVORITE:1
+            END:VCARD
+
+            """)
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            _ = fixture.qactl(["resign-active"])
+            return (try? self.displayedDynamicTitles(fixture))?.contains("Arnold Schoenberg") == true
+        }, fixture.log())
+        let renamed = try displayedDynamicTitles(fixture)
+        XCTAssertEqual(renamed.count, changed.count)
+        XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == renamed }, "menu: \(menu.output), expected \(renamed)")
+        XCTAssertGreaterThan(menu.jsonLines.count, renamedLayouts)
+        XCTAssertTrue(fixture.log().contains("ItemsPropertiesUpdated for 1 item"), "only the title changed: \(fixture.log())")
+
         // No app is connected: the click leaves the item for the app's launch, exactly as Trigger does.
-        let chosen = try XCTUnwrap(changed.last)
+        let chosen = try XCTUnwrap(renamed.last)
         menu.send("click \(chosen)")
         XCTAssertTrue(waitUntil(timeout: 10) { menu.jsonLines.contains { $0["clicked"] as? String == chosen } }, menu.output)
         XCTAssertTrue(menu.jsonLines.contains { $0["clicked"] as? String == chosen && $0["error"] is NSNull }, menu.output)
@@ -152,7 +172,7 @@ final class QuicklistEndToEndTests: XCTestCase {
         let app = try BackgroundProcess(
             DaemonFixture.qactl, ["app", "--json"], environment: fixture.environment, outputFile: fixture.root.appendingPathComponent("app.out"))
         XCTAssertTrue(waitUntil(timeout: 10) { app.jsonLines.first?["event"] as? String == "connected" }, app.output)
-        let first = try XCTUnwrap(changed.first)
+        let first = try XCTUnwrap(renamed.first)
         menu.send("click \(first)")
         XCTAssertTrue(waitUntil(timeout: 10) { app.jsonLines.contains { $0["event"] as? String == "action" } }, app.output)
         let action = try XCTUnwrap(app.jsonLines.first { $0["event"] as? String == "action" })

@@ -12,13 +12,13 @@ final class QuicklistMenuTests: XCTestCase {
 
     func testAnItemKeepsItsIdAcrossChangesAndANewItemGetsANewOne() {
         var menu = QuicklistMenu()
-        XCTAssertTrue(menu.replace(with: [entry("Ada"), entry("Grace")]))
+        XCTAssertEqual(menu.replace(with: [entry("Ada"), entry("Grace")]), .layout)
         XCTAssertEqual(menu.revision, 1)
         let ada = menu.items[0].id, grace = menu.items[1].id
         XCTAssertNotEqual(ada, grace)
         XCTAssertNotEqual(ada, QuicklistMenu.rootID)
 
-        XCTAssertTrue(menu.replace(with: [entry("Grace"), entry("Alan")]))
+        XCTAssertEqual(menu.replace(with: [entry("Grace"), entry("Alan")]), .layout)
         XCTAssertEqual(menu.revision, 2)
         XCTAssertEqual(menu.items[0].id, grace, "Grace keeps her id when she moves up")
         XCTAssertFalse([ada, grace].contains(menu.items[1].id), "Alan gets a fresh id, not Ada's")
@@ -29,16 +29,21 @@ final class QuicklistMenuTests: XCTestCase {
 
     func testTheSameItemsAgainChangeNothing() {
         var menu = QuicklistMenu()
-        XCTAssertTrue(menu.replace(with: [entry("Ada")]))
-        XCTAssertFalse(menu.replace(with: [entry("Ada")]))
+        XCTAssertEqual(menu.replace(with: [entry("Ada")]), .layout)
+        XCTAssertNil(menu.replace(with: [entry("Ada")]))
         XCTAssertEqual(menu.revision, 1)
-        XCTAssertTrue(menu.replace(with: [entry("Ada Lovelace", contact: "ada")]), "a new title is a change")
+        let id = menu.items[0].id
+        XCTAssertEqual(menu.replace(with: [entry("Ada Lovelace", contact: "ada")]), .properties(updated: [id], removed: [:]),
+                       "a new title for the same item is new properties, not a new layout")
         XCTAssertEqual(menu.revision, 2)
+        var iconless = entry("Ada Lovelace", contact: "ada")
+        iconless.iconName = nil
+        XCTAssertEqual(menu.replace(with: [iconless]), .properties(updated: [id], removed: [id: ["icon-name"]]))
     }
 
     func testPropertiesOfTheRootAndOfAnItemAndOnlyThoseAskedFor() throws {
         var menu = QuicklistMenu()
-        _ = menu.replace(with: [entry("Snake_case")])
+        XCTAssertNotNil(menu.replace(with: [entry("Snake_case")]))
         let id = menu.items[0].id
         XCTAssertEqual(menu.properties(of: QuicklistMenu.rootID)?.map(\.key), ["children-display"])
         let properties = try XCTUnwrap(menu.properties(of: id))

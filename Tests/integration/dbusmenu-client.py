@@ -3,7 +3,7 @@
 
   dbusmenu-client.py follow BUS_NAME OBJECT_PATH
       libdbusmenu's own client (Dbusmenu.Client, the library Plank and Dash to Dock use) on the
-      session bus: prints {"labels": [...]} each time the menu's items change. Reads commands on
+      session bus: prints {"labels": [...]} each time the menu's items or their labels change. Reads commands on
       stdin: "click LABEL" sends the item a "clicked" event, as a dock does, and prints
       {"clicked": LABEL, "error": null or text} once the daemon answered.
   dbusmenu-client.py updates
@@ -49,10 +49,20 @@ def follow(bus_name, path):
         return root.get_children() if root is not None else []
 
     def report(*_):
+        watch_items()
         labels = [item.property_get("label") for item in children()]
         if labels != last[0]:
             last[0] = labels
             emit({"labels": labels})
+
+    watched = set()
+
+    def watch_items():
+        # A new title for the same item comes as ItemsPropertiesUpdated: a property change.
+        for item in children():
+            if item.get_id() not in watched:
+                watched.add(item.get_id())
+                item.connect("property-changed", lambda *a: GLib.idle_add(report_once))
 
     def watch_root(*_):
         root = client.get_root()
