@@ -258,7 +258,9 @@ wait_for 5 "StatusText to show generation $saved_generation" \
 
 step "systemctl --user reload"
 sctl reload qactd.service || fail "systemctl --user reload qactd.service failed"
-service_running || fail "qactd.service is not running after a reload"
+# systemctl returns once ExecReload= (kill -HUP) has run; the daemon's RELOADING=1 may come
+# after that and hold "reloading" until its READY=1, so wait for it rather than look once.
+wait_for 10 "qactd.service to run after a reload" service_running
 [[ $(property qactd.service MainPID) == "$first_pid" ]] || fail "a reload replaced the daemon's process"
 wait_for 5 "RELOADING=1 with MONOTONIC_USEC= (for Type=notify-reload)" manager_got "$first_pid" "RELOADING=1, MONOTONIC_USEC="
 wait_for 5 "READY=1 again after the reload" ready_count_is "$first_pid" 2
