@@ -189,6 +189,43 @@ final class QuicklistEndToEndTests: XCTestCase {
         return pending
     }
 
+    /// The objects as the dbusmenu specification (libdbusmenu's dbus-menu.xml, version 3) and
+    /// libunity's LauncherEntry declare them, read back by GLib through Introspect.
+    func testTheMenuAndTheLauncherEntryHaveTheSpecifiedMethodsSignalsAndProperties() throws {
+        let fixture = try makeFixture(bus: nil)
+        let bus = try PrivateSessionBus(in: fixture.root)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try fixture.start()
+        let busName = waitUntilServed(fixture)
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let result = DaemonFixture.run(
+            "/usr/bin/python3", [Self.clientScript, "describe", busName, Self.menuPath, "/io/qactd/QuickActions/LauncherEntry"],
+            environment: environment)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let described = try XCTUnwrap((try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout)
+        let menu = try XCTUnwrap(described["dbusmenu"] as? [String: [String: String]])
+        XCTAssertEqual(menu["methods"], [
+            "GetLayout": "iias->u(ia{sv}av)", "GetGroupProperties": "aias->a(ia{sv})", "GetProperty": "is->v",
+            "Event": "isvu->", "EventGroup": "a(isvu)->ai", "AboutToShow": "i->b", "AboutToShowGroup": "ai->aiai",
+        ])
+        XCTAssertEqual(menu["signals"], [
+            "ItemsPropertiesUpdated": "a(ia{sv})a(ias)", "LayoutUpdated": "ui", "ItemActivationRequested": "iu",
+        ])
+        XCTAssertEqual(menu["properties"], ["Version": "u", "TextDirection": "s", "Status": "s", "IconThemePath": "as"])
+        let values = try XCTUnwrap(described["values"] as? [String: Any])
+        XCTAssertEqual(values["Version"] as? Int, 3)
+        XCTAssertEqual(values["TextDirection"] as? String, "ltr")
+        XCTAssertEqual(values["Status"] as? String, "normal")
+        XCTAssertEqual(values["IconThemePath"] as? [String], [])
+        let entry = try XCTUnwrap(described["launcherEntry"] as? [String: [String: String]])
+        XCTAssertEqual(entry["methods"], ["Query": "->sa{sv}"])
+        XCTAssertEqual(entry["signals"], ["Update": "sa{sv}"])
+        let query = try XCTUnwrap(described["query"] as? [String: Any])
+        XCTAssertEqual(query["uri"] as? String, "application://\(Self.desktopFileID)")
+        XCTAssertEqual((query["properties"] as? [String: Any])?["quicklist"] as? String, Self.menuPath)
+    }
+
     func testLauncherEntryUpdateIsEmittedAtStartOnEachChangeAndWhenADockAppears() throws {
         let fixture = try makeFixture(bus: nil)
         let bus = try PrivateSessionBus(in: fixture.root)

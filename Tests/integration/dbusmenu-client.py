@@ -11,6 +11,9 @@
       com.canonical.Unity.LauncherEntry.Update signal. Reads commands on stdin: "own-unity" takes
       the name com.canonical.Unity, as a dock starting does, and prints {"owned": NAME}.
 Both print {"ready": true} once listening, and exit when stdin closes.
+  dbusmenu-client.py describe BUS_NAME MENU_PATH ENTRY_PATH
+      Prints, read over D-Bus with GLib: the interfaces' methods, signals and properties from
+      Introspect, the menu's property values (Properties.GetAll) and LauncherEntry.Query's answer.
 """
 import json
 import sys
@@ -127,10 +130,33 @@ def updates():
     loop.run()
 
 
+def describe(bus_name, menu_path, entry_path):
+    connection = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+
+    def call(path, interface, method, arguments=None):
+        return connection.call_sync(bus_name, path, interface, method, arguments, None, Gio.DBusCallFlags.NONE, 5000, None)
+
+    def interface(path, name):
+        xml = call(path, "org.freedesktop.DBus.Introspectable", "Introspect").unpack()[0]
+        info = Gio.DBusNodeInfo.new_for_xml(xml).lookup_interface(name)
+        return {"methods": {m.name: "".join(a.signature for a in m.in_args) + "->" + "".join(a.signature for a in m.out_args)
+                            for m in info.methods},
+                "signals": {s.name: "".join(a.signature for a in s.args) for s in info.signals},
+                "properties": {p.name: p.signature for p in info.properties}}
+
+    properties = call(menu_path, "org.freedesktop.DBus.Properties", "GetAll", GLib.Variant("(s)", ("com.canonical.dbusmenu",)))
+    uri, entry = call(entry_path, "com.canonical.Unity.LauncherEntry", "Query").unpack()
+    emit({"dbusmenu": interface(menu_path, "com.canonical.dbusmenu"),
+          "launcherEntry": interface(entry_path, "com.canonical.Unity.LauncherEntry"),
+          "values": properties.unpack()[0], "query": {"uri": uri, "properties": entry}})
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "follow":
         follow(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 2 and sys.argv[1] == "updates":
         updates()
+    elif len(sys.argv) == 5 and sys.argv[1] == "describe":
+        describe(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         sys.exit(__doc__)
