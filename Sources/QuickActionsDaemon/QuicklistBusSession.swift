@@ -121,7 +121,8 @@ final class QuicklistBusSession {
     }
 
     /// `com.canonical.Unity.LauncherEntry.Update(app_uri, {"quicklist": <menu path>})`. The path
-    /// goes as a string, as libunity sends it: Plank and Dash to Dock read it with `get_string`.
+    /// goes as a string, as libunity sends it: Plank reads it with `get_string` and Dash to Dock with
+    /// `unpack()`, which take a string (or an object path) alike.
     func announce() throws(SdBusError) {
         guard let content else { return }
         try emitSignal(path: QuicklistExporter.launcherEntryPath, interface: Self.launcherEntryInterface, member: "Update") { writer throws(SdBusError) in
