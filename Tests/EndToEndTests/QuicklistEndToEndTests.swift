@@ -275,6 +275,10 @@ final class QuicklistEndToEndTests: XCTestCase {
         let menu = try client(["follow", after, Self.menuPath], bus: bus, fixture: fixture, name: "follow")
         let expected = try displayedDynamicTitles(fixture)
         XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == expected }, "menu: \(menu.output), expected \(expected)")
+
+        // A stop leaves the bus and ends the bus thread: the daemon exits 0, promptly.
+        XCTAssertEqual(fixture.stop(), 0, fixture.log())
+        XCTAssertFalse(hasOwner(after, on: bus))
     }
 
     func testWithoutASessionBusEverythingElseWorksAndStatusSaysWhy() throws {
