@@ -270,10 +270,10 @@ public struct Daemon: Service {
             parts.append(.init(service: pinger, serviceName: "watchdog"))
         }
         parts += [
-            // Every core method runs whole on the actor, so once this call returns any state
-            // write that was under way has finished.
             // Stopped after the state's last write: the docks lose the menu only at the very end.
             .init(service: StartedPart { await launchers.quicklist.stop() }, serviceName: "quicklist"),
+            // Every core method runs whole on the actor, so once this call returns any state
+            // write that was under way has finished.
             .init(service: StartedPart { await core.finishPendingWork() }, serviceName: "state"),
             .init(service: StartedPart { await server.stop() }, serviceName: "socket"),
             .init(service: StartedPart { await watcher.stop() }, serviceName: "watcher"),

@@ -78,6 +78,8 @@ final class QuicklistExporter: Sendable {
         }
         let startThread = mailbox.withLock { mailbox -> WakeUpSocket? in
             guard !mailbox.stopped else { return nil }
+            // Every change of the core's state comes here; only a change of the quicklist wakes the thread.
+            guard mailbox.wanted != wanted || !mailbox.threadStarted else { return nil }
             mailbox.wanted = wanted
             if mailbox.threadStarted {
                 mailbox.wakeUp?.wake()
