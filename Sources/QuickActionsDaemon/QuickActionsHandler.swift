@@ -173,6 +173,7 @@ extension StatusReply {
             staticItems: status.staticItems, dynamicItems: status.dynamicItems, watch: status.watch,
             rescans: status.activity.rescans, eventsHandled: status.activity.eventsHandled,
             filesParsed: status.activity.filesParsed, usage: status.usage, stateError: status.stateError,
+            savedGeneration: status.savedGeneration,
             pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers)
     }
 }

@@ -104,8 +104,13 @@ public enum QuickActionsInterface {
           filesParsed: int,
           # Trigger counts per item type (favorites as "type/contactIdentifier").
           usage: [string]int,
-          # Why the last state write failed, while it keeps failing.
+          # Why the last state write failed, while it keeps failing (it is retried
+          # with a growing delay, at most 30 s apart, and at each change).
           stateError: ?string,
+          # Whether the state file holds the current state; false while writes fail.
+          persisted: bool,
+          # While writes fail: the generation the state file still holds.
+          savedGeneration: ?int,
           # The item waiting for the app's next Connect, if any.
           pendingLaunchItem: ?Item,
           # Open Watch streams.
@@ -124,10 +129,13 @@ public enum QuickActionsInterface {
 
         # The app resigns active: recompute the dynamic items from the favorites.
         # changed is false when the set was already current (nothing is written).
+        # persisted is false when the state file could not be written (disk full,
+        # read-only): the new set is served from memory, and the write is retried.
         method ResignActive(appVersion: ?string) -> (
           changed: bool,
           generation: int,
-          dynamicCount: int
+          dynamicCount: int,
+          persisted: bool
         )
 
         # The app became active (lifecycle bookkeeping; marks the app launched).

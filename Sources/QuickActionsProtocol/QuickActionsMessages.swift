@@ -98,8 +98,13 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var eventsHandled: Int
     public var filesParsed: Int
     public var usage: [String: Int]
-    /// Why the last state write failed, while it keeps failing (it is retried on the next change).
+    /// Why the last state write failed, while it keeps failing (it is retried on a timer
+    /// with a growing delay, and at the next change).
     public var stateError: String?
+    /// Whether the state file holds the current state; false while writes fail.
+    public var persisted: Bool
+    /// While writes fail: the generation the state file still holds (nil when there is none).
+    public var savedGeneration: UInt64?
     /// The item a trigger left for the app's next `Connect` (no app was connected).
     public var pendingLaunchItem: ShortcutItem?
     /// Open `Watch` streams.
@@ -110,7 +115,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         stateFile: String, socket: String, contacts: Int, favorites: Int, invalidFiles: [InvalidFileInfo],
         duplicates: Int, generation: UInt64, launched: Bool, appVersion: String, appConnected: Bool,
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
-        filesParsed: Int, usage: [String: Int], stateError: String?,
+        filesParsed: Int, usage: [String: Int], stateError: String?, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0
     ) {
         self.version = version
@@ -135,6 +140,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.filesParsed = filesParsed
         self.usage = usage
         self.stateError = stateError
+        persisted = stateError == nil
+        self.savedGeneration = savedGeneration
         self.pendingLaunchItem = pendingLaunchItem
         self.watchers = watchers
     }
