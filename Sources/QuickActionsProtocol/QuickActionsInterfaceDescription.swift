@@ -12,7 +12,10 @@ public enum QuickActionsInterface {
     public static let description = """
         # Home Screen quick actions for a Linux contacts app: static items from a
         # property list plus one dynamic item per favorite contact, recomputed when
-        # the app resigns active.
+        # the app resigns active. String parameters are bounded (appVersion and
+        # language 256 bytes, types, identifiers and tokens 1024 bytes): a longer one,
+        # like a number that is no integer of its range, is refused with
+        # org.varlink.service.InvalidParameter naming it.
         interface io.qactd.QuickActions
 
         # An item's icon: a system icon type (e.g. "compose"), a symbol name
