@@ -20,7 +20,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BUILD_LOG = .build/check-build.log
 
-.PHONY: all build deps test-deps demo check test bench install uninstall clean
+.PHONY: all build deps test-deps demo check test stress bench install uninstall clean
 
 all: build
 
@@ -48,6 +48,12 @@ check: test-deps
 	scripts/bench --quick
 
 test: check
+
+# The long versions of the crash and convergence loops (issue 14): thousands of kill -9s and
+# tens of thousands of file operations. `make check` runs their short versions.
+stress: test-deps
+	$(SWIFT) build --build-tests
+	STRESS=1 $(SWIFT) test --skip-build --disable-swift-testing --filter 'CrashSafetyEndToEndTests|ConvergenceStressEndToEndTests'
 
 # Prints figures, floors measured in the same run, ratios and targets (release build) and writes
 # BENCHMARKS.md. BENCH=quick: small sizes, few rounds, no file (what `make check` runs).
