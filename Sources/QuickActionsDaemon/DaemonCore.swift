@@ -407,7 +407,9 @@ actor DaemonCore {
             return true
         } catch {
             let message = String(describing: error)
-            if stateError != message {
+            // Each attempt names a new temporary file: a retry that fails the same way is not logged again.
+            func sameFailure(_ text: String) -> String { text.replacing(#/\.tmp-\d+-\d+/#, with: ".tmp") }
+            if stateError.map(sameFailure) != sameFailure(message) {
                 logger.error("Could not save the state, keeping the previous file and the in-memory set (generation \(state.generation)); retrying: \(message)",
                              metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
             }

@@ -86,6 +86,11 @@ final class DiskFaultEndToEndTests: XCTestCase {
         let listing = try fixture.qactl(["list", "--json"]).json()
         XCTAssertEqual(listing["generation"] as? Int, unsavedGeneration)
 
+        // A retry failed the same way (its error names the next temporary file): logged once, not once per attempt.
+        let firstError = failing["stateError"] as? String
+        XCTAssertTrue(waitUntil { ((try? self.status()["stateError"]) as? String).map { $0 != firstError } ?? false }, "no retry")
+        XCTAssertEqual(fixture.log().components(separatedBy: "Could not save the state,").count - 1, 1, fixture.log())
+
         try restore()
         // No further change: the retry timer writes the pending state.
         XCTAssertTrue(waitUntil(timeout: 15) { ((try? self.status()["persisted"]) as? Bool) == true }, "the pending state was never written")
