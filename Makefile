@@ -64,8 +64,8 @@ fuzz:
 
 # Every test under AddressSanitizer, then ThreadSanitizer, each in a build folder of its own.
 sanitize: test-deps
-	$(SWIFT) test --scratch-path .build/sanitize-address -sanitize=address --disable-swift-testing
-	$(SWIFT) test --scratch-path .build/sanitize-thread -sanitize=thread --disable-swift-testing
+	$(SWIFT) test --scratch-path .build/sanitize-address --sanitize=address --disable-swift-testing
+	$(SWIFT) test --scratch-path .build/sanitize-thread --sanitize=thread --disable-swift-testing
 
 # Prints figures, floors measured in the same run, ratios and targets (release build) and writes
 # BENCHMARKS.md. BENCH=quick: small sizes, few rounds, no file (what `make check` runs).
