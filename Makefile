@@ -20,7 +20,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BUILD_LOG = .build/check-build.log
 
-.PHONY: all build deps test-deps demo screenshot check test bench install uninstall clean
+.PHONY: all build deps test-deps demo screenshot check test stress fuzz sanitize bench install uninstall clean
 
 all: build
 
@@ -52,9 +52,27 @@ check: test-deps
 	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG); test $${PIPESTATUS[0]} -eq 0
 	@if grep -E '/(Sources|Tests)/.*: warning:' $(BUILD_LOG); then echo "check: the build has warnings (above)" >&2; exit 1; fi
 	$(SWIFT) test --skip-build --disable-swift-testing
+	scripts/fuzz --seconds 5
 	scripts/bench --quick
 
 test: check
+
+# The long versions of the crash and convergence loops (issue 14): thousands of kill -9s and
+# tens of thousands of file operations. `make check` runs their short versions.
+stress: test-deps
+	$(SWIFT) build --build-tests
+	STRESS=1 $(SWIFT) test --skip-build --disable-swift-testing --filter 'CrashSafetyEndToEndTests|ConvergenceStressEndToEndTests'
+
+# libFuzzer over the parsers (vCard, JSON contacts, property lists, InfoPlist.strings, the
+# configuration, Varlink framing and parameters), FUZZ_SECONDS each; `make check` runs 5 s each.
+FUZZ_SECONDS ?= 600
+fuzz:
+	scripts/fuzz --seconds $(FUZZ_SECONDS)
+
+# Every test under AddressSanitizer, then ThreadSanitizer, each in a build folder of its own.
+sanitize: test-deps
+	$(SWIFT) test --scratch-path .build/sanitize-address --sanitize=address --disable-swift-testing
+	$(SWIFT) test --scratch-path .build/sanitize-thread --sanitize=thread --disable-swift-testing
 
 # Prints figures, floors measured in the same run, ratios and targets (release build) and writes
 # BENCHMARKS.md. BENCH=quick: small sizes, few rounds, no file (what `make check` runs).

@@ -100,14 +100,15 @@ extension ListedShortcut: Codable {
 }
 
 extension RecomputeOutcome: Codable {
-    private enum CodingKeys: String, CodingKey { case changed, generation, dynamicCount }
+    private enum CodingKeys: String, CodingKey { case changed, generation, dynamicCount, persisted }
 
-    /// `{"changed":true,"generation":3,"dynamicCount":2}`: the reply of `ResignActive`.
+    /// `{"changed":true,"generation":3,"dynamicCount":2,"persisted":true}`: the reply of `ResignActive`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(changed, forKey: .changed)
         try container.encode(generation, forKey: .generation)
         try container.encode(dynamicCount, forKey: .dynamicCount)
+        try container.encode(persisted, forKey: .persisted)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -115,7 +116,9 @@ extension RecomputeOutcome: Codable {
         self.init(
             changed: try container.decode(Bool.self, forKey: .changed),
             generation: try container.decode(UInt64.self, forKey: .generation),
-            dynamicCount: try container.decode(Int.self, forKey: .dynamicCount))
+            dynamicCount: try container.decode(Int.self, forKey: .dynamicCount),
+            // A daemon from before `persisted` existed said nothing: its writes were not reported.
+            persisted: try container.decodeIfPresent(Bool.self, forKey: .persisted) ?? true)
     }
 }
 

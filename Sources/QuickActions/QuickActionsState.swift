@@ -7,11 +7,16 @@ public struct RecomputeOutcome: Hashable, Sendable {
     public var changed: Bool
     public var generation: UInt64
     public var dynamicCount: Int
+    /// Whether the state file holds this state. The pure core cannot know and says true;
+    /// the daemon sets false when the write failed (disk full, read-only), so a generation
+    /// that exists only in memory is never reported as saved.
+    public var persisted: Bool
 
-    public init(changed: Bool, generation: UInt64, dynamicCount: Int) {
+    public init(changed: Bool, generation: UInt64, dynamicCount: Int, persisted: Bool = true) {
         self.changed = changed
         self.generation = generation
         self.dynamicCount = dynamicCount
+        self.persisted = persisted
     }
 }
 

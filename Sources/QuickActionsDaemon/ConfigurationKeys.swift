@@ -137,7 +137,7 @@ enum ConfigurationKeys {
             \.socketPath, { value throws(ConfigurationError) in try value.path() }),
         ConfigurationKey(
             "Daemon", "MaxConnections", default: .text("256"),
-            help: "Connections beyond this are refused.",
+            help: "At the limit, a new connection takes the place of the one idle the longest; it is refused only when every connection has a call in progress.",
             \.maxConnections, { value throws(ConfigurationError) in try value.positiveInteger() }),
         ConfigurationKey(
             "Daemon", "MaxMessageBytes", default: .text("1048576"),

@@ -320,6 +320,9 @@ public struct Daemon: Service {
             } else {
                 try await server.listen(unixSocketPath: configuration.socketPath)
                 logger.info("Listening on '\(configuration.socketPath)'.", metadata: ["QACTD_PATH": "\(configuration.socketPath)"])
+                if let problem = server.socketFolderProblem {
+                    logger.warning("\(problem)", metadata: ["QACTD_PATH": "\(configuration.socketPath)"])
+                }
             }
         } catch {
             throw DaemonStartupError(error.description)

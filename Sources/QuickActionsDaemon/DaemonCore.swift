@@ -25,6 +25,13 @@ actor DaemonCore {
     private let notifier: any ServiceManagerNotifier
     /// Why the last state write failed, while it keeps failing.
     private var stateError: String?
+    /// While writes fail, the write is retried on a timer too (not only at the next change),
+    /// so the pending state reaches the disk soon after space returns or the folder becomes
+    /// writable again. The delay doubles after each failure, up to `maxStateRetryDelay`.
+    private var stateRetry: Task<Void, Never>?
+    private var stateRetryDelay = DaemonCore.firstStateRetryDelay
+    static let firstStateRetryDelay = Duration.milliseconds(250)
+    static let maxStateRetryDelay = Duration.seconds(30)
     private var activity = ActivityCounters()
     /// Replaced by the watcher's first update, which the daemon applies before it listens.
     private var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet")
@@ -80,6 +87,7 @@ actor DaemonCore {
             appVersion: state.appVersion, appConnected: appMachine.isAppConnected,
             staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
             activity: activity, usage: state.usageCounts, stateError: stateError,
+            savedGeneration: stateError == nil ? nil : store.lastPersisted?.generation,
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status)
     }
 
@@ -122,13 +130,14 @@ actor DaemonCore {
 
     /// The Linux twin of `sceneWillResignActive(_:)`: derive the dynamic set from
     /// the live index; only a set that differs bumps the generation and is written.
+    /// `persisted` tells the app whether the state file holds the result.
     func resignActive(appVersion: String?) -> RecomputeOutcome {
-        let outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
+        var outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
         if outcome.changed {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                         metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         }
-        persist()
+        outcome.persisted = persist()
         return outcome
     }
 
@@ -399,6 +408,8 @@ actor DaemonCore {
     func finishPendingWork() {
         pendingRecompute?.cancel()
         pendingRecompute = nil
+        stateRetry?.cancel()
+        stateRetry = nil
         persist()
     }
 
@@ -406,25 +417,41 @@ actor DaemonCore {
 
     /// Every state change passes through here: watchers hear of it, systemd's `STATUS=`
     /// follows, and the persisted part is written if it changed. A failed write keeps the
-    /// previous file and the in-memory state; the next change retries it.
-    private func persist() {
+    /// previous file and the in-memory state, and is retried on a timer and at the next
+    /// change. Returns whether the state file holds the current state.
+    @discardableResult
+    private func persist() -> Bool {
         watchers.announce(watchedListing())
         publishToLaunchers()
         publishStatus()
+        return writeState()
+    }
+
+    private func writeState() -> Bool {
         do {
             if try store.saveIfChanged(PersistedState(state)) {
                 logger.debug("Saved state, generation \(state.generation).", metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
             }
             if stateError != nil {
-                logger.notice("Writing the state file '\(store.paths.stateFile)' works again.", metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
+                logger.notice("Writing the state file '\(store.paths.stateFile)' works again; saved generation \(state.generation).",
+                              metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
                 stateError = nil
             }
+            stateRetry?.cancel()
+            stateRetry = nil
+            stateRetryDelay = Self.firstStateRetryDelay
+            return true
         } catch {
             let message = String(describing: error)
-            if stateError != message {
-                logger.error("Could not save the state, keeping the previous file and the in-memory set: \(message)", metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
+            // Each attempt names a new temporary file: a retry that fails the same way is not logged again.
+            func sameFailure(_ text: String) -> String { text.replacing(#/\.tmp-\d+-\d+/#, with: ".tmp") }
+            if stateError.map(sameFailure) != sameFailure(message) {
+                logger.error("Could not save the state, keeping the previous file and the in-memory set (generation \(state.generation)); retrying: \(message)",
+                             metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
             }
             stateError = message
+            scheduleStateRetry()
+            return false
         }
     }
 
@@ -439,6 +466,25 @@ actor DaemonCore {
                 untranslated: untranslated, localization: settings.localization,
                 configuration: settings.configuration, socketPath: socketPath),
             logger: logger)
+    }
+
+    private func scheduleStateRetry() {
+        guard stateRetry == nil else { return }
+        let delay = stateRetryDelay
+        stateRetryDelay = min(delay * 2, Self.maxStateRetryDelay)
+        stateRetry = Task {
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                return  // the write succeeded meanwhile, or the daemon is stopping
+            }
+            self.stateRetryElapsed()
+        }
+    }
+
+    private func stateRetryElapsed() {
+        stateRetry = nil
+        _ = writeState()
     }
 
     /// Keeps systemd's `STATUS=` current; sends only when the line changed.
@@ -524,6 +570,8 @@ struct StatusSnapshot: Sendable {
     var activity: ActivityCounters
     var usage: [String: Int]
     var stateError: String?
+    /// While writes fail: the generation the state file holds (nil when there is none).
+    var savedGeneration: UInt64?
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int
     var launchers: LauncherExportStatus

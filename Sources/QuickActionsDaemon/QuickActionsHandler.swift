@@ -25,13 +25,13 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         case .connect:
             guard call.more else { return .failing(.expectedMore) }
             let parameters: AppVersionParameters
-            do { parameters = try call.decodeParameters(AppVersionParameters.self) } catch { return .failing(error) }
+            do { parameters = try call.decodeBoundedParameters(AppVersionParameters.self) } catch { return .failing(error) }
             let (messages, continuation) = AsyncThrowingStream<AppMessage, any Error>.makeStream(bufferingPolicy: DaemonCore.appBufferingPolicy)
             Task { [core] in await core.connectApp(appVersion: parameters.appVersion, messages: continuation) }
             return Self.relay(messages) { message in try VarlinkReply(encoding: ConnectReply(message), continues: true) }
         case .watch:
             guard call.more else { return .failing(.expectedMore) }
-            do { _ = try call.decodeParameters(NoParameters.self) } catch { return .failing(error) }
+            do { _ = try call.decodeBoundedParameters(NoParameters.self) } catch { return .failing(error) }
             let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
             Task { [core] in await core.watch(continuation) }
             return Self.relay(listings) { listing in try VarlinkReply(encoding: listing, continues: true) }
@@ -60,36 +60,36 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         do {
             switch method {
             case .status:
-                _ = try call.decodeParameters(NoParameters.self)
+                _ = try call.decodeBoundedParameters(NoParameters.self)
                 return try VarlinkReply(encoding: StatusReply(await core.status()))
             case .list:
-                let parameters = try call.decodeParameters(ListParameters.self)
+                let parameters = try call.decodeBoundedParameters(ListParameters.self)
                 return try VarlinkReply(encoding: try await core.listing(
                     all: parameters.all ?? false, limit: parameters.limit, language: parameters.language))
             case .resignActive:
-                let parameters = try call.decodeParameters(AppVersionParameters.self)
+                let parameters = try call.decodeBoundedParameters(AppVersionParameters.self)
                 return try VarlinkReply(encoding: await core.resignActive(appVersion: parameters.appVersion))
             case .becomeActive:
-                let parameters = try call.decodeParameters(AppVersionParameters.self)
+                let parameters = try call.decodeBoundedParameters(AppVersionParameters.self)
                 await core.recordLifecycleMessage(appVersion: parameters.appVersion)
                 return VarlinkReply()
             case .enterBackground:
-                _ = try call.decodeParameters(NoParameters.self)
+                _ = try call.decodeBoundedParameters(NoParameters.self)
                 await core.recordLifecycleMessage(appVersion: nil)
                 return VarlinkReply()
             case .trigger:
-                let parameters = try call.decodeParameters(TriggerParameters.self)
+                let parameters = try call.decodeBoundedParameters(TriggerParameters.self)
                 let outcome = try await core.trigger(try parameters.target())
                 return try VarlinkReply(encoding: try await triggerReply(outcome, position: parameters.position))
             case .complete:
-                let parameters = try call.decodeParameters(CompleteParameters.self)
+                let parameters = try call.decodeBoundedParameters(CompleteParameters.self)
                 try await core.complete(token: parameters.token, handled: parameters.handled)
                 return VarlinkReply()
             case .reload:
-                _ = try call.decodeParameters(NoParameters.self)
+                _ = try call.decodeBoundedParameters(NoParameters.self)
                 return try VarlinkReply(encoding: try await reload())
             case .getContact:
-                let parameters = try call.decodeParameters(GetContactParameters.self)
+                let parameters = try call.decodeBoundedParameters(GetContactParameters.self)
                 return try VarlinkReply(encoding: GetContactReply(contact: try await core.contact(identifier: parameters.identifier)))
             case .connect, .watch:
                 throw VarlinkError.expectedMore
@@ -178,6 +178,7 @@ extension StatusReply {
             staticItems: status.staticItems, dynamicItems: status.dynamicItems, watch: status.watch,
             rescans: status.activity.rescans, eventsHandled: status.activity.eventsHandled,
             filesParsed: status.activity.filesParsed, usage: status.usage, stateError: status.stateError,
+            savedGeneration: status.savedGeneration,
             pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers,
             desktopEntry: status.launchers.desktopEntry.map {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)
@@ -212,5 +213,14 @@ extension QuickActionsCallError {
         case .noSuchAction(let token):
             return VarlinkError(name: Name.noSuchAction.qualifiedName, parameters: ["token": .string(token)])
         }
+    }
+}
+
+extension VarlinkCall {
+    /// Decodes the parameters and refuses a string over its limit (`ParameterLimits`), naming it.
+    func decodeBoundedParameters<Parameters: BoundedParameters>(_ type: Parameters.Type) throws(VarlinkError) -> Parameters {
+        let parameters = try decodeParameters(type)
+        if let oversized = parameters.oversizedParameter { throw .invalidParameter(oversized) }
+        return parameters
     }
 }

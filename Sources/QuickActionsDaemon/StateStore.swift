@@ -81,7 +81,8 @@ extension StateLoadOutcome: Equatable where Payload: Equatable {}
 /// A value type: the one owner of the daemon's state holds it and serialises access.
 struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     let paths: StatePaths
-    private var lastPersisted: Payload?
+    /// What the state file holds, as far as this process knows (loaded or last saved).
+    private(set) var lastPersisted: Payload?
     private var temporaryFileCounter = 0
     private let now: @Sendable () -> Date
     /// Lets tests fail a chosen step in place of its system call, to prove the clean-up path.

@@ -12,7 +12,10 @@ public enum QuickActionsInterface {
     public static let description = """
         # Home Screen quick actions for a Linux contacts app: static items from a
         # property list plus one dynamic item per favorite contact, recomputed when
-        # the app resigns active.
+        # the app resigns active. String parameters are bounded (appVersion and
+        # language 256 bytes, types, identifiers and tokens 1024 bytes): a longer one,
+        # like a number that is no integer of its range, is refused with
+        # org.varlink.service.InvalidParameter naming it.
         interface io.qactd.QuickActions
 
         # An item's icon: a system icon type (e.g. "compose"), a symbol name
@@ -127,8 +130,13 @@ public enum QuickActionsInterface {
           filesParsed: int,
           # Trigger counts per item type (favorites as "type/contactIdentifier").
           usage: [string]int,
-          # Why the last state write failed, while it keeps failing.
+          # Why the last state write failed, while it keeps failing (it is retried
+          # with a growing delay, at most 30 s apart, and at each change).
           stateError: ?string,
+          # Whether the state file holds the current state; false while writes fail.
+          persisted: bool,
+          # While writes fail: the generation the state file still holds.
+          savedGeneration: ?int,
           # The item waiting for the app's next Connect, if any.
           pendingLaunchItem: ?Item,
           # Open Watch streams.
@@ -150,10 +158,13 @@ public enum QuickActionsInterface {
 
         # The app resigns active: recompute the dynamic items from the favorites.
         # changed is false when the set was already current (nothing is written).
+        # persisted is false when the state file could not be written (disk full,
+        # read-only): the new set is served from memory, and the write is retried.
         method ResignActive(appVersion: ?string) -> (
           changed: bool,
           generation: int,
-          dynamicCount: int
+          dynamicCount: int,
+          persisted: bool
         )
 
         # The app became active (lifecycle bookkeeping; marks the app launched).

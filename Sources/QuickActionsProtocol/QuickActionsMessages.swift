@@ -156,8 +156,13 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var eventsHandled: Int
     public var filesParsed: Int
     public var usage: [String: Int]
-    /// Why the last state write failed, while it keeps failing (it is retried on the next change).
+    /// Why the last state write failed, while it keeps failing (it is retried on a timer
+    /// with a growing delay, and at the next change).
     public var stateError: String?
+    /// Whether the state file holds the current state; false while writes fail.
+    public var persisted: Bool
+    /// While writes fail: the generation the state file still holds (nil when there is none).
+    public var savedGeneration: UInt64?
     /// The item a trigger left for the app's next `Connect` (no app was connected).
     public var pendingLaunchItem: ShortcutItem?
     /// Open `Watch` streams.
@@ -172,7 +177,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         stateFile: String, socket: String, contacts: Int, favorites: Int, invalidFiles: [InvalidFileInfo],
         duplicates: Int, generation: UInt64, launched: Bool, appVersion: String, appConnected: Bool,
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
-        filesParsed: Int, usage: [String: Int], stateError: String?,
+        filesParsed: Int, usage: [String: Int], stateError: String?, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
         quicklist: QuicklistInfo? = nil
     ) {
@@ -198,6 +203,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.filesParsed = filesParsed
         self.usage = usage
         self.stateError = stateError
+        persisted = stateError == nil
+        self.savedGeneration = savedGeneration
         self.pendingLaunchItem = pendingLaunchItem
         self.watchers = watchers
         self.desktopEntry = desktopEntry
@@ -363,4 +370,58 @@ public struct AppNotRespondingErrorParameters: Codable, Sendable, Equatable {
 public struct TokenErrorParameters: Codable, Sendable, Equatable {
     public var token: String
     public init(token: String) { self.token = token }
+}
+
+// MARK: - Bounds of call parameters
+
+/// The longest each string parameter may be, in UTF-8 bytes. A longer one is refused with
+/// `org.varlink.service.InvalidParameter` naming it: the daemon keeps `appVersion` and copies
+/// it into every dynamic item, so an unbounded one would grow its memory and state file.
+public enum ParameterLimits {
+    public static let appVersionBytes = 256
+    /// An item type, a contact identifier or a token.
+    public static let identifierBytes = 1024
+    /// A language or a `LANGUAGE`-style list.
+    public static let languageBytes = 256
+}
+
+/// Call parameters that name their first string over its limit.
+public protocol BoundedParameters: Decodable {
+    /// The name of the first parameter longer than its limit, or nil.
+    var oversizedParameter: String? { get }
+}
+
+extension BoundedParameters {
+    /// `name` when `value` has more than `maxBytes` UTF-8 bytes.
+    static func name(_ name: String, of value: String?, ifOver maxBytes: Int) -> String? {
+        guard let value, value.utf8.count > maxBytes else { return nil }
+        return name
+    }
+}
+
+extension NoParameters: BoundedParameters {
+    public var oversizedParameter: String? { nil }
+}
+
+extension ListParameters: BoundedParameters {
+    public var oversizedParameter: String? { Self.name("language", of: language, ifOver: ParameterLimits.languageBytes) }
+}
+
+extension AppVersionParameters: BoundedParameters {
+    public var oversizedParameter: String? { Self.name("appVersion", of: appVersion, ifOver: ParameterLimits.appVersionBytes) }
+}
+
+extension TriggerParameters: BoundedParameters {
+    public var oversizedParameter: String? {
+        Self.name("type", of: type, ifOver: ParameterLimits.identifierBytes)
+            ?? Self.name("contactIdentifier", of: contactIdentifier, ifOver: ParameterLimits.identifierBytes)
+    }
+}
+
+extension CompleteParameters: BoundedParameters {
+    public var oversizedParameter: String? { Self.name("token", of: token, ifOver: ParameterLimits.identifierBytes) }
+}
+
+extension GetContactParameters: BoundedParameters {
+    public var oversizedParameter: String? { Self.name("identifier", of: identifier, ifOver: ParameterLimits.identifierBytes) }
 }

@@ -116,9 +116,52 @@ extension JSONValue {
             let data = try JSONValue.encoder.encode(normalized)
             return try JSONDecoder().decode(Value.self, from: data)
         } catch let error as DecodingError {
-            throw JSONValueDecodingError(decodingError: error)
+            var failure = JSONValueDecodingError(decodingError: error)
+            if failure.parameter.isEmpty, let number = normalized.unrepresentableNumber(decoding: Value.self) {
+                failure.parameter = number
+            }
+            throw failure
         } catch {
             throw JSONValueDecodingError(parameter: "", reason: "\(error)")
+        }
+    }
+
+    /// JSONDecoder reports a number that does not fit the declared type (a float or a huge
+    /// integer for an `Int`) with no coding path. This finds the number at fault: the first
+    /// one (in key order) that still fails to decode when every other number is made a 0.
+    private func unrepresentableNumber<Value: Decodable>(decoding type: Value.Type) -> String? {
+        let numbers = numberPaths()
+        guard numbers.count > 0, numbers.count <= 64 else { return nil }
+        for candidate in numbers {
+            let others = replacingNumbers(except: candidate, path: [])
+            do {
+                _ = try JSONDecoder().decode(Value.self, from: try JSONValue.encoder.encode(others))
+            } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+                return candidate.joined(separator: ".")
+            } catch {
+                continue
+            }
+        }
+        return nil
+    }
+
+    private func numberPaths(prefix: [String] = []) -> [[String]] {
+        switch self {
+        case .int, .double: return [prefix]
+        case .array(let elements): return elements.indices.flatMap { elements[$0].numberPaths(prefix: prefix + ["\($0)"]) }
+        case .object(let members): return members.keys.sorted().flatMap { members[$0]!.numberPaths(prefix: prefix + [$0]) }
+        case .null, .bool, .string: return []
+        }
+    }
+
+    private func replacingNumbers(except kept: [String], path: [String]) -> JSONValue {
+        switch self {
+        case .int, .double: return path == kept ? self : .int(0)
+        case .array(let elements):
+            return .array(elements.indices.map { elements[$0].replacingNumbers(except: kept, path: path + ["\($0)"]) })
+        case .object(let members):
+            return .object(members.reduce(into: [:]) { $0[$1.key] = $1.value.replacingNumbers(except: kept, path: path + [$1.key]) })
+        case .null, .bool, .string: return self
         }
     }
 

@@ -22,8 +22,26 @@ public final class VarlinkServer: Sendable {
     private struct State {
         var listener: (any Channel)?
         var ownedSocket: OwnedSocketFile?
-        var connections: [UInt64: any Channel] = [:]
+        var socketFolderProblem: String?
+        var connections: [UInt64: Connection] = [:]
         var nextConnectionID: UInt64 = 1
+    }
+
+    private struct Connection {
+        var channel: any Channel
+        /// Since when the connection has had no call running or queued; nil while it has one.
+        var idleSince: NIODeadline?
+        /// Whether a complete call ever arrived. Connections that never sent one (silent, or a
+        /// half message) go first when room is needed, so a flood of them never evicts a
+        /// client that holds its connection between calls.
+        var hasCalled = false
+
+        /// Evicted first: never called, then idle the longest.
+        func evictsBefore(_ other: Connection) -> Bool {
+            guard let since = idleSince, let otherSince = other.idleSince else { return idleSince != nil }
+            if hasCalled != other.hasCalled { return !hasCalled }
+            return since < otherSince
+        }
     }
 
     /// The socket file this server created, identified by inode so `stop()` never removes a
@@ -51,10 +69,16 @@ public final class VarlinkServer: Sendable {
 
     public var connectionCount: Int { state.withLock { $0.connections.count } }
 
+    /// Set by `listen(unixSocketPath:)` when the socket's folder existed and others may write
+    /// to it: they could replace the socket and answer the owner's clients in the server's
+    /// place. The server still listens (the folder is the user's choice); the service should
+    /// warn.
+    public var socketFolderProblem: String? { state.withLock { $0.socketFolderProblem } }
+
     /// Bytes of replies a connection holds because its peer's socket has no room for them: 0
     /// while the peer keeps up, nil for a connection that is gone. Back-pressure made visible.
     func bufferedReplyBytes(connectionID: UInt64) async -> Int? {
-        guard let channel = state.withLock({ $0.connections[connectionID] }) else { return nil }
+        guard let channel = state.withLock({ $0.connections[connectionID]?.channel }) else { return nil }
         return try? await channel.getOption(.bufferedWritableBytes).get()
     }
 
@@ -64,6 +88,8 @@ public final class VarlinkServer: Sendable {
         guard state.withLock({ $0.listener == nil }) else { throw .alreadyStarted }
         guard path.utf8.count <= 107 else { throw .pathTooLong(path: path) }
         try SocketPath.createParentFolder(of: path)
+        let folderProblem = SocketPath.othersMayReplace(path)
+        state.withLock { $0.socketFolderProblem = folderProblem }
         try SocketPath.removeIfStale(path, service: dispatcher.info.product)
 
         // Bound here rather than by NIO: NIO unlinks the path when its own listener closes,
@@ -108,7 +134,7 @@ public final class VarlinkServer: Sendable {
     /// socket file if this server created it.
     public func stop() async {
         let (listener, connections, owned) = state.withLock { state in
-            let taken = (state.listener, Array(state.connections.values), state.ownedSocket)
+            let taken = (state.listener, state.connections.values.map(\.channel), state.ownedSocket)
             state.listener = nil
             state.ownedSocket = nil
             return taken
@@ -139,15 +165,39 @@ public final class VarlinkServer: Sendable {
             }
     }
 
-    /// Registers an accepted connection, or returns `nil` when the server is at its limit.
+    /// Registers an accepted connection, or returns `nil` when the server is at its limit and
+    /// no connection is idle. At the limit, an idle connection is closed to make room (one that
+    /// never sent a call first, else the one idle the longest), so idle or stalled peers never
+    /// lock a well-behaved client out.
     func admit(_ channel: any Channel) -> UInt64? {
-        state.withLock { state in
-            guard state.connections.count < configuration.maxConnections else { return nil }
+        let (admitted, evicted) = state.withLock { state -> (UInt64?, (any Channel)?) in
+            var evicted: (any Channel)?
+            if state.connections.count >= configuration.maxConnections {
+                let candidate = state.connections.min { $0.value.evictsBefore($1.value) }
+                guard let candidate, candidate.value.idleSince != nil else { return (nil, nil) }
+                evicted = state.connections.removeValue(forKey: candidate.key)?.channel
+            }
             let id = state.nextConnectionID
             state.nextConnectionID += 1
-            state.connections[id] = channel
-            return id
+            // Idle from the start: a peer that connects and sends nothing holds no call.
+            state.connections[id] = Connection(channel: channel, idleSince: .now())
+            return (id, evicted)
         }
+        evicted?.close(promise: nil)
+        return admitted
+    }
+
+    /// A connection's handler reports whether it has a call running or queued.
+    func connection(_ connectionID: UInt64, isIdle: Bool) {
+        state.withLock { state in
+            guard state.connections[connectionID] != nil else { return }
+            state.connections[connectionID]?.idleSince = isIdle ? .now() : nil
+        }
+    }
+
+    /// A connection's first complete call arrived: it is no longer among the first to go.
+    func connectionMadeItsFirstCall(_ connectionID: UInt64) {
+        state.withLock { $0.connections[connectionID]?.hasCalled = true }
     }
 
     func release(connectionID: UInt64) {
@@ -169,6 +219,21 @@ enum SocketPath {
         } catch {
             throw .systemCallFailed(call: error.call, path: error.path ?? path, errno: error.errno)
         }
+    }
+
+    /// Why others could replace a socket at `path`: its folder is writable by group or others
+    /// and not sticky (a sticky folder such as /tmp lets only a file's owner rename or remove it).
+    static func othersMayReplace(_ path: String) -> String? {
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        var status = stat()
+        guard stat(folder, &status) == 0 else { return nil }
+        let permissions = status.st_mode & 0o7777
+        guard permissions & 0o022 != 0, permissions & S_ISVTX == 0 else { return nil }
+        let octal = String(permissions, radix: 8)
+        return "The socket folder '\(folder)' has mode \(String(repeating: "0", count: max(0, 4 - octal.count)) + octal): "
+            + "other users can write to it, so they could replace the socket '\(path)' and answer your clients in its place. "
+            + "Make it 0700 (chmod 0700 '\(folder)'), or point the socket at a folder only you can write to."
     }
 
     /// A listening socket at `path` with mode 0600. The umask is tightened around bind() so the

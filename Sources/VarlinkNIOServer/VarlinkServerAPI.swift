@@ -73,13 +73,26 @@ public struct VarlinkServerConfiguration: Sendable {
     /// The service's interface that declares the errors of `VarlinkConnectionError` (its
     /// description holds `VarlinkConnectionError.declarations`): they are named in it.
     public var errorInterface: String
-    /// A larger message gets an error reply and the connection is closed.
+    /// A larger message gets an error reply and the connection is closed (the reply is
+    /// flushed and the server keeps reading, discarding, for `closeLinger` so the peer, still
+    /// busy sending, gets to read it instead of a reset).
     public var maxMessageBytes: Int = 1 << 20
-    /// Connections beyond this get a best-effort error frame and are closed at once.
+    /// At this many connections a new one takes the place of an idle connection (no call
+    /// running or queued; a `more` call being served, such as a subscription, is not idle),
+    /// which is closed: one that never sent a complete call first, else the one idle the
+    /// longest. Only when none is idle is the new one refused, with a
+    /// best-effort `TooManyConnections` frame. So connections left open, or half messages,
+    /// never lock a well-behaved client out.
     public var maxConnections: Int = 256
     /// A message must be complete this long after its first byte arrived, or the connection
-    /// is closed: a peer trickling bytes must not hold a connection slot forever.
-    public var partialMessageTimeout: TimeAmount = .seconds(30)
+    /// is closed: a peer trickling bytes must not hold a connection slot.
+    public var partialMessageTimeout: TimeAmount = .seconds(10)
+    /// A connection with no call running or queued and no half message is closed after this
+    /// long; nil keeps idle connections open (they are still evicted at `maxConnections`).
+    public var idleTimeout: TimeAmount? = .seconds(60)
+    /// How long a connection closed for a protocol error keeps discarding the peer's input
+    /// after its error reply went out (the server's side is shut down for writing at once).
+    public var closeLinger: TimeAmount = .seconds(1)
     /// Calls queued behind the running one before the server stops reading from that peer.
     public var maxPipelinedCalls: Int = 64
     /// Peers of this user are served; others are refused with `PermissionDenied`.

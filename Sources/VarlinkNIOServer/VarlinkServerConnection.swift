@@ -42,6 +42,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var inputClosed = false
     private var readHeld = false
     private var partialMessageTimer: Scheduled<Void>?
+    /// Runs while the connection has no call running or queued and no half message.
+    private var idleTimer: Scheduled<Void>?
+    /// What the server was last told (it evicts the connection idle the longest).
+    private var reportedIdle = true
+    private var hasCalled = false
+    /// After a protocol error: the reply went out and the output is shut down; input is
+    /// discarded until the peer closes or `closeLinger` passes.
+    private var isLingering = false
+    private var lingerTimer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
     init(server: VarlinkServer) {
@@ -99,6 +108,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         queueHead = 0
         partialMessageTimer?.cancel()
         partialMessageTimer = nil
+        idleTimer?.cancel()
+        idleTimer = nil
+        lingerTimer?.cancel()
+        lingerTimer = nil
         if let connectionID { server.release(connectionID: connectionID) }
         context.fireChannelInactive()
     }
@@ -113,7 +126,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             inputClosed = true
-            closeIfDone(context: context)
+            if isLingering {
+                context.close(promise: nil)
+            } else {
+                closeIfDone(context: context)
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -142,21 +159,37 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             case .replyErrorAndClose(let error): queue.append(.fatal(server.named(error)))
             }
         }
-        updatePartialMessageTimer(context: context)
         startNextCall(context: context)
+        updateDeadlines(context: context)
     }
 
-    private func updatePartialMessageTimer(context: ChannelHandlerContext) {
-        guard decoder.hasPartialMessage else {
+    /// Arms or disarms the two deadlines after anything that changes what the connection holds,
+    /// and tells the server whether the connection is idle (which makes it evictable).
+    private func updateDeadlines(context: ChannelHandlerContext) {
+        guard !isClosing else { return }
+        let loop = context.eventLoop.assumeIsolated()
+        if decoder.hasPartialMessage {
+            if partialMessageTimer == nil {
+                partialMessageTimer = loop.scheduleTask(in: server.configuration.partialMessageTimeout) {
+                    self.context?.close(promise: nil)
+                }
+            }
+        } else {
             partialMessageTimer?.cancel()
             partialMessageTimer = nil
-            return
         }
-        guard partialMessageTimer == nil else { return }
-        partialMessageTimer = context.eventLoop.assumeIsolated().scheduleTask(
-            in: server.configuration.partialMessageTimeout
-        ) {
-            self.context?.close(promise: nil)
+        let idle = !isBusy && queuedCount == 0
+        if idle != reportedIdle, let connectionID {
+            reportedIdle = idle
+            server.connection(connectionID, isIdle: idle)
+        }
+        if idle && !decoder.hasPartialMessage, let idleTimeout = server.configuration.idleTimeout {
+            if idleTimer == nil {
+                idleTimer = loop.scheduleTask(in: idleTimeout) { self.context?.close(promise: nil) }
+            }
+        } else {
+            idleTimer?.cancel()
+            idleTimer = nil
         }
     }
 
@@ -183,11 +216,18 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         switch next {
         case .fatal(let error):
             isClosing = true
+            cancelDeadlines()
+            queue.removeAll()
+            queueHead = 0
             write(VarlinkReply(error: error), context: context).assumeIsolated().whenComplete { _ in
-                self.context?.close(promise: nil)
+                self.lingerThenClose()
             }
         case .call(let call):
             isBusy = true
+            if !hasCalled, let connectionID {
+                hasCalled = true
+                server.connectionMadeItsFirstCall(connectionID)
+            }
             switch server.dispatcher.route(call) {
             case .reply(let reply):
                 answerDirectly(call, with: reply, context: context)
@@ -227,6 +267,34 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         runningCall = nil
         guard let context else { return }
         startNextCall(context: context)
+        updateDeadlines(context: context)
+    }
+
+    private func cancelDeadlines() {
+        partialMessageTimer?.cancel()
+        partialMessageTimer = nil
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    /// The error reply is out: shut our side down so the peer reads the reply and then the end
+    /// of the stream, and keep reading (discarding) a moment. Closing at once with the peer's
+    /// bytes unread would reset the connection, and a peer still sending would never see why.
+    private func lingerThenClose() {
+        guard let context, context.channel.isActive else { return }
+        isLingering = true
+        context.close(mode: .output, promise: nil)
+        if inputClosed {
+            context.close(promise: nil)
+            return
+        }
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
+        lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: server.configuration.closeLinger) {
+            self.context?.close(promise: nil)
+        }
     }
 
     private func closeIfDone(context: ChannelHandlerContext) {

@@ -28,7 +28,11 @@ enum Render {
             ("socket", status.socket),
         ]
         if let pending = status.pendingLaunchItem { rows.insert(("pending", "\(pending.title) (\(pending.type)), for the app's next launch"), at: 3) }
-        if let stateError = status.stateError { rows.append(("state error", style.red(stateError))) }
+        if let stateError = status.stateError {
+            let onDisk = status.savedGeneration.map { "the state file still holds generation \($0)" } ?? "there is no state file yet"
+            rows.append(("state error", style.red(stateError)))
+            rows.append(("not saved", style.red("generation \(status.generation) is kept in memory only (\(onDisk)); retrying")))
+        }
         if let export = status.desktopEntry {
             rows.append(("desktop entry", export.path + (export.written.map { ", written \($0)" } ?? "")))
             if let problem = export.problem { rows.append(("export problem", style.red(problem))) }
@@ -107,9 +111,12 @@ enum Render {
 
     static func resignActive(_ reply: ResignActiveReply, style: Style) -> String {
         let items = "\(reply.dynamicCount) dynamic item\(reply.dynamicCount == 1 ? "" : "s")"
-        return reply.changed
+        let summary = reply.changed
             ? "updated: \(items), generation \(reply.generation)"
             : "unchanged: \(items), generation \(reply.generation)"
+        return reply.persisted
+            ? summary
+            : summary + "\n" + style.red("not saved: the state file could not be written (see qactl status); the daemon keeps it in memory and retries")
     }
 
     static func reload(_ reply: ReloadReply, style: Style) -> String {

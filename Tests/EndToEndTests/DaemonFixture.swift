@@ -17,6 +17,9 @@ final class DaemonFixture {
     private(set) var daemon: Process?
     /// Set for the daemon only (not for qactl), e.g. its locale.
     var daemonEnvironment: [String: String] = [:]
+    /// A command the daemon is started through (it must end by exec'ing its arguments), such
+    /// as `unshare -m … sh -c 'mount …; exec "$0" "$@"'`: the process keeps qactd's pid.
+    var daemonWrapper: [String] = []
 
     /// Folder of the built products: `$QACTD_BIN_DIR`, else the folder of the running test bundle.
     static let binDirectory: URL = {
@@ -85,8 +88,14 @@ final class DaemonFixture {
     @discardableResult
     func start(arguments: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.qactd)
-        process.arguments = ["--config", configFile.path, "--log-level", "debug"] + arguments
+        let daemonArguments = ["--config", configFile.path, "--log-level", "debug"] + arguments
+        if let wrapper = daemonWrapper.first {
+            process.executableURL = URL(fileURLWithPath: wrapper)
+            process.arguments = daemonWrapper.dropFirst() + [Self.qactd] + daemonArguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.qactd)
+            process.arguments = daemonArguments
+        }
         process.environment = environment.merging(daemonEnvironment) { $1 }
         if !FileManager.default.fileExists(atPath: logFile.path) { _ = FileManager.default.createFile(atPath: logFile.path, contents: nil) }
         let logHandle = try FileHandle(forWritingTo: logFile)

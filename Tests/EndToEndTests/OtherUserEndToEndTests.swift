@@ -33,4 +33,21 @@ final class OtherUserEndToEndTests: XCTestCase {
         // The owner is still served.
         XCTAssertEqual(fixture.qactl(["status"]).status, 0)
     }
+
+    /// SPEC §6 keeps the socket in a 0700 folder; a folder the user made writable for everyone
+    /// is still used (it is their choice), but never without a word.
+    func testAnExistingSocketFolderWritableByOthersIsWarnedAbout() throws {
+        let fixture = try DaemonFixture()
+        let socketFolder = (fixture.socketPath as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(socketFolder, 0o777), 0)
+        try fixture.start()
+        XCTAssertTrue(fixture.log().contains("The socket folder '\(socketFolder)' has mode 0777"), fixture.log())
+        XCTAssertTrue(fixture.log().contains("chmod 0700"), fixture.log())
+        fixture.stop()
+
+        XCTAssertEqual(chmod(socketFolder, 0o700), 0)
+        try fixture.start()
+        XCTAssertEqual(fixture.log().components(separatedBy: "has mode 0").count, 2, "a 0700 folder is not warned about")
+    }
 }

@@ -94,8 +94,11 @@ final class QuickActionsWireShapeTests: XCTestCase {
 
     func testResignActiveReplyIsTheRecomputeOutcome() throws {
         let reply: ResignActiveReply = RecomputeOutcome(changed: true, generation: 4, dynamicCount: 2)
-        XCTAssertEqual(try json(reply), #"{"changed":true,"dynamicCount":2,"generation":4}"#)
+        XCTAssertEqual(try json(reply), #"{"changed":true,"dynamicCount":2,"generation":4,"persisted":true}"#)
         XCTAssertEqual(try JSONValue(encoding: reply).decode(ResignActiveReply.self), reply)
+        let unsaved: ResignActiveReply = RecomputeOutcome(changed: true, generation: 5, dynamicCount: 2, persisted: false)
+        XCTAssertEqual(try json(unsaved), #"{"changed":true,"dynamicCount":2,"generation":5,"persisted":false}"#)
+        XCTAssertEqual(try JSONValue(encoding: unsaved).decode(ResignActiveReply.self), unsaved)
     }
 
     func testTriggerDeliveryIsTheModelsDelivery() throws {

@@ -176,17 +176,49 @@ final class RawConnection: @unchecked Sendable {
     }
 
     func sendBytes(_ bytes: [UInt8]) {
+        _ = sendAll(bytes)
+    }
+
+    /// Blocking sends until every byte is written or a send fails; returns the bytes written.
+    func sendAll(_ bytes: [UInt8]) -> Int {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written <= 0 { return }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { break }
             offset += written
         }
+        return offset
+    }
+
+    /// Bytes a non-blocking send could not take yet; sent first next time.
+    private var unsent: [UInt8] = []
+
+    /// Queues `bytes` without blocking: false when the kernel's buffer is full (the bytes are
+    /// kept and go out first on a later call, so messages never interleave).
+    func sendWithoutBlocking(_ bytes: [UInt8]) -> Bool {
+        if !unsent.isEmpty {
+            let written = unsent.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if written > 0 { unsent.removeFirst(written) }
+            if !unsent.isEmpty { return false }
+        }
+        let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        if written == bytes.count { return true }
+        // Part of it (or none) went out: the rest is sent before anything else.
+        unsent = Array(bytes[max(0, written)...])
+        return written > 0
     }
 
     func setReceiveTimeout(milliseconds: Int) {
         var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Calls `org.varlink.service.GetInfo` and reads its reply: whether it came.
+    func getInfo() -> Bool {
+        send(#"{"method":"org.varlink.service.GetInfo"}"#)
+        guard case .frame(let reply) = readFrame() else { return false }
+        return reply["parameters"]?["product"] != nil
     }
 
     enum ReadResult: Equatable {

@@ -149,22 +149,36 @@ final class VarlinkServerTests: XCTestCase {
         let second = try RawConnection(path: path)
         let bothConnected = await waitUntil { server.connectionCount == 2 }
         XCTAssertTrue(bothConnected)
+        // An idle connection would make room for a new one (HostileClientTests): both are busy
+        // with a stream being served, so the third has no place.
+        let streaming = try await offloaded {
+            [first, second].map { connection in
+                connection.send(#"{"method":"org.example.test.Connect","more":true}"#)
+                return connection.readFrame()
+            }
+        }
+        XCTAssertEqual(streaming.count, 2)
         let refused = try await offloaded { try RawConnection(path: path).readFrame() }
         XCTAssertEqual(
             refused,
             .frame(.object(["error": "org.example.test.TooManyConnections", "parameters": ["maxConnections": .int(2)]])))
+        XCTAssertEqual(fixture.probe.terminatedStreams.load(ordering: .relaxed), 0, "the admitted streams go on")
+        close(second.fd)
+        let secondGone = await waitUntil { server.connectionCount == 1 }
+        XCTAssertTrue(secondGone)
+        let admitted = try RawConnection(path: path)
         let stillServed = try await offloaded {
-            first.send(#"{"method":"org.varlink.service.GetInfo"}"#)
-            return first.readFrame()
+            admitted.send(#"{"method":"org.varlink.service.GetInfo"}"#)
+            return admitted.readFrame()
         }
         guard case .frame(let info) = stillServed else { return XCTFail("admitted connection lost: \(stillServed)") }
         XCTAssertEqual(info["parameters"]?["product"], "testd")
-        _ = second
         close(first.fd)
         let oneLeft = await waitUntil { server.connectionCount == 1 }
         XCTAssertTrue(oneLeft)
         let info2 = try await fixture.call("org.varlink.service.GetInfo")
         XCTAssertEqual(info2["product"], "testd", "a slot frees up when a connection closes")
+        withExtendedLifetime(admitted) {}
     }
 
     func testHalfSentMessageDoesNotBlockOthersAndTimesOut() async throws {
@@ -281,6 +295,24 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(server.socketPath, fixture.socketPath)
         await server.stop()
         XCTAssertNotEqual(access(fixture.socketPath, F_OK), 0, "the socket file is removed on stop")
+    }
+
+    func testAnExistingSocketFolderOthersMayWriteIsReported() async throws {
+        let folder = fixture.folder + "/run"
+        XCTAssertEqual(mkdir(fixture.folder, 0o700), 0)
+        XCTAssertEqual(mkdir(folder, 0o700), 0)
+        for (mode, reported) in [(mode_t(0o777), true), (0o770, true), (0o702, true), (0o1777, false), (0o755, false), (0o700, false)] {
+            XCTAssertEqual(chmod(folder, mode), 0)
+            let server = fixture.makeServer()
+            try await server.listen(unixSocketPath: fixture.socketPath)
+            let problem = server.socketFolderProblem
+            XCTAssertEqual(problem != nil, reported, "mode \(String(mode, radix: 8)): \(problem ?? "not reported")")
+            if reported {
+                let octal = String(mode, radix: 8)
+                XCTAssertTrue(problem?.contains("'\(folder)' has mode \(octal.count < 4 ? "0" + octal : octal)") == true, problem ?? "")
+            }
+            await server.stop()
+        }
     }
 
     func testStaleSocketIsReplaced() async throws {

@@ -110,6 +110,32 @@ final class VarlinkMessageTests: XCTestCase {
             XCTAssertEqual(error as? VarlinkError, .invalidParameter("position"))
         }
     }
+
+    /// A number that is not an integer of the declared width names its parameter too (JSONDecoder
+    /// reports such numbers with no coding path), as parsed from the wire.
+    func testAHugeIntegerOrAFloatNamesItsParameter() throws {
+        struct Trigger: Decodable {
+            struct Where: Decodable { var position: Int? }
+            var position: Int?
+            var type: String?
+            var at: Where?
+            var count: Int32?
+        }
+        let cases = [
+            (#"{"position":1.5}"#, "position"), (#"{"position":99999999999999999999}"#, "position"),
+            (#"{"type":"x","position":-1e30}"#, "position"),
+            (#"{"at":{"position":0.25}}"#, "at.position"), (#"{"count":4294967296}"#, "count"),
+        ]
+        for (parameters, name) in cases {
+            let call = try JSONDecoder().decode(VarlinkCall.self, from: Data(#"{"method":"org.example.test.Trigger","parameters":\#(parameters)}"#.utf8))
+            XCTAssertThrowsError(try call.decodeParameters(Trigger.self), parameters) { error in
+                XCTAssertEqual(error as? VarlinkError, .invalidParameter(name), parameters)
+            }
+        }
+        // Whole numbers written as floats are integers still.
+        let whole = try JSONDecoder().decode(VarlinkCall.self, from: Data(#"{"method":"org.example.test.Trigger","parameters":{"position":2.0}}"#.utf8))
+        XCTAssertEqual(try whole.decodeParameters(Trigger.self).position, 2)
+    }
 }
 
 final class VarlinkConnectionErrorTests: XCTestCase {
