@@ -90,7 +90,8 @@ let package = Package(
         .testTarget(
             name: "QuickActionsDaemonTests",
             dependencies: [
-                "QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "QuickActions", "Contacts", "TestSupport", "SystemCalls",
+                "QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "VarlinkNIOServer", "QuickActions", "Contacts", "TestSupport",
+                "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

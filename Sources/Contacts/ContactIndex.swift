@@ -58,6 +58,16 @@ public struct ContactIndex: Sendable {
 
     public private(set) var duplicateCount = 0
 
+    /// Names one state of `favorites`: it changes whenever the favorites may have changed, so
+    /// whoever derives something from them (the dynamic set) can skip the work when it has
+    /// not. `origin` is drawn once per index, so versions of two different indexes never match.
+    public struct FavoritesVersion: Hashable, Sendable {
+        let origin: UInt64
+        let changes: UInt64
+    }
+
+    public private(set) var favoritesVersion = FavoritesVersion(origin: .random(in: .min ... .max), changes: 0)
+
     public init() {}
 
     // MARK: Updates
@@ -159,6 +169,11 @@ public struct ContactIndex: Sendable {
     private mutating func insertFavorite(_ contact: Contact) {
         let key = FavoriteSortKey(contact)
         sortedFavorites.insert((key, contact), at: favoritePosition(of: key))
+        favoritesChanged()
+    }
+
+    private mutating func favoritesChanged() {
+        favoritesVersion = FavoritesVersion(origin: favoritesVersion.origin, changes: favoritesVersion.changes &+ 1)
     }
 
     private mutating func removeFavorite(_ contact: Contact) {
@@ -166,6 +181,7 @@ public struct ContactIndex: Sendable {
         let position = favoritePosition(of: key)
         if position < sortedFavorites.endIndex, sortedFavorites[position].key == key {
             sortedFavorites.remove(at: position)
+            favoritesChanged()
         }
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Contacts
+import Dispatch
 import SystemCalls
 
 /// Reads the contacts directory (SPEC §3): a vdir tree of root → optional collection
@@ -43,10 +44,37 @@ struct ContactsDirectoryScanner: Sendable {
             result.problems.append(ContactsScanProblem(path: start, kind: .notADirectory))
             return result
         }
-        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result)
-        result.files.sort { Self.precedesByCodePoint($0.path, $1.path) }
+        var contactFiles: [String] = []
+        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles)
+        contactFiles.sort(by: Self.precedesByCodePoint)
+        result.files = read(contactFiles)
         return result
     }
+
+    /// Reads and parses `paths` on every CPU, each result in its path's place, so the caller
+    /// sees them in the same order (and duplicates resolve the same way) as one thread would.
+    func read(_ paths: [String]) -> [ContactsScanResult.File] {
+        let chunk = 64
+        let chunks = (paths.count + chunk - 1) / chunk
+        let workers = min(chunks, Self.readerThreads)
+        guard workers > 1 else { return paths.map { ContactsScanResult.File(path: $0, result: read(path: $0)) } }
+        return Array(unsafeUninitializedCapacity: paths.count) { buffer, initializedCount in
+            // Each worker takes every `workers`-th chunk: the slots it initializes are its own.
+            let slots = UncheckedSendable(buffer.baseAddress!)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for chunkIndex in stride(from: worker, to: chunks, by: workers) {
+                    for index in chunkIndex * chunk..<min(paths.count, (chunkIndex + 1) * chunk) {
+                        (slots.value + index).initialize(to: .init(path: paths[index], result: read(path: paths[index])))
+                    }
+                }
+            }
+            initializedCount = paths.count
+        }
+    }
+
+    /// One reader per CPU the process may run on, at most 8: reading and parsing are
+    /// CPU-bound once the files are cached, and more threads only compete.
+    private static let readerThreads: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 
     /// Reads and parses ONE file; standalone so the watcher can call it per event.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
@@ -108,8 +136,10 @@ struct ContactsDirectoryScanner: Sendable {
 
     // MARK: - Walking
 
+    /// Lists the tree; the contact files found are read afterwards, all at once (`read(_:)`).
     private func walk(
-        _ directory: String, followLink: Bool, enteringDirectory: (String) -> Void, into result: inout ContactsScanResult
+        _ directory: String, followLink: Bool, enteringDirectory: (String) -> Void, into result: inout ContactsScanResult,
+        contactFiles: inout [String]
     ) {
         enteringDirectory(directory)
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW)
@@ -154,9 +184,9 @@ struct ContactsDirectoryScanner: Sendable {
             }
             switch info.st_mode & S_IFMT {
             case S_IFDIR:
-                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result)
+                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles)
             case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
-                result.files.append(ContactsScanResult.File(path: path, result: read(path: path)))
+                contactFiles.append(path)
             default:
                 continue  // symbolic links, other names, sockets, devices
             }
@@ -195,6 +225,12 @@ struct ContactsDirectoryScanner: Sendable {
     private static func precedesByCodePoint(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
+}
+
+/// A value handed to concurrent workers that each touch only their own part of it.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// What one walk of the contacts directory found.

@@ -16,28 +16,45 @@ import QuickActionsProtocol
 actor DaemonCore {
     // MARK: State
 
-    private(set) var settings: DaemonSettings
-    private var state: QuickActionsState
-    private(set) var index: ContactIndex
+    // Every property `List` or `Status` shows tells `replies` when it changes (`didSet`),
+    // so a reply encoded before the change is never served after it, however the
+    // property was changed.
+    private(set) var settings: DaemonSettings {
+        didSet {
+            settingsEpoch &+= 1
+            publishListingKey()
+        }
+    }
+    private var state: QuickActionsState { didSet { publishListingKey() } }
+    private(set) var index: ContactIndex { didSet { replies.statusChanged() } }
     private var store: StateStore<PersistedState>
     private let logger: Logger
     private let socketPath: String
     private let notifier: any ServiceManagerNotifier
     /// Why the last state write failed, while it keeps failing.
-    private var stateError: String?
-    private var activity = ActivityCounters()
+    private var stateError: String? { didSet { replies.statusChanged() } }
+    private var activity = ActivityCounters() { didSet { replies.statusChanged() } }
     /// Replaced by the watcher's first update, which the daemon applies before it listens.
-    private var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet")
+    private var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet") {
+        didSet { replies.statusChanged() }
+    }
     private var lastStatusLine = ""
+    /// Counts settings swaps, so a listing composed under older settings is known stale.
+    private var settingsEpoch: UInt64 = 0
+    /// The encoded `List` and `Status` replies, read by the socket's event loops directly.
+    nonisolated let replies: PublishedReplies
+    /// The listing `Watch` streams carry, composed once per `ListingKey`: every watcher
+    /// gets the same value, so comparing and encoding it is done once.
+    private var watchedListingCache: (key: PublishedReplies.ListingKey, listing: QuickActionsListing)?
 
     /// Which app is connected and which delivered actions wait for its `Complete` (pure).
-    private var appMachine: AppConnectionStateMachine
+    private var appMachine: AppConnectionStateMachine { didSet { replies.statusChanged() } }
     private var appStreams: [AppSessionID: AppMessages] = [:]
     private var waitingTriggers: [String: AsyncStream<AppDeliveryResult>.Continuation] = [:]
     /// One per waiting trigger, cancelled when it ends some other way, so a high trigger rate
     /// with a long `ResponseTimeoutSec` leaves no sleeping tasks behind.
     private var responseTimers: [String: Task<Void, Never>] = [:]
-    private var watchers = WatchBroadcaster()
+    private var watchers = WatchBroadcaster() { didSet { replies.statusChanged() } }
     private let launcher: LaunchCommandRunner
     /// `Recompute=change`: the settle timer restarted by each favorites change.
     private var pendingRecompute: Task<Void, Never>?
@@ -59,6 +76,17 @@ actor DaemonCore {
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
         self.state = state
+        replies = PublishedReplies(listingKey: .init(generation: state.generation, launched: state.launched, settingsEpoch: 0))
+    }
+
+    /// What every listing is composed from, as `PublishedReplies` keys it.
+    var listingKey: PublishedReplies.ListingKey {
+        .init(generation: state.generation, launched: state.launched, settingsEpoch: settingsEpoch)
+    }
+
+    private func publishListingKey() {
+        replies.publish(listingKey: listingKey)
+        replies.statusChanged()
     }
 
     // MARK: Queries
@@ -71,7 +99,7 @@ actor DaemonCore {
             appVersion: state.appVersion, appConnected: appMachine.isAppConnected,
             staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
             activity: activity, usage: state.usageCounts, stateError: stateError,
-            pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count)
+            pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, epoch: replies.statusEpoch)
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).
@@ -84,10 +112,20 @@ actor DaemonCore {
             state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit), for: preference)
     }
 
+    /// A listing and the key it was composed at, for the wire edge to encode and publish.
+    func keyedListing(_ request: PublishedReplies.ListingRequest) throws(QuickActionsCallError) -> (QuickActionsListing, PublishedReplies.ListingKey) {
+        if request == .watched { return (watchedListing(), listingKey) }
+        return (try listing(all: request.all, limit: request.limit, language: request.language), listingKey)
+    }
+
     /// What `Watch` streams carry: every item, in the daemon's language.
     private func watchedListing() -> QuickActionsListing {
-        settings.localization.localizing(
+        let key = listingKey
+        if let cached = watchedListingCache, cached.key == key { return cached.listing }
+        let listing = settings.localization.localizing(
             state.currentListing(all: true, displayLimit: settings.configuration.displayLimit), for: settings.language)
+        watchedListingCache = (key, listing)
+        return listing
     }
 
     func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
@@ -110,7 +148,9 @@ actor DaemonCore {
     /// The Linux twin of `sceneWillResignActive(_:)`: derive the dynamic set from
     /// the live index; only a set that differs bumps the generation and is written.
     func resignActive(appVersion: String?) -> RecomputeOutcome {
-        let outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
+        let outcome = state.resignActive(
+            favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: appVersion,
+            configuration: settings.dynamicItemConfiguration)
         if outcome.changed {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                         metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
@@ -128,7 +168,8 @@ actor DaemonCore {
     /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
     /// so this is not a launch; an unchanged set writes nothing.
     func recomputeAfterIndexChange() {
-        let outcome = state.recompute(favorites: index.favorites, configuration: settings.dynamicItemConfiguration)
+        let outcome = state.recompute(
+            favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration)
         guard outcome.changed else { return }
         logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                     metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
@@ -373,7 +414,7 @@ actor DaemonCore {
     /// follows, and the persisted part is written if it changed. A failed write keeps the
     /// previous file and the in-memory state; the next change retries it.
     private func persist() {
-        watchers.announce(watchedListing())
+        watchers.announce(watchedListing(), version: listingKey)
         publishStatus()
         do {
             if try store.saveIfChanged(PersistedState(state)) {
@@ -477,6 +518,8 @@ struct StatusSnapshot: Sendable {
     var stateError: String?
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int
+    /// `PublishedReplies.statusEpoch` when this was taken.
+    var epoch: UInt64
 }
 
 /// A resolved trigger and what became of its delivery.

@@ -52,6 +52,33 @@ final class ContactsDirectoryScannerTests: XCTestCase {
         XCTAssertEqual(index.favorites.map(\.name), ["Ann", "Bob"])
     }
 
+    func testFilesReadInParallelComeBackInPathOrderWithTheSameResultsAsOneByOne() throws {
+        // Enough files for several chunks of the parallel read; duplicates across folders and
+        // broken files among them, so any mix-up of slots would show.
+        for number in 0..<700 {
+            let folder = ["a", "b", "c/d"][number % 3]
+            let uid = "person-\(number % 500)"
+            let text = number % 97 == 0 ? "not a vCard" : card("Person \(number)", favorite: number % 7 == 0)
+            try write("\(folder)/\(number).vcf", number % 97 == 0 ? text : text.replacingOccurrences(of: "FN:", with: "UID:\(uid)\r\nFN:"))
+        }
+        let scanner = ContactsDirectoryScanner(root: root)
+        let result = scanner.scan()
+        XCTAssertEqual(result.files.count, 700)
+        let paths = result.files.map(\.path)
+        XCTAssertEqual(paths, paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        for file in result.files {
+            XCTAssertEqual(file.result, scanner.read(path: file.path), file.path)
+        }
+        let index = scanner.buildIndex()
+        XCTAssertEqual(index.contactCount, 497, "500 identifiers, 3 of them only in broken files")
+        XCTAssertEqual(index.invalidFiles.count, 8)
+        var oneByOne = ContactIndex()
+        for path in paths { oneByOne.apply(path: path, result: scanner.read(path: path)) }
+        XCTAssertEqual(index.contactCount, oneByOne.contactCount)
+        XCTAssertEqual(index.favorites, oneByOne.favorites)
+        XCTAssertEqual(index.duplicates, oneByOne.duplicates)
+    }
+
     func testSymlinksAreNeverFollowed() throws {
         try write("real/ann.vcf", card("Ann"))
         try FileManager.default.createSymbolicLink(atPath: root + "/link.vcf", withDestinationPath: root + "/real/ann.vcf")

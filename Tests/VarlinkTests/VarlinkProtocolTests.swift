@@ -97,6 +97,28 @@ final class VarlinkMessageTests: XCTestCase {
         XCTAssertEqual(streamed, .object(["parameters": .object(["n": .int(1)]), "continues": .bool(true)]))
     }
 
+    func testPreEncodedParametersAreFramedAsTheyAreAndReadBackTheSame() throws {
+        struct Row: Encodable { var name: String; var path: String; var position: Int }
+        let encoded = try EncodedJSONObject(encoding: Row(name: "Zoë \"Z\"", path: "/a/b", position: 2))
+        XCTAssertEqual(String(decoding: encoded.bytes, as: UTF8.self), #"{"name":"Zoë \"Z\"","path":"/a/b","position":2}"#)
+        let final = VarlinkReply(encodedParameters: encoded)
+        let frame = try final.frameBytes()
+        XCTAssertEqual(frame.last, 0)
+        XCTAssertEqual(Array(frame.dropLast()), Array(#"{"parameters":"#.utf8) + encoded.bytes + Array("}".utf8),
+                       "the encoded bytes are passed through, not re-encoded")
+        let expected: [String: JSONValue] = ["name": "Zoë \"Z\"", "path": "/a/b", "position": 2]
+        XCTAssertEqual(try JSONValue(jsonData: Data(frame.dropLast())), .object(["parameters": .object(expected)]))
+        XCTAssertEqual(final.parameters, expected)
+        XCTAssertEqual(final, VarlinkReply(parameters: expected), "equal to the same parameters given as values")
+
+        var streamed = VarlinkReply(encodedParameters: encoded, continues: true)
+        XCTAssertEqual(try JSONValue(jsonData: Data(try streamed.frameBytes().dropLast())),
+                       .object(["parameters": .object(expected), "continues": true]))
+        streamed.continues = false
+        XCTAssertEqual(try streamed.frameBytes(), frame)
+        XCTAssertThrowsError(try EncodedJSONObject(encoding: [1, 2]), "parameters must be an object")
+    }
+
     func testReplyDecodingToleratesMissingParameters() throws {
         let reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(#"{"error":"org.varlink.service.PermissionDenied"}"#.utf8))
         XCTAssertEqual(reply.varlinkError, .permissionDenied)
