@@ -196,22 +196,28 @@ struct ContactsDirectoryScanner: Sendable {
     // MARK: - System calls
 
     /// Reads to end of file, but never more than the limit: the file may grow after `fstat`.
+    /// The buffer is sized by `fstat` (one byte more, to meet the end in the same read), so
+    /// a small file costs one allocation and two reads.
     private func readAll(_ descriptor: Int32, expectedSize: Int) -> Result<[UInt8], ContactFileProblem> {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(expectedSize)
-        let chunkSize = 64 * 1024
-        var chunk = [UInt8](repeating: 0, count: chunkSize)
+        var bytes = [UInt8](repeating: 0, count: min(expectedSize, maxFileBytes) + 1)
+        var filled = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress, chunkSize) }
+            if filled == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: min(max(4096, filled), maxFileBytes + 1)))
+            }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled) }
             }
             if count < 0 {
                 return .failure(.unreadable(reason: errnoText(errno)))
             }
-            if count == 0 { return .success(bytes) }
-            bytes.append(contentsOf: chunk[..<count])
-            if bytes.count > maxFileBytes {
-                return .failure(.tooLarge(size: bytes.count, limit: maxFileBytes))
+            if count == 0 {
+                bytes.removeLast(bytes.count - filled)
+                return .success(bytes)
+            }
+            filled += count
+            if filled > maxFileBytes {
+                return .failure(.tooLarge(size: filled, limit: maxFileBytes))
             }
         }
     }
