@@ -54,7 +54,7 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
     /// A listing's parameters, encoded once for every watcher (and `List` caller) it goes to.
     private static func encode(watched listing: QuickActionsListing, replies: PublishedReplies) throws -> EncodedJSONObject {
         if let encoded = replies.encoded(watched: listing) { return encoded }
-        let encoded = try EncodedJSONObject(encoding: listing)
+        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
         replies.store(watched: listing, encoded: encoded)
         return encoded
     }
@@ -63,7 +63,7 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         if let cached = core.replies.listing(for: request) { return VarlinkReply(encodedParameters: cached) }
         let (listing, key) = try await core.keyedListing(request)
         let encoded = request == .watched
-            ? try Self.encode(watched: listing, replies: core.replies) : try EncodedJSONObject(encoding: listing)
+            ? try Self.encode(watched: listing, replies: core.replies) : try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
         core.replies.store(listing: encoded, for: request, at: key)
         return VarlinkReply(encodedParameters: encoded)
     }

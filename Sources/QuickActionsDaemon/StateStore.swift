@@ -1,4 +1,5 @@
 import Glibc
+import QuickActions
 import SystemCalls
 
 #if canImport(FoundationEssentials)
@@ -184,11 +185,9 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
     mutating func save(_ payload: Payload) throws(StateStoreError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         var bytes: [UInt8]
         do {
-            bytes = Array(try encoder.encode(payload))
+            bytes = try Self.encode(payload)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -243,6 +242,15 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         } catch {
             throw .saveFailed(step: .syncDirectory, path: paths.directory, reason: error.description)
         }
+    }
+
+    /// Pretty-printed JSON with sorted keys, written directly when the payload can (the
+    /// daemon's state can: one encoding, no tree of boxed values).
+    private static func encode(_ payload: Payload) throws -> [UInt8] {
+        if let payload = payload as? any JSONTextRepresentable { return try payload.jsonText(pretty: true) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return Array(try encoder.encode(payload))
     }
 
     private func failIfInjected(_ step: StateSaveStep, _ path: String) throws(SystemCallError) {
