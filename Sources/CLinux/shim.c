@@ -1,4 +1,5 @@
 #define _GNU_SOURCE 1
+#include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -14,4 +15,8 @@ _Static_assert(sizeof(struct ucred) == 12 && __builtin_offsetof(struct ucred, ui
 
 int CLinux_setCurrentThreadName(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int CLinux_releaseFreeHeapMemory(void) {
+    return malloc_trim(0);
 }

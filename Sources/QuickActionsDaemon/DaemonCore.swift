@@ -1,3 +1,4 @@
+import CLinux
 import Contacts
 import Logging
 import QuickActions
@@ -332,6 +333,8 @@ actor DaemonCore {
 
     // MARK: The contacts index
 
+    static let largeBatch = 4096
+
     /// Applies what the `DirectoryWatcher` found. With `Recompute=change`, a change of
     /// favorites restarts the settle timer (`RecomputeSettleMSec`), so a burst of saves —
     /// a sync run, a folder moved in — makes one new generation, not many.
@@ -349,6 +352,9 @@ actor DaemonCore {
         activity.rescans += update.work.rescans
         activity.eventsHandled += update.work.eventsHandled
         publishStatus()
+        // A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
+        // queued in buffers now freed; without this the heap keeps their pages for good.
+        if update.changes.count >= Self.largeBatch { _ = CLinux_releaseFreeHeapMemory() }
         if index.favorites != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
     }
 

@@ -15,4 +15,7 @@ extern const int CLinux_SO_PEERCRED;
 /// pthread_setname_np(3) for the calling thread (also behind _GNU_SOURCE); 0 or an errno.
 int CLinux_setCurrentThreadName(const char *name);
 
+/// malloc_trim(3): hands the heap's free pages back to the kernel; 1 if some were released.
+int CLinux_releaseFreeHeapMemory(void);
+
 #endif
