@@ -15,6 +15,11 @@ struct ContactsDirectoryScanner: Sendable {
     var root: String
     var maxFileBytes: Int
     var options: ContactParsingOptions
+    /// Told how far a long scan is (SPEC: long work shows progress), at most once a second and
+    /// only once a scan has run for a second: the files found while the tree is listed, then
+    /// the files read of that total.
+    var progress: (@Sendable (ContactsScanProgress) -> Void)?
+    var progressInterval: Duration = .seconds(1)
 
     static let defaultMaxFileBytes = 1_048_576
 
@@ -45,11 +50,26 @@ struct ContactsDirectoryScanner: Sendable {
             return result
         }
         var contactFiles: [String] = []
-        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles)
+        let reporter = progress.map { ProgressReporter(tree: start, interval: progressInterval, report: $0) }
+        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles, reporter: reporter)
         contactFiles.sort(by: Self.precedesByCodePoint)
-        result.files = read(contactFiles)
+        guard let reporter else {
+            result.files = read(contactFiles)
+            return result
+        }
+        // In batches, so progress can be told between them.
+        result.files.reserveCapacity(contactFiles.count)
+        var next = 0
+        while next < contactFiles.count {
+            let end = min(contactFiles.count, next + Self.progressBatch)
+            result.files += read(Array(contactFiles[next..<end]))
+            next = end
+            reporter.tell(ContactsScanProgress(tree: start, filesFound: contactFiles.count, filesRead: next, listingDone: true))
+        }
         return result
     }
+
+    private static let progressBatch = 4096
 
     /// Reads and parses `paths` on every CPU, each result in its path's place, so the caller
     /// sees them in the same order (and duplicates resolve the same way) as one thread would.
@@ -139,7 +159,7 @@ struct ContactsDirectoryScanner: Sendable {
     /// Lists the tree; the contact files found are read afterwards, all at once (`read(_:)`).
     private func walk(
         _ directory: String, followLink: Bool, enteringDirectory: (String) -> Void, into result: inout ContactsScanResult,
-        contactFiles: inout [String]
+        contactFiles: inout [String], reporter: ProgressReporter?
     ) {
         enteringDirectory(directory)
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW)
@@ -184,9 +204,13 @@ struct ContactsDirectoryScanner: Sendable {
             }
             switch info.st_mode & S_IFMT {
             case S_IFDIR:
-                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles)
+                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles,
+                     reporter: reporter)
             case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
                 contactFiles.append(path)
+                if let reporter, contactFiles.count % 1024 == 0 {
+                    reporter.tell(ContactsScanProgress(tree: reporter.tree, filesFound: contactFiles.count, filesRead: 0, listingDone: false))
+                }
             default:
                 continue  // symbolic links, other names, sockets, devices
             }
@@ -230,6 +254,43 @@ struct ContactsDirectoryScanner: Sendable {
 
     private static func precedesByCodePoint(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+}
+
+/// How far one scan of the contacts folder is.
+struct ContactsScanProgress: Hashable, Sendable, CustomStringConvertible {
+    var tree: String
+    var filesFound: Int
+    var filesRead: Int
+    /// Whether `filesFound` is the total.
+    var listingDone: Bool
+
+    var description: String {
+        listingDone
+            ? "Reading contacts in '\(tree)': \(filesRead) of \(filesFound) files read"
+            : "Listing contacts in '\(tree)': \(filesFound) files found so far"
+    }
+}
+
+/// Passes progress on at most once an interval, the first time an interval after the scan began.
+private final class ProgressReporter {
+    let tree: String
+    private let interval: Duration
+    private let report: @Sendable (ContactsScanProgress) -> Void
+    private var nextReport: ContinuousClock.Instant
+
+    init(tree: String, interval: Duration, report: @escaping @Sendable (ContactsScanProgress) -> Void) {
+        self.tree = tree
+        self.interval = interval
+        self.report = report
+        nextReport = .now + interval
+    }
+
+    func tell(_ progress: ContactsScanProgress) {
+        let now = ContinuousClock.now
+        guard now >= nextReport else { return }
+        nextReport = now + interval
+        report(progress)
     }
 }
 

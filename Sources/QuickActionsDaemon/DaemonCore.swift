@@ -351,6 +351,8 @@ actor DaemonCore {
         activity.filesParsed += update.work.filesParsed
         activity.rescans += update.work.rescans
         activity.eventsHandled += update.work.eventsHandled
+        // A rescan may have shown its progress in `STATUS=`: the summary replaces it even if unchanged.
+        if update.work.rescans > 0 { lastStatusLine = "" }
         publishStatus()
         // A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
         // queued in buffers now freed; without this the heap keeps their pages for good.

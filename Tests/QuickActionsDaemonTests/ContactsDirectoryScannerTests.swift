@@ -1,6 +1,7 @@
 import Contacts
 import Foundation
 import TestSupport
+import Synchronization
 import XCTest
 @testable import QuickActionsDaemon
 
@@ -77,6 +78,27 @@ final class ContactsDirectoryScannerTests: XCTestCase {
         XCTAssertEqual(index.contactCount, oneByOne.contactCount)
         XCTAssertEqual(index.favorites, oneByOne.favorites)
         XCTAssertEqual(index.duplicates, oneByOne.duplicates)
+    }
+
+    func testALongScanTellsFilesFoundThenFilesReadOfTheTotal() throws {
+        for number in 0..<1100 { try write("c\(number % 2)/\(number).vcf", card("Person \(number)")) }
+        let told = Mutex<[ContactsScanProgress]>([])
+        var scanner = ContactsDirectoryScanner(root: root)
+        scanner.progressInterval = .zero
+        scanner.progress = { progress in told.withLock { $0.append(progress) } }
+        XCTAssertEqual(scanner.scan().files.count, 1100)
+        let progress = told.withLock { $0 }
+        XCTAssertEqual(progress.map(\.listingDone), [false, true])
+        XCTAssertEqual(progress.first?.filesFound, 1024, "while listing, the files found so far")
+        XCTAssertEqual(progress.last, ContactsScanProgress(tree: root, filesFound: 1100, filesRead: 1100, listingDone: true))
+        XCTAssertEqual(progress.first?.description, "Listing contacts in '\(root)': 1024 files found so far")
+        XCTAssertEqual(progress.last?.description, "Reading contacts in '\(root)': 1100 of 1100 files read")
+
+        // With the default interval a short scan says nothing.
+        scanner.progressInterval = .seconds(1)
+        told.withLock { $0 = [] }
+        _ = scanner.scan()
+        XCTAssertEqual(told.withLock { $0.count }, 0)
     }
 
     func testSymlinksAreNeverFollowed() throws {
