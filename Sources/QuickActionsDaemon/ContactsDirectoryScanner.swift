@@ -208,7 +208,7 @@ struct ContactsDirectoryScanner: Sendable {
                      reporter: reporter)
             case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
                 contactFiles.append(path)
-                if let reporter, contactFiles.count % 1024 == 0 {
+                if let reporter {
                     reporter.tell(ContactsScanProgress(tree: reporter.tree, filesFound: contactFiles.count, filesRead: 0, listingDone: false))
                 }
             default:
