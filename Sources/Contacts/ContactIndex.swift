@@ -105,8 +105,7 @@ public struct ContactIndex: Sendable {
         let oldEntry = entries[path]
         let oldContacts = oldEntry?.contacts ?? []
         let newContacts = newEntry?.contacts ?? []
-        var affectedIdentifiers = Set(oldContacts.map(\.identifier))
-        affectedIdentifiers.formUnion(newContacts.map(\.identifier))
+        let affectedIdentifiers = Self.distinct(oldContacts.map(\.identifier) + newContacts.map(\.identifier))
 
         for identifier in affectedIdentifiers {
             if let winner = winner(for: identifier), winner.favorite {
@@ -200,9 +199,20 @@ public struct ContactIndex: Sendable {
         return low
     }
 
+    /// Each identifier once; a file holds one card or a few, so no set is built for them.
+    private static func distinct(_ identifiers: [String]) -> [String] {
+        guard identifiers.count > 1 else { return identifiers }
+        guard identifiers.count > 16 else {
+            var unique: [String] = []
+            for identifier in identifiers where !unique.contains(identifier) { unique.append(identifier) }
+            return unique
+        }
+        return Array(Set(identifiers))
+    }
+
     private static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "" }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        guard let slash = ContactFileKind.lastIndex(of: "/", in: path) else { return "" }
+        return slash == path.utf8.startIndex ? "/" : String(decoding: path.utf8[..<slash], as: UTF8.self)
     }
 
     // MARK: Queries
