@@ -182,11 +182,7 @@ struct ContactsDirectoryScanner: Sendable {
 
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
-                    String(cString: $0)
-                }
-            }
+            let name = directoryEntryName(entry)
             // Hidden entries include "." and "..", and vdir tools' own state folders.
             if !name.hasPrefix(".") { names.append(name) }
         }

@@ -105,7 +105,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         let prefix = ".\(StatePaths.stateFileName).tmp-"
         var removed: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = directoryEntryName(entry)
             guard name.hasPrefix(prefix),
                   let writer = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ pid_t($0) })
             else { continue }
