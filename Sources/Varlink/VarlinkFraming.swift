@@ -70,6 +70,7 @@ public struct VarlinkFrameDecoder: Sendable {
         case .tooLarge:
             return .replyErrorAndClose(.messageTooLarge(maxBytes: maxMessageBytes))
         case .message(let bytes):
+            if let call = VarlinkCall.fastParse(bytes) { return .call(call) }
             do {
                 return .call(try JSONDecoder().decode(VarlinkCall.self, from: Data(bytes)))
             } catch let error as DecodingError {

@@ -119,6 +119,33 @@ final class VarlinkMessageTests: XCTestCase {
         XCTAssertThrowsError(try EncodedJSONObject(encoding: [1, 2]), "parameters must be an object")
     }
 
+    func testEverydayCallsParseFastToWhatJSONDecoderReadsAndTheRestIsLeftToIt() throws {
+        let everyday = [
+            #"{"method":"io.qactd.QuickActions.Status"}"#,
+            #"{"method":"a.B","parameters":null,"more":true}"#,
+            #" { "method" : "a.B" , "parameters" : { "all" : true, "limit" : -12, "language" : "fr_CA.UTF-8" } } "#,
+            #"{"method":"a.B","parameters":{"s":"Zo\u00eb \"q\" \\ \/ \n\t","list":[1,[],{},null,false],"big":9223372036854775807},"oneway":false}"#,
+            #"{"method":"a.B","parameters":{"emoji":"🙂","empty":""},"upgrade":true}"#,
+        ]
+        for text in everyday {
+            let fast = try XCTUnwrap(VarlinkCall.fastParse(Array(text.utf8)), text)
+            XCTAssertEqual(fast, try JSONDecoder().decode(VarlinkCall.self, from: Data(text.utf8)), text)
+        }
+        // Left to JSONDecoder: numbers with a fraction or exponent, surrogate pairs, duplicate
+        // keys, integers beyond 64 bits, and anything malformed or not a call (it words the error).
+        let leftOver = [
+            #"{"method":"a.B","parameters":{"x":1.5}}"#, #"{"method":"a.B","parameters":{"x":1e3}}"#,
+            #"{"method":"a.B","parameters":{"x":"\ud83d\ude42"}}"#, #"{"method":"a.B","method":"c.D"}"#,
+            #"{"method":"a.B","parameters":{"x":92233720368547758070}}"#, #"{"method":"a.B","parameters":[1]}"#,
+            #"{"method":"a.B","more":"yes"}"#, #"{"method":null}"#, #"{"parameters":{}}"#, #"{"method":"a.B""#,
+            #"{"method":"a.B"} x"#, "[]", "", #"{"method":"a.B","parameters":{"x":01}}"#,
+        ]
+        for text in leftOver {
+            XCTAssertNil(VarlinkCall.fastParse(Array(text.utf8)), text)
+        }
+        XCTAssertEqual(try call(#"{"method":"a.B","parameters":{"x":1.5}}"#).parameters["x"], .double(1.5), "the long way still reads it")
+    }
+
     func testReplyDecodingToleratesMissingParameters() throws {
         let reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(#"{"error":"org.varlink.service.PermissionDenied"}"#.utf8))
         XCTAssertEqual(reply.varlinkError, .permissionDenied)
