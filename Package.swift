@@ -65,7 +65,10 @@ let package = Package(
             dependencies: [
                 "Varlink", "QuickActionsProtocol", "QuickActions", "Contacts", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // A short-lived process: resolving the Swift runtime's shared libraries at each start
+            // cost it about a fifth of its time (issue 12), so the runtime is linked in.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         // Shared by the test targets (waiting for a condition, a log-collecting handler, fixtures);
