@@ -20,6 +20,8 @@ struct ContactsDirectoryScanner: Sendable {
     /// the files read of that total.
     var progress: (@Sendable (ContactsScanProgress) -> Void)?
     var progressInterval: Duration = .seconds(1)
+    /// Told when a scan that reported progress is done, so whoever shows it can stop.
+    var progressEnded: (@Sendable () -> Void)?
 
     static let defaultMaxFileBytes = 1_048_576
 
@@ -51,6 +53,7 @@ struct ContactsDirectoryScanner: Sendable {
         }
         var contactFiles: [String] = []
         let reporter = progress.map { ProgressReporter(tree: start, interval: progressInterval, report: $0) }
+        defer { if reporter?.reported == true { progressEnded?() } }
         walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles, reporter: reporter)
         contactFiles.sort(by: Self.precedesByCodePoint)
         guard let reporter else {
@@ -274,6 +277,7 @@ private final class ProgressReporter {
     private let interval: Duration
     private let report: @Sendable (ContactsScanProgress) -> Void
     private var nextReport: ContinuousClock.Instant
+    private(set) var reported = false
 
     init(tree: String, interval: Duration, report: @escaping @Sendable (ContactsScanProgress) -> Void) {
         self.tree = tree
@@ -286,6 +290,7 @@ private final class ProgressReporter {
         let now = ContinuousClock.now
         guard now >= nextReport else { return }
         nextReport = now + interval
+        reported = true
         report(progress)
     }
 }

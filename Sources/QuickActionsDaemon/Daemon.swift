@@ -237,16 +237,18 @@ public struct Daemon: Service {
             throw DaemonStartupError(error.description)
         }
 
-        // The first scan is the watcher's own walk, which adds each folder's watch before
-        // listing it: nothing changed between the scan and the watching is missed.
-        let watcher = DirectoryWatcher(scanner: ContactsScan.scanner(for: configuration, notifier: notifier, logger: logger), logger: logger)
-        let initial = watcher.attach()
         let launchers = LauncherExporters(
             environment: options.environment, qactlPath: LauncherExporters.qactlBesideDaemon(logger: logger), logger: logger)
         let core = DaemonCore(
             settings: settings, restored: restored, index: ContactIndex(), store: store,
             socketPath: configuration.socketPath, logger: logger, notifier: notifier,
             launchers: launchers)
+        // The first scan is the watcher's own walk, which adds each folder's watch before
+        // listing it: nothing changed between the scan and the watching is missed. Its
+        // progress reaches `STATUS=` and the log only: the socket listens after it.
+        let watcher = DirectoryWatcher(
+            scanner: ContactsScan.scanner(for: configuration, notifier: notifier, logger: logger, replies: core.replies), logger: logger)
+        let initial = watcher.attach()
         await core.applyWatcherUpdate(initial)
         // The launchers show the set restored from the state file before anything changes it.
         await core.publishToLaunchers()
@@ -351,7 +353,8 @@ struct DaemonReloader: Sendable {
         }
         let settings = await core.settings
         // Through the watcher, so the rescan is ordered with the events around it.
-        await watcher.reload(scanner: ContactsScan.scanner(for: settings.configuration, notifier: notifier, logger: logger))
+        await watcher.reload(scanner: ContactsScan.scanner(
+            for: settings.configuration, notifier: notifier, logger: logger, replies: core.replies))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
         let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
         logger.notice("Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
@@ -362,9 +365,11 @@ struct DaemonReloader: Sendable {
 
 /// How the configuration turns into a contacts scanner, and the start-up report.
 enum ContactsScan {
-    /// The scanner; with a notifier, a long scan's progress goes to systemd's `STATUS=` and the log.
+    /// The scanner; with a notifier, a long scan's progress goes to systemd's `STATUS=` and the
+    /// log, and to `Status` replies through `replies` (which the core reads).
     static func scanner(
-        for configuration: DaemonConfiguration, notifier: (any ServiceManagerNotifier)? = nil, logger: Logger? = nil
+        for configuration: DaemonConfiguration, notifier: (any ServiceManagerNotifier)? = nil, logger: Logger? = nil,
+        replies: PublishedReplies? = nil
     ) -> ContactsDirectoryScanner {
         var scanner = ContactsDirectoryScanner(
             root: configuration.contactsDirectory, maxFileBytes: configuration.maxFileBytes,
@@ -373,7 +378,9 @@ enum ContactsScan {
             scanner.progress = { progress in
                 notifier.notify(.status(progress.description))
                 logger?.notice("\(progress.description).", metadata: ["QACTD_PATH": "\(progress.tree)"])
+                replies?.publish(scanProgress: progress)
             }
+            scanner.progressEnded = { replies?.publish(scanProgress: nil) }
         }
         return scanner
     }

@@ -112,16 +112,17 @@ actor DaemonCore {
     // MARK: Queries
 
     func status() -> StatusSnapshot {
-        StatusSnapshot(
+        let (scanProgress, epoch) = replies.scanProgressAndStatusEpoch
+        return StatusSnapshot(
             configuration: settings.configuration, stateFile: store.paths.stateFile, socket: socketPath,
             contacts: index.contactCount, favorites: index.favoriteCount, invalidFiles: index.invalidFiles,
             duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
             appVersion: state.appVersion, appConnected: appMachine.isAppConnected,
-            staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
+            staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth, scanProgress: scanProgress,
             activity: activity, usage: state.usageCounts, stateError: stateError,
             savedGeneration: stateError == nil ? nil : store.lastPersisted?.generation,
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
-            epoch: replies.statusEpoch)
+            epoch: epoch)
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).
@@ -620,6 +621,8 @@ struct StatusSnapshot: Sendable {
     var staticItems: Int
     var dynamicItems: Int
     var watch: WatchHealthInfo
+    /// A long scan under way (told by the scanner, not the watcher's last update).
+    var scanProgress: ContactsScanProgress?
     var activity: ActivityCounters
     var usage: [String: Int]
     var stateError: String?

@@ -68,6 +68,7 @@ final class PublishedReplies: Sendable {
         var listingKey: ListingKey
         var listings: [ListingRequest: (key: ListingKey, parameters: EncodedJSONObject)] = [:]
         var statusEpoch: UInt64 = 0
+        var scanProgress: ContactsScanProgress?
         var status: (epoch: UInt64, parameters: EncodedJSONObject)?
         var watched: (listing: QuickActionsListing, parameters: EncodedJSONObject)?
     }
@@ -95,6 +96,24 @@ final class PublishedReplies: Sendable {
     }
 
     var statusEpoch: UInt64 { contents.withLock { $0.statusEpoch } }
+
+    /// How far a long scan is, told by the scanner on the watcher's thread (at most once a
+    /// second; nil once the scan is done). Kept here rather than in the core so the scan
+    /// never waits for the core, and set with the epoch's bump under the same lock.
+    func publish(scanProgress: ContactsScanProgress?) {
+        contents.withLock { contents in
+            guard contents.scanProgress != scanProgress else { return }
+            contents.scanProgress = scanProgress
+            contents.statusEpoch &+= 1
+            contents.status = nil
+        }
+    }
+
+    /// The scan's progress and the status epoch, read together: a `Status` reply encoded from
+    /// them is stored at that epoch, so it is never served once the progress moved on.
+    var scanProgressAndStatusEpoch: (scanProgress: ContactsScanProgress?, epoch: UInt64) {
+        contents.withLock { ($0.scanProgress, $0.statusEpoch) }
+    }
 
     // MARK: The wire edge reads and stores encoded replies
 

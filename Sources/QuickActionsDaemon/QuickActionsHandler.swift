@@ -208,6 +208,8 @@ extension ConnectReply {
 extension StatusReply {
     init(_ status: StatusSnapshot) {
         let configuration = status.configuration
+        var watch = status.watch
+        watch.scan = status.scanProgress.map(ScanProgressInfo.init)
         self.init(
             version: QactdVersion.string, configFile: configuration.configFile,
             contactsDirectory: configuration.contactsDirectory, staticItemsFile: configuration.staticItemsPath,
@@ -215,7 +217,7 @@ extension StatusReply {
             invalidFiles: status.invalidFiles.map { InvalidFileInfo(path: $0.path, reason: $0.reason.description) },
             duplicates: status.duplicates, generation: status.generation, launched: status.launched,
             appVersion: status.appVersion, appConnected: status.appConnected,
-            staticItems: status.staticItems, dynamicItems: status.dynamicItems, watch: status.watch,
+            staticItems: status.staticItems, dynamicItems: status.dynamicItems, watch: watch,
             rescans: status.activity.rescans, eventsHandled: status.activity.eventsHandled,
             filesParsed: status.activity.filesParsed, usage: status.usage, stateError: status.stateError,
             savedGeneration: status.savedGeneration,
@@ -262,5 +264,12 @@ extension VarlinkCall {
         let parameters = try decodeParameters(type)
         if let oversized = parameters.oversizedParameter { throw .invalidParameter(oversized) }
         return parameters
+    }
+}
+
+extension ScanProgressInfo {
+    init(_ progress: ContactsScanProgress) {
+        self.init(tree: progress.tree, phase: progress.listingDone ? .reading : .listing,
+                  filesFound: progress.filesFound, filesRead: progress.filesRead)
     }
 }

@@ -75,7 +75,20 @@ public enum QuickActionsInterface {
           # Files changed on disk but still open for writing by some process: read once
           # the last writer closes them (oldest first, at most 32 listed).
           waitingForWriter: []WriterWait,
-          waitingForWriterCount: int
+          waitingForWriterCount: int,
+          # A scan of the contacts folder still under way after a second (a rescan
+          # after an inotify overflow, on Reload or when the folder reappears).
+          scan: ?ScanProgress
+        )
+
+        # How far a scan is: phase "listing" (the tree is walked; filesFound so far,
+        # filesTotal not known yet) or "reading" (filesRead of filesTotal read).
+        type ScanProgress (
+          tree: string,
+          phase: string,
+          filesFound: int,
+          filesRead: int,
+          filesTotal: ?int
         )
 
         # A contact file waiting for its writer to close it; since: ISO 8601, UTC.

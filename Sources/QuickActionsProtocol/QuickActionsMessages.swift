@@ -49,6 +49,8 @@ public struct WatchHealthInfo: Codable, Sendable, Equatable {
     public var waitingForWriter: [WriterWaitInfo]
     /// How many files wait for their writer in all (the list above may be cut).
     public var waitingForWriterCount: Int
+    /// A scan of the contacts folder that has run for a second and is not done yet.
+    public var scan: ScanProgressInfo?
 
     /// How many waiting files `Status` lists by name.
     public static let listedWriterWaits = 32
@@ -62,6 +64,48 @@ public struct WatchHealthInfo: Codable, Sendable, Equatable {
         self.message = message
         self.waitingForWriter = waitingForWriter
         self.waitingForWriterCount = waitingForWriterCount ?? waitingForWriter.count
+    }
+}
+
+/// How far a long scan of the contacts folder is: the tree is listed first (files found so far),
+/// then the files found are read.
+public struct ScanProgressInfo: Codable, Sendable, Equatable {
+    public enum Phase: String, Sendable {
+        case listing
+        case reading
+    }
+
+    public var tree: String
+    /// `listing` or `reading` (a `Phase`).
+    public var phase: String
+    public var filesFound: Int
+    public var filesRead: Int
+    /// Known once the listing is done.
+    public var filesTotal: Int?
+
+    public init(tree: String, phase: Phase, filesFound: Int, filesRead: Int) {
+        self.tree = tree
+        self.phase = phase.rawValue
+        self.filesFound = filesFound
+        self.filesRead = filesRead
+        filesTotal = phase == .reading ? filesFound : nil
+    }
+
+    /// `41,200 of 100,000 files read`, or `listing '/path': 12,345 files found so far`.
+    public var summary: String {
+        if let filesTotal { return "\(Self.grouped(filesRead)) of \(Self.grouped(filesTotal)) files read in '\(tree)'" }
+        return "listing '\(tree)': \(Self.grouped(filesFound)) files found so far"
+    }
+
+    /// Digits in groups of three, as people read large counts.
+    static func grouped(_ number: Int) -> String {
+        let digits = Array(String(number.magnitude))
+        var text = ""
+        for (offset, digit) in digits.enumerated() {
+            if offset > 0 && (digits.count - offset) % 3 == 0 { text.append(",") }
+            text.append(digit)
+        }
+        return number < 0 ? "-" + text : text
     }
 }
 

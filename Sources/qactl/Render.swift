@@ -27,6 +27,7 @@ enum Render {
             ("state", status.stateFile),
             ("socket", status.socket),
         ]
+        if let scan = status.watch.scan { rows.insert(("scanning", style.yellow(scan.summary)), at: 4) }
         if let pending = status.pendingLaunchItem { rows.insert(("pending", "\(pending.title) (\(pending.type)), for the app's next launch"), at: 3) }
         if let stateError = status.stateError {
             let onDisk = status.savedGeneration.map { "the state file still holds generation \($0)" } ?? "there is no state file yet"

@@ -112,4 +112,13 @@ final class QuickActionsWireShapeTests: XCTestCase {
             XCTAssertEqual(try JSONValue(encoding: reply).decode(TriggerReply.self), reply)
         }
     }
+
+    /// What `qactl status` shows in its "scanning" row.
+    func testLargeCountsAreGroupedInThrees() {
+        XCTAssertEqual(ScanProgressInfo(tree: "/c", phase: .reading, filesFound: 100_000, filesRead: 41_200).summary,
+                       "41,200 of 100,000 files read in '/c'")
+        XCTAssertEqual(ScanProgressInfo(tree: "/c", phase: .listing, filesFound: 1_234_567, filesRead: 0).summary,
+                       "listing '/c': 1,234,567 files found so far")
+        XCTAssertEqual(ScanProgressInfo(tree: "/c", phase: .reading, filesFound: 999, filesRead: 0).summary, "0 of 999 files read in '/c'")
+    }
 }
