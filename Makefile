@@ -57,11 +57,12 @@ check: test-deps
 
 test: check
 
-# The long versions of the crash and convergence loops (issue 14): thousands of kill -9s and
-# tens of thousands of file operations. `make check` runs their short versions.
+# The long versions of the crash, convergence and load loops (issue 14): thousands of kill -9s,
+# tens of thousands of file operations, and a minute of 64 clients under churn. `make check`
+# runs their short versions.
 stress: test-deps
 	$(SWIFT) build --build-tests
-	STRESS=1 $(SWIFT) test --skip-build --disable-swift-testing --filter 'CrashSafetyEndToEndTests|ConvergenceStressEndToEndTests'
+	STRESS=1 $(SWIFT) test --skip-build --disable-swift-testing --filter 'CrashSafetyEndToEndTests|ConvergenceStressEndToEndTests|LoadEndToEndTests'
 
 # libFuzzer over the parsers (vCard, JSON contacts, property lists, InfoPlist.strings, the
 # configuration, Varlink framing and parameters), FUZZ_SECONDS each; `make check` runs 5 s each.
