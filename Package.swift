@@ -62,14 +62,18 @@ let package = Package(
                 "QuickActionsDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
         ),
         .executableTarget(
             name: "qactl",
             dependencies: [
                 "Varlink", "QuickActionsProtocol", "QuickActions", "Contacts", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // A short-lived process: resolving the Swift runtime's shared libraries at each start
+            // cost it about a fifth of its time (issue 12), so the runtime is linked in.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         // Shared by the test targets (waiting for a condition, a log-collecting handler, fixtures);
@@ -94,7 +98,8 @@ let package = Package(
         .testTarget(
             name: "QuickActionsDaemonTests",
             dependencies: [
-                "QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "QuickActions", "Contacts", "TestSupport", "SystemCalls",
+                "QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "VarlinkNIOServer", "QuickActions", "Contacts", "TestSupport",
+                "SystemCalls",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

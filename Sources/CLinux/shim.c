@@ -1,4 +1,5 @@
 #define _GNU_SOURCE 1
+#include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,4 +20,8 @@ int CLinux_setCurrentThreadName(const char *name) {
 
 int CLinux_renameNoReplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}
+
+int CLinux_releaseFreeHeapMemory(void) {
+    return malloc_trim(0);
 }

@@ -19,14 +19,20 @@ public enum ContactFileKind: Hashable, Sendable {
 
     /// The file name without its extension: the identifier of a contact without `UID`.
     public static func stem(of fileName: String) -> String {
-        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return fileName }
-        return String(fileName[..<dot])
+        guard let dot = lastIndex(of: ".", in: fileName), dot != fileName.utf8.startIndex else { return fileName }
+        return String(decoding: fileName.utf8[..<dot], as: UTF8.self)
     }
 
     /// The last component of a slash-separated path.
     public static func fileName(ofPath path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        guard let slash = lastIndex(of: "/", in: path) else { return path }
+        return String(decoding: path.utf8[path.utf8.index(after: slash)...], as: UTF8.self)
+    }
+
+    /// The last `separator` byte: a path's `/` and a name's `.` are bytes, not characters (a
+    /// combining mark after one must not hide it), and searching bytes skips grapheme breaking.
+    static func lastIndex(of separator: Unicode.Scalar, in text: String) -> String.Index? {
+        text.utf8.lastIndex(of: UInt8(separator.value))
     }
 
     /// Parses a file's bytes according to its kind.
@@ -51,8 +57,8 @@ public enum ContactFileKind: Hashable, Sendable {
     }
 
     private static func extensionOf(_ fileName: String) -> Substring? {
-        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return nil }
-        let fileExtension = fileName[fileName.index(after: dot)...]
+        guard let dot = lastIndex(of: ".", in: fileName), dot != fileName.utf8.startIndex else { return nil }
+        let fileExtension = Substring(fileName.utf8[fileName.utf8.index(after: dot)...])
         return fileExtension.isEmpty ? nil : fileExtension
     }
 }

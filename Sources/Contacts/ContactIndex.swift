@@ -58,6 +58,16 @@ public struct ContactIndex: Sendable {
 
     public private(set) var duplicateCount = 0
 
+    /// Names one state of `favorites`: it changes whenever the favorites may have changed, so
+    /// whoever derives something from them (the dynamic set) can skip the work when it has
+    /// not. `origin` is drawn once per index, so versions of two different indexes never match.
+    public struct FavoritesVersion: Hashable, Sendable {
+        let origin: UInt64
+        let changes: UInt64
+    }
+
+    public private(set) var favoritesVersion = FavoritesVersion(origin: .random(in: .min ... .max), changes: 0)
+
     public init() {}
 
     // MARK: Updates
@@ -95,8 +105,7 @@ public struct ContactIndex: Sendable {
         let oldEntry = entries[path]
         let oldContacts = oldEntry?.contacts ?? []
         let newContacts = newEntry?.contacts ?? []
-        var affectedIdentifiers = Set(oldContacts.map(\.identifier))
-        affectedIdentifiers.formUnion(newContacts.map(\.identifier))
+        let affectedIdentifiers = Self.distinct(oldContacts.map(\.identifier) + newContacts.map(\.identifier))
 
         for identifier in affectedIdentifiers {
             if let winner = winner(for: identifier), winner.favorite {
@@ -159,6 +168,11 @@ public struct ContactIndex: Sendable {
     private mutating func insertFavorite(_ contact: Contact) {
         let key = FavoriteSortKey(contact)
         sortedFavorites.insert((key, contact), at: favoritePosition(of: key))
+        favoritesChanged()
+    }
+
+    private mutating func favoritesChanged() {
+        favoritesVersion = FavoritesVersion(origin: favoritesVersion.origin, changes: favoritesVersion.changes &+ 1)
     }
 
     private mutating func removeFavorite(_ contact: Contact) {
@@ -166,6 +180,7 @@ public struct ContactIndex: Sendable {
         let position = favoritePosition(of: key)
         if position < sortedFavorites.endIndex, sortedFavorites[position].key == key {
             sortedFavorites.remove(at: position)
+            favoritesChanged()
         }
     }
 
@@ -184,9 +199,20 @@ public struct ContactIndex: Sendable {
         return low
     }
 
+    /// Each identifier once; a file holds one card or a few, so no set is built for them.
+    private static func distinct(_ identifiers: [String]) -> [String] {
+        guard identifiers.count > 1 else { return identifiers }
+        guard identifiers.count > 16 else {
+            var unique: [String] = []
+            for identifier in identifiers where !unique.contains(identifier) { unique.append(identifier) }
+            return unique
+        }
+        return Array(Set(identifiers))
+    }
+
     private static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "" }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        guard let slash = ContactFileKind.lastIndex(of: "/", in: path) else { return "" }
+        return slash == path.utf8.startIndex ? "/" : String(decoding: path.utf8[..<slash], as: UTF8.self)
     }
 
     // MARK: Queries

@@ -25,29 +25,34 @@ public enum VCardParser {
         var text: String
     }
 
-    /// Splits on CRLF, LF or CR, whichever the file uses (mixed endings included).
+    /// Splits on CRLF, LF or CR, whichever the file uses (mixed endings included). Works on
+    /// the UTF-8 bytes: CR and LF never occur inside a multi-byte sequence, so every piece
+    /// between them is valid UTF-8 and is copied into its line in one go.
     static func physicalLines(of text: String) -> [Line] {
         var lines: [Line] = []
-        var current = String.UnicodeScalarView()
-        var previousWasCarriageReturn = false
-        func finishLine() {
-            lines.append(Line(number: lines.count + 1, text: String(current)))
-            current = String.UnicodeScalarView()
-        }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n":
-                if !previousWasCarriageReturn { finishLine() }
-                previousWasCarriageReturn = false
-            case "\r":
-                finishLine()
-                previousWasCarriageReturn = true
-            default:
-                current.append(scalar)
-                previousWasCarriageReturn = false
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            var previousWasCarriageReturn = false
+            func finishLine(at end: Int) {
+                lines.append(Line(number: lines.count + 1, text: String(decoding: bytes[start..<end], as: UTF8.self)))
             }
+            for position in bytes.indices {
+                switch bytes[position] {
+                case UInt8(ascii: "\n"):
+                    if !previousWasCarriageReturn { finishLine(at: position) }
+                    start = position + 1
+                    previousWasCarriageReturn = false
+                case UInt8(ascii: "\r"):
+                    finishLine(at: position)
+                    start = position + 1
+                    previousWasCarriageReturn = true
+                default:
+                    previousWasCarriageReturn = false
+                }
+            }
+            if start < bytes.count { finishLine(at: bytes.count) }
         }
-        if !current.isEmpty { finishLine() }
         return lines
     }
 
@@ -93,7 +98,7 @@ public enum VCardParser {
         for line in lines {
             let text = trimmed(line.text)
             let marker = cardMarker(text)
-            guard var properties = current else {
+            guard current != nil else {
                 if text.isEmpty { continue }
                 switch marker {
                 case .begin(let kind) where kind == "VCARD":
@@ -112,12 +117,12 @@ public enum VCardParser {
             case .end where nestedDepth > 0:
                 nestedDepth -= 1
             case .end:
-                cards.append(properties)
+                cards.append(current ?? [])
                 current = nil
             case nil:
                 if nestedDepth > 0 || text.isEmpty { continue }
-                properties.append(try Property(parsing: line))
-                current = properties
+                // Appended in place: a copy held beside `current` would copy the card per line.
+                current?.append(try Property(parsing: line))
             }
         }
         if current != nil {
@@ -135,6 +140,10 @@ public enum VCardParser {
     }
 
     private static func cardMarker(_ text: String) -> CardMarker? {
+        // Only BEGIN and END lines are markers: most lines are ruled out by their first byte.
+        guard let first = text.utf8.first, first | 0x20 == UInt8(ascii: "b") || first | 0x20 == UInt8(ascii: "e") else {
+            return nil
+        }
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = trimmed(text[..<colon]).uppercased()
         let value = trimmed(text[text.index(after: colon)...]).uppercased()
@@ -157,26 +166,35 @@ public enum VCardParser {
         var rawValue: String
 
         init(parsing line: Line) throws(ContactParseError) {
-            let scalars = Array(line.text.unicodeScalars)
-            var separators: [Int] = []
-            var colon: Int?
+            // The separators are ASCII, so the UTF-8 bytes are searched and every piece
+            // between them is a whole run of scalars, copied into its string at once.
+            let utf8 = line.text.utf8
+            var separators: [String.Index] = []
+            var colon: String.Index?
             var inQuotes = false
-            for (position, scalar) in scalars.enumerated() {
-                if scalar == "\"" {
-                    inQuotes.toggle()
-                } else if !inQuotes && scalar == ";" {
-                    separators.append(position)
-                } else if !inQuotes && scalar == ":" {
-                    colon = position
-                    break
+            var position = utf8.startIndex
+            while position < utf8.endIndex {
+                switch utf8[position] {
+                case UInt8(ascii: "\""): inQuotes.toggle()
+                case UInt8(ascii: ";") where !inQuotes: separators.append(position)
+                case UInt8(ascii: ":") where !inQuotes: colon = position
+                default: break
                 }
+                if colon != nil { break }
+                utf8.formIndex(after: &position)
             }
             guard let colon else {
                 throw .malformedProperty(line: line.number, text: line.text)
             }
-            let bounds = [-1] + separators + [colon]
-            let segments = (0..<(bounds.count - 1)).map { segment in
-                String(String.UnicodeScalarView(scalars[(bounds[segment] + 1)..<bounds[segment + 1]]))
+            func piece(_ start: String.Index, _ end: String.Index) -> String {
+                String(decoding: utf8[start..<end], as: UTF8.self)
+            }
+            var segments: [String] = []
+            segments.reserveCapacity(separators.count + 1)
+            var segmentStart = utf8.startIndex
+            for separator in separators + [colon] {
+                segments.append(piece(segmentStart, separator))
+                segmentStart = utf8.index(after: separator)
             }
             let qualifiedName = trimmed(segments[0][...])
             if let dot = qualifiedName.lastIndex(of: ".") {
@@ -188,7 +206,7 @@ public enum VCardParser {
             }
             parameters = segments.dropFirst().map(Self.parameter)
             self.line = line.number
-            rawValue = String(String.UnicodeScalarView(scalars[(colon + 1)...]))
+            rawValue = piece(utf8.index(after: colon), utf8.endIndex)
         }
 
         private static let bareEncodings: Set<String> = ["QUOTED-PRINTABLE", "BASE64", "B", "8BIT", "7BIT"]
@@ -267,6 +285,10 @@ public enum VCardParser {
     /// Splits on `separator` where it is not escaped, then resolves the escapes
     /// `\,` `\;` `\\` `\n` `\N` in each piece. Unknown escapes are kept as written.
     static func unescapedComponents(of value: String, separatedBy separator: Unicode.Scalar?) -> [String] {
+        // Most values have neither an escape nor the separator: nothing to split or resolve.
+        if !value.utf8.contains(UInt8(ascii: "\\")), separator.map({ !value.unicodeScalars.contains($0) }) ?? true {
+            return [value]
+        }
         var components: [String] = []
         var current = String.UnicodeScalarView()
         var escaping = false
@@ -399,6 +421,10 @@ public enum VCardParser {
 // MARK: - Text helpers (FoundationEssentials has no trimming)
 
 func trimmed(_ text: Substring) -> String {
+    // Most values start and end with a visible ASCII character, which is never whitespace.
+    if let first = text.utf8.first, let last = text.utf8.last, isVisibleASCII(first), isVisibleASCII(last) {
+        return String(text)
+    }
     guard let first = text.firstIndex(where: { !$0.isWhitespace }),
           let last = text.lastIndex(where: { !$0.isWhitespace })
     else { return "" }
@@ -409,8 +435,19 @@ func trimmed(_ text: String) -> String {
     trimmed(text[...])
 }
 
+private func isVisibleASCII(_ byte: UInt8) -> Bool {
+    (0x21...0x7E).contains(byte)
+}
+
 func collapsedWhitespace(_ text: String) -> String {
-    text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    // ASCII text with single spaces between words (most names) is already collapsed.
+    var previous: UInt8 = 0x20
+    let isCollapsed = text.utf8.allSatisfy { byte in
+        defer { previous = byte }
+        return isVisibleASCII(byte) || (byte == 0x20 && previous != 0x20)
+    }
+    if isCollapsed && text.utf8.last != 0x20 { return text }
+    return text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
 }
 
 func nonEmpty(_ text: String) -> String? {

@@ -36,6 +36,10 @@ public struct QuickActionsState: Hashable, Sendable {
     public private(set) var pendingLaunchItem: ShortcutItem?
     /// Triggers per item, keyed by `ShortcutItem.usageKey`.
     public private(set) var usageCounts: [String: Int]
+    /// What the current dynamic set was last derived from, so deriving it again from the same
+    /// favorites, app version and configuration is skipped: an unchanged `ResignActive`
+    /// costs the same with ten favorites or ten thousand. Not part of the state's value.
+    private var lastDerivation = DerivationMemo()
 
     public init(
         staticItems: [ShortcutItem] = [], dynamicItems: [ShortcutItem] = [], generation: UInt64 = 0,
@@ -59,22 +63,33 @@ public struct QuickActionsState: Hashable, Sendable {
 
     /// The Linux twin of `sceneWillResignActive(_:)`: the app has run, so derive
     /// the dynamic set from the favorites.
+    /// `favoritesVersion` (the index's `favoritesVersion`), when given, lets an unchanged
+    /// call skip reading the favorites at all.
     public mutating func resignActive(
-        favorites: [Contact], appVersion: String?, configuration: DynamicItemConfiguration
+        favorites: @autoclosure () -> [Contact], favoritesVersion: ContactIndex.FavoritesVersion? = nil, appVersion: String?,
+        configuration: DynamicItemConfiguration
     ) -> RecomputeOutcome {
         recordLifecycleMessage(appVersion: appVersion)
-        return recompute(favorites: favorites, configuration: configuration)
+        return recompute(favorites: favorites(), favoritesVersion: favoritesVersion, configuration: configuration)
     }
 
     /// Derives the dynamic set and replaces it, as a whole, only if it differs.
     /// Used directly by `Recompute=change`, which must not count as a launch.
-    public mutating func recompute(favorites: [Contact], configuration: DynamicItemConfiguration) -> RecomputeOutcome {
-        let derived = QuickActions.dynamicItems(for: favorites, appVersion: appVersion, configuration: configuration)
+    public mutating func recompute(
+        favorites: @autoclosure () -> [Contact], favoritesVersion: ContactIndex.FavoritesVersion? = nil,
+        configuration: DynamicItemConfiguration
+    ) -> RecomputeOutcome {
+        let source = favoritesVersion.map { DerivationMemo.Source(favorites: $0, appVersion: appVersion, configuration: configuration) }
+        if let source, source == lastDerivation.source {
+            return RecomputeOutcome(changed: false, generation: generation, dynamicCount: dynamicItems.count)
+        }
+        let derived = QuickActions.dynamicItems(for: favorites(), appVersion: appVersion, configuration: configuration)
         let changed = derived != dynamicItems
         if changed {
             dynamicItems = derived
             generation &+= 1
         }
+        lastDerivation.source = source
         return RecomputeOutcome(changed: changed, generation: generation, dynamicCount: dynamicItems.count)
     }
 
@@ -156,6 +171,21 @@ public struct QuickActionsState: Hashable, Sendable {
     public mutating func restorePendingLaunchItem(_ item: ShortcutItem) {
         if pendingLaunchItem == nil { pendingLaunchItem = item }
     }
+}
+
+/// What the dynamic set was derived from. Equal for every value, so two states with the
+/// same items compare equal however they came about.
+private struct DerivationMemo: Hashable, Sendable {
+    struct Source: Hashable, Sendable {
+        var favorites: ContactIndex.FavoritesVersion
+        var appVersion: String
+        var configuration: DynamicItemConfiguration
+    }
+
+    var source: Source?
+
+    static func == (lhs: DerivationMemo, rhs: DerivationMemo) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }
 
 /// What the state file holds (SPEC §4). Static items are absent on purpose:

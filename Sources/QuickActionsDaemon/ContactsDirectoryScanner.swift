@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Contacts
+import Dispatch
 import SystemCalls
 
 /// Reads the contacts directory (SPEC §3): a vdir tree of root → optional collection
@@ -14,6 +15,11 @@ struct ContactsDirectoryScanner: Sendable {
     var root: String
     var maxFileBytes: Int
     var options: ContactParsingOptions
+    /// Told how far a long scan is (SPEC: long work shows progress), at most once a second and
+    /// only once a scan has run for a second: the files found while the tree is listed, then
+    /// the files read of that total.
+    var progress: (@Sendable (ContactsScanProgress) -> Void)?
+    var progressInterval: Duration = .seconds(1)
 
     static let defaultMaxFileBytes = 1_048_576
 
@@ -43,10 +49,52 @@ struct ContactsDirectoryScanner: Sendable {
             result.problems.append(ContactsScanProblem(path: start, kind: .notADirectory))
             return result
         }
-        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result)
-        result.files.sort { Self.precedesByCodePoint($0.path, $1.path) }
+        var contactFiles: [String] = []
+        let reporter = progress.map { ProgressReporter(tree: start, interval: progressInterval, report: $0) }
+        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles, reporter: reporter)
+        contactFiles.sort(by: Self.precedesByCodePoint)
+        guard let reporter else {
+            result.files = read(contactFiles)
+            return result
+        }
+        // In batches, so progress can be told between them.
+        result.files.reserveCapacity(contactFiles.count)
+        var next = 0
+        while next < contactFiles.count {
+            let end = min(contactFiles.count, next + Self.progressBatch)
+            result.files += read(Array(contactFiles[next..<end]))
+            next = end
+            reporter.tell(ContactsScanProgress(tree: start, filesFound: contactFiles.count, filesRead: next, listingDone: true))
+        }
         return result
     }
+
+    private static let progressBatch = 4096
+
+    /// Reads and parses `paths` on every CPU, each result in its path's place, so the caller
+    /// sees them in the same order (and duplicates resolve the same way) as one thread would.
+    func read(_ paths: [String]) -> [ContactsScanResult.File] {
+        let chunk = 64
+        let chunks = (paths.count + chunk - 1) / chunk
+        let workers = min(chunks, Self.readerThreads)
+        guard workers > 1 else { return paths.map { ContactsScanResult.File(path: $0, result: read(path: $0)) } }
+        return Array(unsafeUninitializedCapacity: paths.count) { buffer, initializedCount in
+            // Each worker takes every `workers`-th chunk: the slots it initializes are its own.
+            let slots = UncheckedSendable(buffer.baseAddress!)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for chunkIndex in stride(from: worker, to: chunks, by: workers) {
+                    for index in chunkIndex * chunk..<min(paths.count, (chunkIndex + 1) * chunk) {
+                        (slots.value + index).initialize(to: .init(path: paths[index], result: read(path: paths[index])))
+                    }
+                }
+            }
+            initializedCount = paths.count
+        }
+    }
+
+    /// One reader per CPU the process may run on, at most 8: reading and parsing are
+    /// CPU-bound once the files are cached, and more threads only compete.
+    private static let readerThreads: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 
     /// Reads and parses ONE file; standalone so the watcher can call it per event.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
@@ -108,8 +156,10 @@ struct ContactsDirectoryScanner: Sendable {
 
     // MARK: - Walking
 
+    /// Lists the tree; the contact files found are read afterwards, all at once (`read(_:)`).
     private func walk(
-        _ directory: String, followLink: Bool, enteringDirectory: (String) -> Void, into result: inout ContactsScanResult
+        _ directory: String, followLink: Bool, enteringDirectory: (String) -> Void, into result: inout ContactsScanResult,
+        contactFiles: inout [String], reporter: ProgressReporter?
     ) {
         enteringDirectory(directory)
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW)
@@ -132,11 +182,7 @@ struct ContactsDirectoryScanner: Sendable {
 
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
-                    String(cString: $0)
-                }
-            }
+            let name = directoryEntryName(entry)
             // Hidden entries include "." and "..", and vdir tools' own state folders.
             if !name.hasPrefix(".") { names.append(name) }
         }
@@ -154,9 +200,13 @@ struct ContactsDirectoryScanner: Sendable {
             }
             switch info.st_mode & S_IFMT {
             case S_IFDIR:
-                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result)
+                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles,
+                     reporter: reporter)
             case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
-                result.files.append(ContactsScanResult.File(path: path, result: read(path: path)))
+                contactFiles.append(path)
+                if let reporter {
+                    reporter.tell(ContactsScanProgress(tree: reporter.tree, filesFound: contactFiles.count, filesRead: 0, listingDone: false))
+                }
             default:
                 continue  // symbolic links, other names, sockets, devices
             }
@@ -166,22 +216,28 @@ struct ContactsDirectoryScanner: Sendable {
     // MARK: - System calls
 
     /// Reads to end of file, but never more than the limit: the file may grow after `fstat`.
+    /// The buffer is sized by `fstat` (one byte more, to meet the end in the same read), so
+    /// a small file costs one allocation and two reads.
     private func readAll(_ descriptor: Int32, expectedSize: Int) -> Result<[UInt8], ContactFileProblem> {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(expectedSize)
-        let chunkSize = 64 * 1024
-        var chunk = [UInt8](repeating: 0, count: chunkSize)
+        var bytes = [UInt8](repeating: 0, count: min(expectedSize, maxFileBytes) + 1)
+        var filled = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress, chunkSize) }
+            if filled == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: min(max(4096, filled), maxFileBytes + 1)))
+            }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled) }
             }
             if count < 0 {
                 return .failure(.unreadable(reason: errnoText(errno)))
             }
-            if count == 0 { return .success(bytes) }
-            bytes.append(contentsOf: chunk[..<count])
-            if bytes.count > maxFileBytes {
-                return .failure(.tooLarge(size: bytes.count, limit: maxFileBytes))
+            if count == 0 {
+                bytes.removeLast(bytes.count - filled)
+                return .success(bytes)
+            }
+            filled += count
+            if filled > maxFileBytes {
+                return .failure(.tooLarge(size: filled, limit: maxFileBytes))
             }
         }
     }
@@ -195,6 +251,49 @@ struct ContactsDirectoryScanner: Sendable {
     private static func precedesByCodePoint(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
+}
+
+/// How far one scan of the contacts folder is.
+struct ContactsScanProgress: Hashable, Sendable, CustomStringConvertible {
+    var tree: String
+    var filesFound: Int
+    var filesRead: Int
+    /// Whether `filesFound` is the total.
+    var listingDone: Bool
+
+    var description: String {
+        listingDone
+            ? "Reading contacts in '\(tree)': \(filesRead) of \(filesFound) files read"
+            : "Listing contacts in '\(tree)': \(filesFound) files found so far"
+    }
+}
+
+/// Passes progress on at most once an interval, the first time an interval after the scan began.
+private final class ProgressReporter {
+    let tree: String
+    private let interval: Duration
+    private let report: @Sendable (ContactsScanProgress) -> Void
+    private var nextReport: ContinuousClock.Instant
+
+    init(tree: String, interval: Duration, report: @escaping @Sendable (ContactsScanProgress) -> Void) {
+        self.tree = tree
+        self.interval = interval
+        self.report = report
+        nextReport = .now + interval
+    }
+
+    func tell(_ progress: ContactsScanProgress) {
+        let now = ContinuousClock.now
+        guard now >= nextReport else { return }
+        nextReport = now + interval
+        report(progress)
+    }
+}
+
+/// A value handed to concurrent workers that each touch only their own part of it.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// What one walk of the contacts directory found.

@@ -239,7 +239,7 @@ public struct Daemon: Service {
 
         // The first scan is the watcher's own walk, which adds each folder's watch before
         // listing it: nothing changed between the scan and the watching is missed.
-        let watcher = DirectoryWatcher(scanner: ContactsScan.scanner(for: configuration), logger: logger)
+        let watcher = DirectoryWatcher(scanner: ContactsScan.scanner(for: configuration, notifier: notifier, logger: logger), logger: logger)
         let initial = watcher.attach()
         let launchers = LauncherExporters(
             environment: options.environment, qactlPath: LauncherExporters.qactlBesideDaemon(logger: logger), logger: logger)
@@ -351,7 +351,7 @@ struct DaemonReloader: Sendable {
         }
         let settings = await core.settings
         // Through the watcher, so the rescan is ordered with the events around it.
-        await watcher.reload(scanner: ContactsScan.scanner(for: settings.configuration))
+        await watcher.reload(scanner: ContactsScan.scanner(for: settings.configuration, notifier: notifier, logger: logger))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
         let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
         logger.notice("Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
@@ -362,10 +362,20 @@ struct DaemonReloader: Sendable {
 
 /// How the configuration turns into a contacts scanner, and the start-up report.
 enum ContactsScan {
-    static func scanner(for configuration: DaemonConfiguration) -> ContactsDirectoryScanner {
-        ContactsDirectoryScanner(
+    /// The scanner; with a notifier, a long scan's progress goes to systemd's `STATUS=` and the log.
+    static func scanner(
+        for configuration: DaemonConfiguration, notifier: (any ServiceManagerNotifier)? = nil, logger: Logger? = nil
+    ) -> ContactsDirectoryScanner {
+        var scanner = ContactsDirectoryScanner(
             root: configuration.contactsDirectory, maxFileBytes: configuration.maxFileBytes,
             options: ContactParsingOptions(favoriteCategories: Set(configuration.favoriteCategories)))
+        if let notifier {
+            scanner.progress = { progress in
+                notifier.notify(.status(progress.description))
+                logger?.notice("\(progress.description).", metadata: ["QACTD_PATH": "\(progress.tree)"])
+            }
+        }
+        return scanner
     }
 
     static func logDuplicates(in index: ContactIndex, logger: Logger) {

@@ -1,3 +1,4 @@
+import CLinux
 import Contacts
 import Logging
 import QuickActions
@@ -16,15 +17,23 @@ import QuickActionsProtocol
 actor DaemonCore {
     // MARK: State
 
-    private(set) var settings: DaemonSettings
-    private var state: QuickActionsState
-    private(set) var index: ContactIndex
-    private var store: StateStore<PersistedState>
+    // Every property `List` or `Status` shows tells `replies` when it changes (`didSet`),
+    // so a reply encoded before the change is never served after it, however the
+    // property was changed.
+    private(set) var settings: DaemonSettings {
+        didSet {
+            settingsEpoch &+= 1
+            publishListingKey()
+        }
+    }
+    private var state: QuickActionsState { didSet { publishListingKey() } }
+    private(set) var index: ContactIndex { didSet { replies.statusChanged() } }
+    private var store: StateStore<PersistedState> { didSet { replies.statusChanged() } }
     private let logger: Logger
     private let socketPath: String
     private let notifier: any ServiceManagerNotifier
     /// Why the last state write failed, while it keeps failing.
-    private var stateError: String?
+    private var stateError: String? { didSet { replies.statusChanged() } }
     /// While writes fail, the write is retried on a timer too (not only at the next change),
     /// so the pending state reaches the disk soon after space returns or the folder becomes
     /// writable again. The delay doubles after each failure, up to `maxStateRetryDelay`.
@@ -32,24 +41,33 @@ actor DaemonCore {
     private var stateRetryDelay = DaemonCore.firstStateRetryDelay
     static let firstStateRetryDelay = Duration.milliseconds(250)
     static let maxStateRetryDelay = Duration.seconds(30)
-    private var activity = ActivityCounters()
+    private var activity = ActivityCounters() { didSet { replies.statusChanged() } }
     /// Replaced by the watcher's first update, which the daemon applies before it listens.
-    private var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet")
+    private var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet") {
+        didSet { replies.statusChanged() }
+    }
     private var lastStatusLine = ""
+    /// Counts settings swaps, so a listing composed under older settings is known stale.
+    private var settingsEpoch: UInt64 = 0
+    /// The encoded `List` and `Status` replies, read by the socket's event loops directly.
+    nonisolated let replies: PublishedReplies
+    /// The listing `Watch` streams carry, composed once per `ListingKey`: every watcher
+    /// gets the same value, so comparing and encoding it is done once.
+    private var watchedListingCache: (key: PublishedReplies.ListingKey, listing: QuickActionsListing)?
 
     /// Which app is connected and which delivered actions wait for its `Complete` (pure).
-    private var appMachine: AppConnectionStateMachine
+    private var appMachine: AppConnectionStateMachine { didSet { replies.statusChanged() } }
     private var appStreams: [AppSessionID: AppMessages] = [:]
     private var waitingTriggers: [String: AsyncStream<AppDeliveryResult>.Continuation] = [:]
     /// One per waiting trigger, cancelled when it ends some other way, so a high trigger rate
     /// with a long `ResponseTimeoutSec` leaves no sleeping tasks behind.
     private var responseTimers: [String: Task<Void, Never>] = [:]
-    private var watchers = WatchBroadcaster()
+    private var watchers = WatchBroadcaster() { didSet { replies.statusChanged() } }
     private let launcher: LaunchCommandRunner
     /// `Recompute=change`: the settle timer restarted by each favorites change.
     private var pendingRecompute: Task<Void, Never>?
     /// Where the displayed quick actions go besides the socket: launchers' menus (issue 13).
-    private var launchers: LauncherExporters
+    private var launchers: LauncherExporters { didSet { replies.statusChanged() } }
 
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
@@ -70,11 +88,25 @@ actor DaemonCore {
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
         self.state = state
+        replies = PublishedReplies(listingKey: .init(generation: state.generation, launched: state.launched, settingsEpoch: 0))
         // Last, once the core is whole: a click in a dock's quicklist takes the path of `Trigger`.
         // (The exporter is a class, shared with the stored copy.)
         launchers.quicklist.onActivate { [weak self] entry in
             Task { await self?.triggerFromLauncher(entry.target) }
         }
+        // The quicklist's state changes on the bus thread (a bus lost or found): a `Status`
+        // reply encoded before that must not be served after it.
+        launchers.quicklist.onInfoChange { [replies] in replies.statusChanged() }
+    }
+
+    /// What every listing is composed from, as `PublishedReplies` keys it.
+    var listingKey: PublishedReplies.ListingKey {
+        .init(generation: state.generation, launched: state.launched, settingsEpoch: settingsEpoch)
+    }
+
+    private func publishListingKey() {
+        replies.publish(listingKey: listingKey)
+        replies.statusChanged()
     }
 
     // MARK: Queries
@@ -88,7 +120,8 @@ actor DaemonCore {
             staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth,
             activity: activity, usage: state.usageCounts, stateError: stateError,
             savedGeneration: stateError == nil ? nil : store.lastPersisted?.generation,
-            pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status)
+            pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
+            epoch: replies.statusEpoch)
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).
@@ -99,9 +132,19 @@ actor DaemonCore {
         return composedListing(all: all, limit: limit, language: language.map(LanguagePreference.init(requested:)))
     }
 
+    /// A listing and the key it was composed at, for the wire edge to encode and publish.
+    func keyedListing(_ request: PublishedReplies.ListingRequest) throws(QuickActionsCallError) -> (QuickActionsListing, PublishedReplies.ListingKey) {
+        if request == .watched { return (watchedListing(), listingKey) }
+        return (try listing(all: request.all, limit: request.limit, language: request.language), listingKey)
+    }
+
     /// What `Watch` streams carry: every item, in the daemon's language.
     private func watchedListing() -> QuickActionsListing {
-        composedListing(all: true)
+        let key = listingKey
+        if let cached = watchedListingCache, cached.key == key { return cached.listing }
+        let listing = composedListing(all: true)
+        watchedListingCache = (key, listing)
+        return listing
     }
 
     /// The one composition behind `List`, `Watch` and the launchers; nil `language`: the daemon's
@@ -132,7 +175,9 @@ actor DaemonCore {
     /// the live index; only a set that differs bumps the generation and is written.
     /// `persisted` tells the app whether the state file holds the result.
     func resignActive(appVersion: String?) -> RecomputeOutcome {
-        var outcome = state.resignActive(favorites: index.favorites, appVersion: appVersion, configuration: settings.dynamicItemConfiguration)
+        var outcome = state.resignActive(
+            favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: appVersion,
+            configuration: settings.dynamicItemConfiguration)
         if outcome.changed {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                         metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
@@ -150,7 +195,8 @@ actor DaemonCore {
     /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
     /// so this is not a launch; an unchanged set writes nothing.
     func recomputeAfterIndexChange() {
-        let outcome = state.recompute(favorites: index.favorites, configuration: settings.dynamicItemConfiguration)
+        let outcome = state.recompute(
+            favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration)
         guard outcome.changed else { return }
         logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                     metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
@@ -333,6 +379,8 @@ actor DaemonCore {
 
     // MARK: The contacts index
 
+    static let largeBatch = 4096
+
     /// Applies what the `DirectoryWatcher` found. With `Recompute=change`, a change of
     /// favorites restarts the settle timer (`RecomputeSettleMSec`), so a burst of saves —
     /// a sync run, a folder moved in — makes one new generation, not many.
@@ -349,7 +397,12 @@ actor DaemonCore {
         activity.filesParsed += update.work.filesParsed
         activity.rescans += update.work.rescans
         activity.eventsHandled += update.work.eventsHandled
+        // A rescan may have shown its progress in `STATUS=`: the summary replaces it even if unchanged.
+        if update.work.rescans > 0 { lastStatusLine = "" }
         publishStatus()
+        // A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
+        // queued in buffers now freed; without this the heap keeps their pages for good.
+        if update.changes.count >= Self.largeBatch { _ = CLinux_releaseFreeHeapMemory() }
         if index.favorites != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
     }
 
@@ -421,7 +474,7 @@ actor DaemonCore {
     /// change. Returns whether the state file holds the current state.
     @discardableResult
     private func persist() -> Bool {
-        watchers.announce(watchedListing())
+        watchers.announce(watchedListing(), version: listingKey)
         publishToLaunchers()
         publishStatus()
         return writeState()
@@ -575,6 +628,8 @@ struct StatusSnapshot: Sendable {
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int
     var launchers: LauncherExportStatus
+    /// `PublishedReplies.statusEpoch` when this was taken.
+    var epoch: UInt64
 }
 
 /// A resolved trigger and what became of its delivery.

@@ -34,10 +34,51 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             do { _ = try call.decodeBoundedParameters(NoParameters.self) } catch { return .failing(error) }
             let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
             Task { [core] in await core.watch(continuation) }
-            return Self.relay(listings) { listing in try VarlinkReply(encoding: listing, continues: true) }
+            return Self.relay(listings) { [replies = core.replies] listing in
+                VarlinkReply(encodedParameters: try Self.encode(watched: listing, replies: replies), continues: true)
+            }
         default:
             return .single { try await self.reply(to: method, call) }
         }
+    }
+
+    /// `List` and `Status` from the replies the core published, on the event loop, when
+    /// they are current; otherwise nil, and `handle` computes, encodes and publishes them.
+    func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply? {
+        switch QuickActionsInterface.Method(rawValue: call.memberName) {
+        case .list?:
+            guard let request = PublishedReplies.ListingRequest(parameters: call.parameters) else { return nil }
+            return core.replies.listing(for: request).map { VarlinkReply(encodedParameters: $0) }
+        case .status?:
+            return core.replies.status().map { VarlinkReply(encodedParameters: $0) }
+        default:
+            return nil
+        }
+    }
+
+    /// A listing's parameters, encoded once for every watcher (and `List` caller) it goes to.
+    private static func encode(watched listing: QuickActionsListing, replies: PublishedReplies) throws -> EncodedJSONObject {
+        if let encoded = replies.encoded(watched: listing) { return encoded }
+        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
+        replies.store(watched: listing, encoded: encoded)
+        return encoded
+    }
+
+    private func listingReply(_ request: PublishedReplies.ListingRequest) async throws -> VarlinkReply {
+        if let cached = core.replies.listing(for: request) { return VarlinkReply(encodedParameters: cached) }
+        let (listing, key) = try await core.keyedListing(request)
+        let encoded = request == .watched
+            ? try Self.encode(watched: listing, replies: core.replies) : try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
+        core.replies.store(listing: encoded, for: request, at: key)
+        return VarlinkReply(encodedParameters: encoded)
+    }
+
+    private func statusReply() async throws -> VarlinkReply {
+        if let cached = core.replies.status() { return VarlinkReply(encodedParameters: cached) }
+        let snapshot = await core.status()
+        let encoded = try EncodedJSONObject(encoding: StatusReply(snapshot))
+        core.replies.store(status: encoded, at: snapshot.epoch)
+        return VarlinkReply(encodedParameters: encoded)
     }
 
     /// A `more` call's replies, encoded one by one as the server asks for the next: the
@@ -61,11 +102,10 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             switch method {
             case .status:
                 _ = try call.decodeBoundedParameters(NoParameters.self)
-                return try VarlinkReply(encoding: StatusReply(await core.status()))
+                return try await statusReply()
             case .list:
                 let parameters = try call.decodeBoundedParameters(ListParameters.self)
-                return try VarlinkReply(encoding: try await core.listing(
-                    all: parameters.all ?? false, limit: parameters.limit, language: parameters.language))
+                return try await listingReply(.init(all: parameters.all ?? false, limit: parameters.limit, language: parameters.language))
             case .resignActive:
                 let parameters = try call.decodeBoundedParameters(AppVersionParameters.self)
                 return try VarlinkReply(encoding: await core.resignActive(appVersion: parameters.appVersion))

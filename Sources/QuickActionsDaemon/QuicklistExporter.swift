@@ -52,6 +52,7 @@ final class QuicklistExporter: Sendable {
     private let mailbox = Mutex(Mailbox())
     private let current: Mutex<QuicklistInfo>
     private let activation = Mutex<(@Sendable (QuicklistEntry) -> Void)?>(nil)
+    private let infoObserver = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(environment: [String: String], logger: Logger, timing: Timing = Timing()) {
         address = Self.sessionBusAddress(environment: environment)
@@ -63,6 +64,21 @@ final class QuicklistExporter: Sendable {
     /// What `Status` shows.
     var info: QuicklistInfo { current.withLock { $0 } }
 
+    /// Told after every change of `info` (made on the bus thread as often as by the core), so
+    /// a `Status` reply encoded before it is not served after it.
+    func onInfoChange(_ observer: @escaping @Sendable () -> Void) {
+        infoObserver.withLock { $0 = observer }
+    }
+
+    private func setInfo(_ info: QuicklistInfo) {
+        let changed = current.withLock { current -> Bool in
+            guard current != info else { return false }
+            current = info
+            return true
+        }
+        if changed { infoObserver.withLock { $0 }?() }
+    }
+
     /// Where a click on an item goes (the core's trigger path); set once the core exists.
     func onActivate(_ handler: @escaping @Sendable (QuicklistEntry) -> Void) {
         activation.withLock { $0 = handler }
@@ -73,7 +89,7 @@ final class QuicklistExporter: Sendable {
     func publish(_ wanted: Wanted) {
         if case .on = wanted, case .failure(let missing) = address {
             // Without a session bus there is nothing to connect to: say why, keep everything else.
-            current.withLock { $0 = QuicklistInfo(state: .off, message: missing.description) }
+            setInfo(QuicklistInfo(state: .off, message: missing.description))
             return
         }
         let startThread = mailbox.withLock { mailbox -> WakeUpSocket? in
@@ -96,7 +112,7 @@ final class QuicklistExporter: Sendable {
             return mailbox.wakeUp
         }
         if case .off(let reason) = wanted, startThread == nil, mailbox.withLock({ !$0.threadStarted }) {
-            current.withLock { $0 = QuicklistInfo(state: .off, message: reason) }
+            setInfo(QuicklistInfo(state: .off, message: reason))
         }
         guard let wakeUp = startThread, case .success(let address) = address else { return }
         do {
@@ -108,7 +124,7 @@ final class QuicklistExporter: Sendable {
                 $0.wakeUp = nil
             }
             logger.error("Cannot start the session bus thread: \(error) The quicklist is off.")
-            current.withLock { $0 = QuicklistInfo(state: .off, message: "the session bus thread could not start: \(error)") }
+            setInfo(QuicklistInfo(state: .off, message: "the session bus thread could not start: \(error)"))
         }
     }
 
@@ -147,7 +163,7 @@ final class QuicklistExporter: Sendable {
             }
             if !stopRequests.isEmpty {
                 session?.close()
-                current.withLock { $0 = QuicklistInfo(state: .off, message: "the daemon stopped") }
+                setInfo(QuicklistInfo(state: .off, message: "the daemon stopped"))
                 wakeUp.close()
                 for request in stopRequests { request.resume() }
                 return
@@ -156,7 +172,7 @@ final class QuicklistExporter: Sendable {
                 if session != nil { logger.info("Leaving the session bus: the quicklist is off.") }
                 session?.close()
                 session = nil
-                if case .off(let reason) = wanted { current.withLock { $0 = QuicklistInfo(state: .off, message: reason) } }
+                if case .off(let reason) = wanted { setInfo(QuicklistInfo(state: .off, message: reason)) }
                 retryDelay = timing.firstRetry
                 waitForWork(wakeUp, bus: nil, until: nil)
                 continue
@@ -178,7 +194,7 @@ final class QuicklistExporter: Sendable {
                         logger.warning("The quicklist waits for the session bus: \(failure).")
                         lastFailure = failure
                     }
-                    current.withLock { $0 = QuicklistInfo(state: .waiting, message: failure, busAddress: address) }
+                    setInfo(QuicklistInfo(state: .waiting, message: failure, busAddress: address))
                     nextAttempt = ContinuousClock.now + retryDelay
                     retryDelay = min(retryDelay * 2, timing.maxRetry)
                     continue
@@ -188,11 +204,10 @@ final class QuicklistExporter: Sendable {
             do {
                 try connected.show(content)
                 try connected.processPending()
-                current.withLock {
-                    $0 = QuicklistInfo(
+                setInfo(
+                    QuicklistInfo(
                         state: .on, busAddress: address, busName: connected.uniqueName, objectPath: Self.menuPath,
-                        applicationURI: content.applicationURI, items: content.entries.count)
-                }
+                        applicationURI: content.applicationURI, items: content.entries.count))
                 waitForWork(wakeUp, bus: connected, until: nil)
                 try connected.processPending()
             } catch {
@@ -200,7 +215,7 @@ final class QuicklistExporter: Sendable {
                 connected.close()
                 session = nil
                 lastFailure = nil
-                current.withLock { $0 = QuicklistInfo(state: .waiting, message: "the session bus went away (\(error)); reconnecting", busAddress: address) }
+                setInfo(QuicklistInfo(state: .waiting, message: "the session bus went away (\(error)); reconnecting", busAddress: address))
                 nextAttempt = ContinuousClock.now + retryDelay
             }
         }

@@ -1,4 +1,5 @@
 import Glibc
+import QuickActions
 import SystemCalls
 
 #if canImport(FoundationEssentials)
@@ -105,7 +106,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         let prefix = ".\(StatePaths.stateFileName).tmp-"
         var removed: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = directoryEntryName(entry)
             guard name.hasPrefix(prefix),
                   let writer = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ pid_t($0) })
             else { continue }
@@ -185,11 +186,9 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
     mutating func save(_ payload: Payload) throws(StateStoreError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         var bytes: [UInt8]
         do {
-            bytes = Array(try encoder.encode(payload))
+            bytes = try Self.encode(payload)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -244,6 +243,15 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         } catch {
             throw .saveFailed(step: .syncDirectory, path: paths.directory, reason: error.description)
         }
+    }
+
+    /// Pretty-printed JSON with sorted keys, written directly when the payload can (the
+    /// daemon's state can: one encoding, no tree of boxed values).
+    private static func encode(_ payload: Payload) throws -> [UInt8] {
+        if let payload = payload as? any JSONTextRepresentable { return try payload.jsonText(pretty: true) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return Array(try encoder.encode(payload))
     }
 
     private func failIfInjected(_ step: StateSaveStep, _ path: String) throws(SystemCallError) {

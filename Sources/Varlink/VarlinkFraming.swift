@@ -70,6 +70,7 @@ public struct VarlinkFrameDecoder: Sendable {
         case .tooLarge:
             return .replyErrorAndClose(.messageTooLarge(maxBytes: maxMessageBytes))
         case .message(let bytes):
+            if let call = VarlinkCall.fastParse(bytes) { return .call(call) }
             do {
                 return .call(try JSONDecoder().decode(VarlinkCall.self, from: Data(bytes)))
             } catch let error as DecodingError {
@@ -129,8 +130,23 @@ extension VarlinkCall {
 extension VarlinkReply {
     /// The reply as JSON followed by the NUL terminator.
     public func frameBytes() throws -> [UInt8] {
-        var bytes = Array(try JSONEncoder().encode(self))
-        bytes.append(0)
-        return bytes
+        Array(try framePieces().joined())
     }
+
+    /// The frame in pieces whose concatenation is `frameBytes()`. Encoded parameters are one
+    /// piece, passed through as they are (not copied), so a server copies a large reply
+    /// once, straight into its output buffer.
+    public func framePieces() throws -> [[UInt8]] {
+        guard let encoded = encodedParameters else {
+            var bytes = Array(try JSONEncoder().encode(self))
+            bytes.append(0)
+            return [bytes]
+        }
+        // The same object JSONEncoder writes for this reply: `parameters` first, then the flag.
+        return [Self.parametersPrefix, encoded.bytes, continues ? Self.continuesSuffix : Self.finalSuffix]
+    }
+
+    private static let parametersPrefix = Array(#"{"parameters":"#.utf8)
+    private static let continuesSuffix = Array(#","continues":true}"#.utf8) + [0]
+    private static let finalSuffix = Array("}".utf8) + [0]
 }

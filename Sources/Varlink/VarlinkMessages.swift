@@ -75,36 +75,109 @@ extension VarlinkCall: Codable {
     }
 }
 
+/// The JSON text of an object, encoded once: a reply's parameters that a service hands to the
+/// server as bytes, so the server frames them without decoding or encoding them again, and
+/// many replies (every caller of an unchanged listing, every watcher of it) share one copy.
+public struct EncodedJSONObject: Hashable, Sendable {
+    public let bytes: [UInt8]
+
+    /// Compact JSON with sorted keys, the form `JSONValue` writes too.
+    public init(encoding value: some Encodable) throws {
+        let bytes = Array(try JSONValue.encoder.encode(value))
+        guard bytes.first == UInt8(ascii: "{") else {
+            throw EncodingError.invalidValue(
+                value, .init(codingPath: [], debugDescription: "Reply parameters must encode as a JSON object."))
+        }
+        self.bytes = bytes
+    }
+
+    /// JSON text of an object that the caller wrote itself (a hand-written encoder's output).
+    public init(objectText bytes: [UInt8]) throws {
+        guard bytes.first == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") else {
+            throw EncodingError.invalidValue(
+                bytes, .init(codingPath: [], debugDescription: "Reply parameters must be a JSON object."))
+        }
+        self.bytes = bytes
+    }
+
+    public init(_ object: [String: JSONValue]) throws {
+        try self.init(encoding: JSONValue.object(object))
+    }
+
+    /// The object as a value tree (what a test or a slow path reads).
+    public func decoded() throws -> [String: JSONValue] {
+        guard case .object(let object) = try JSONValue(jsonData: Data(bytes)) else { return [:] }
+        return object
+    }
+}
+
 /// A reply as it travels on the wire: parameters, or an error name with its parameters.
 public struct VarlinkReply: Hashable, Sendable {
-    public var parameters: [String: JSONValue]
+    /// The parameters as a value tree, or as JSON text encoded once by the service.
+    private enum Body: Sendable {
+        case values([String: JSONValue])
+        case encoded(EncodedJSONObject)
+    }
+
+    private var body: Body
     /// `true` on every reply of a `more` call except the last.
     public var continues: Bool
     /// The fully qualified error name, when the reply is an error.
     public var error: String?
 
     public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
-        self.parameters = parameters
+        self.body = .values(parameters)
         self.continues = continues
         self.error = error
+    }
+
+    /// A reply whose parameters were encoded beforehand (and may be shared among replies).
+    public init(encodedParameters: EncodedJSONObject, continues: Bool = false) {
+        self.body = .encoded(encodedParameters)
+        self.continues = continues
+        self.error = nil
     }
 
     public init(error: VarlinkError) {
         self.init(parameters: error.parameters, continues: false, error: error.name)
     }
 
-    /// A reply whose parameters are the encoded form of a wire struct.
+    /// A reply whose parameters are the encoded form of a wire struct, encoded once.
     public init(encoding value: some Encodable, continues: Bool = false) throws {
-        guard case .object(let object) = try JSONValue(encoding: value) else {
-            throw EncodingError.invalidValue(
-                value, .init(codingPath: [], debugDescription: "Reply parameters must encode as a JSON object."))
+        self.init(encodedParameters: try EncodedJSONObject(encoding: value), continues: continues)
+    }
+
+    /// The parameters as a value tree; for encoded parameters this decodes them (tests and
+    /// clients read it; the server never does).
+    public var parameters: [String: JSONValue] {
+        get {
+            switch body {
+            case .values(let values): return values
+            case .encoded(let encoded): return (try? encoded.decoded()) ?? [:]
+            }
         }
-        self.init(parameters: object, continues: continues)
+        set { body = .values(newValue) }
+    }
+
+    /// The parameters' JSON text when they were encoded beforehand.
+    public var encodedParameters: EncodedJSONObject? {
+        if case .encoded(let encoded) = body { return encoded }
+        return nil
     }
 
     /// The error carried by this reply, if it is one.
     public var varlinkError: VarlinkError? {
         error.map { VarlinkError(name: $0, parameters: parameters) }
+    }
+
+    public static func == (lhs: VarlinkReply, rhs: VarlinkReply) -> Bool {
+        lhs.continues == rhs.continues && lhs.error == rhs.error && lhs.parameters == rhs.parameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(continues)
+        hasher.combine(error)
+        hasher.combine(parameters)
     }
 }
 
@@ -115,7 +188,7 @@ extension VarlinkReply: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        parameters = try container.decodeParametersObject(forKey: .parameters)
+        body = .values(try container.decodeParametersObject(forKey: .parameters))
         continues = try container.decodeIfPresent(Bool.self, forKey: .continues) ?? false
         error = try container.decodeIfPresent(String.self, forKey: .error)
     }

@@ -43,6 +43,15 @@ public struct VarlinkCallContext: Hashable, Sendable {
 /// (`onTermination` of the stream's continuation runs).
 public protocol VarlinkInterfaceHandler: Sendable {
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) -> AsyncThrowingStream<VarlinkReply, any Error>
+
+    /// The reply to a plain call when the service has it at hand (a read-only call answered
+    /// from a published snapshot), or nil to go through `handle`. Called on the connection's
+    /// event loop, so it must not block or wait: an answer costs no task and no thread hop.
+    func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply?
+}
+
+extension VarlinkInterfaceHandler {
+    public func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply? { nil }
 }
 
 extension AsyncThrowingStream where Element == VarlinkReply, Failure == any Error {

@@ -236,7 +236,12 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
                     answerDirectly(call, with: VarlinkReply(error: .methodNotImplemented(call.method)), context: context)
                     return
                 }
-                let stream = handler.handle(call, context: VarlinkCallContext(connectionID: connectionID, peer: peer))
+                let callContext = VarlinkCallContext(connectionID: connectionID, peer: peer)
+                if !call.more, let reply = handler.immediateReply(to: call, context: callContext) {
+                    answerDirectly(call, with: reply, context: context)
+                    return
+                }
+                let stream = handler.handle(call, context: callContext)
                 runStream(stream, for: call, context: context)
             }
         }
@@ -312,10 +317,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func write(_ reply: VarlinkReply, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        guard let bytes = try? reply.frameBytes() else {
+        guard let frame = try? context.channel.allocator.frame(of: reply) else {
             return context.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
         }
-        return context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes)))
+        return context.writeAndFlush(wrapOutboundOut(frame))
     }
 }
 
@@ -334,7 +339,7 @@ enum VarlinkReplyForwarder {
                 // Only a `more` call may be answered with `continues`; an error always ends the call.
                 if !call.more || reply.error != nil { reply.continues = false }
                 if !call.oneway {
-                    try await channel.writeAndFlush(ByteBuffer(bytes: try reply.frameBytes())).get()
+                    try await channel.writeAndFlush(try channel.allocator.frame(of: reply)).get()
                 }
                 if !reply.continues { return }
             }
@@ -356,6 +361,17 @@ enum VarlinkReplyForwarder {
 
     static func send(_ error: VarlinkError, for call: VarlinkCall, to channel: any Channel) async throws {
         guard !call.oneway, !Task.isCancelled else { return }
-        try await channel.writeAndFlush(ByteBuffer(bytes: try VarlinkReply(error: error).frameBytes())).get()
+        try await channel.writeAndFlush(try channel.allocator.frame(of: VarlinkReply(error: error))).get()
+    }
+}
+
+extension ByteBufferAllocator {
+    /// The reply's frame in one buffer: parameters a service encoded beforehand are copied
+    /// once, straight in, never decoded or encoded again.
+    func frame(of reply: VarlinkReply) throws -> ByteBuffer {
+        let pieces = try reply.framePieces()
+        var buffer = buffer(capacity: pieces.reduce(0) { $0 + $1.count })
+        for piece in pieces { buffer.writeBytes(piece) }
+        return buffer
     }
 }

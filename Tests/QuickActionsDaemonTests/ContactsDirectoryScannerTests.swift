@@ -1,6 +1,7 @@
 import Contacts
 import Foundation
 import TestSupport
+import Synchronization
 import XCTest
 @testable import QuickActionsDaemon
 
@@ -50,6 +51,53 @@ final class ContactsDirectoryScannerTests: XCTestCase {
         let index = ContactsDirectoryScanner(root: root).buildIndex()
         XCTAssertEqual(index.contactCount, 3)
         XCTAssertEqual(index.favorites.map(\.name), ["Ann", "Bob"])
+    }
+
+    func testFilesReadInParallelComeBackInPathOrderWithTheSameResultsAsOneByOne() throws {
+        // Enough files for several chunks of the parallel read; duplicates across folders and
+        // broken files among them, so any mix-up of slots would show.
+        for number in 0..<300 {
+            let folder = ["a", "b", "c/d"][number % 3]
+            let uid = "person-\(number % 200)"
+            let text = number % 97 == 0 ? "not a vCard" : card("Person \(number)", favorite: number % 7 == 0)
+            try write("\(folder)/\(number).vcf", number % 97 == 0 ? text : text.replacingOccurrences(of: "FN:", with: "UID:\(uid)\r\nFN:"))
+        }
+        let scanner = ContactsDirectoryScanner(root: root)
+        let result = scanner.scan()
+        XCTAssertEqual(result.files.count, 300)
+        let paths = result.files.map(\.path)
+        XCTAssertEqual(paths, paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        for file in result.files {
+            XCTAssertEqual(file.result, scanner.read(path: file.path), file.path)
+        }
+        let index = scanner.buildIndex()
+        XCTAssertEqual(index.contactCount, 199, "200 identifiers, 1 of them only in a broken file")
+        XCTAssertEqual(index.invalidFiles.count, 4)
+        var oneByOne = ContactIndex()
+        for path in paths { oneByOne.apply(path: path, result: scanner.read(path: path)) }
+        XCTAssertEqual(index.contactCount, oneByOne.contactCount)
+        XCTAssertEqual(index.favorites, oneByOne.favorites)
+        XCTAssertEqual(index.duplicates, oneByOne.duplicates)
+    }
+
+    func testALongScanTellsFilesFoundThenFilesReadOfTheTotal() throws {
+        for number in 0..<150 { try write("c\(number % 2)/\(number).vcf", card("Person \(number)")) }
+        let told = Mutex<[ContactsScanProgress]>([])
+        var scanner = ContactsDirectoryScanner(root: root)
+        scanner.progressInterval = .zero
+        scanner.progress = { progress in told.withLock { $0.append(progress) } }
+        XCTAssertEqual(scanner.scan().files.count, 150)
+        let progress = told.withLock { $0 }
+        XCTAssertEqual(progress.filter { !$0.listingDone }.map(\.filesFound), Array(1...150), "while listing, the files found so far")
+        XCTAssertEqual(progress.last, ContactsScanProgress(tree: root, filesFound: 150, filesRead: 150, listingDone: true))
+        XCTAssertEqual(progress.first?.description, "Listing contacts in '\(root)': 1 files found so far")
+        XCTAssertEqual(progress.last?.description, "Reading contacts in '\(root)': 150 of 150 files read")
+
+        // With the default interval a short scan says nothing.
+        scanner.progressInterval = .seconds(1)
+        told.withLock { $0 = [] }
+        _ = scanner.scan()
+        XCTAssertEqual(told.withLock { $0.count }, 0)
     }
 
     func testSymlinksAreNeverFollowed() throws {

@@ -5,6 +5,8 @@ import Logging
 import QuickActions
 import QuickActionsProtocol
 import TestSupport
+import Varlink
+import VarlinkNIOServer
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -177,5 +179,56 @@ final class DaemonCoreTests: XCTestCase {
         continuation.finish()
         let triggered = try await core.trigger(.type("SearchAction", contactIdentifier: nil))
         XCTAssertEqual(triggered.resolution.item.title, "SEARCH", "the model keeps the key")
+    }
+
+    // MARK: Replies published for the event loop
+
+    private func onlyReply(_ stream: AsyncThrowingStream<VarlinkReply, any Error>) async throws -> VarlinkReply {
+        var replies: [VarlinkReply] = []
+        for try await reply in stream { replies.append(reply) }
+        XCTAssertEqual(replies.count, 1)
+        return try XCTUnwrap(replies.first)
+    }
+
+    func testReadOnlyRepliesAreEncodedOnceAndNeverServedStale() async throws {
+        let core = makeCore(try settings("", staticItems: [ShortcutItem(type: "SearchAction", title: "Search")]))
+        let handler = QuickActionsHandler(core: core, reload: { () async throws(QuickActionsCallError) -> ReloadReply in
+            throw .invalidConfiguration("not in this test")
+        })
+        let context = VarlinkCallContext(connectionID: 1, peer: VarlinkPeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
+        let list = VarlinkCall(method: QuickActionsInterface.Method.list.qualifiedName, parameters: ["all": true])
+        XCTAssertNil(handler.immediateReply(to: list, context: context), "nothing is published before the first call")
+        let first = try await onlyReply(handler.handle(list, context: context))
+        let published = try XCTUnwrap(handler.immediateReply(to: list, context: context))
+        XCTAssertEqual(published.encodedParameters, first.encodedParameters, "the same bytes, encoded once")
+        XCTAssertEqual(first.parameters["generation"], 0)
+
+        await core.applyWatcherUpdate(update([favorite(1)]))
+        XCTAssertNotNil(handler.immediateReply(to: list, context: context), "a new contact alone changes no listing")
+        _ = await core.resignActive(appVersion: "1.0")
+        XCTAssertNil(handler.immediateReply(to: list, context: context), "a new generation makes the published listing stale")
+        let second = try await onlyReply(handler.handle(list, context: context))
+        XCTAssertEqual(second.parameters["generation"], 1)
+        XCTAssertEqual(second.parameters["items"]?.arrayValue?.count, 2)
+        XCTAssertEqual(handler.immediateReply(to: list, context: context), second)
+        _ = await core.resignActive(appVersion: "1.0")
+        XCTAssertEqual(handler.immediateReply(to: list, context: context), second, "an unchanged recompute keeps it")
+
+        let displayedOnly = VarlinkCall(method: QuickActionsInterface.Method.list.qualifiedName, parameters: ["limit": 1])
+        let limited = try await onlyReply(handler.handle(displayedOnly, context: context))
+        XCTAssertEqual(limited.parameters["items"]?.arrayValue?.count, 1)
+        XCTAssertEqual(handler.immediateReply(to: displayedOnly, context: context), limited, "each request is kept apart")
+        XCTAssertEqual(handler.immediateReply(to: list, context: context), second)
+        let badLimit = VarlinkCall(method: QuickActionsInterface.Method.list.qualifiedName, parameters: ["limit": -1])
+        XCTAssertNil(handler.immediateReply(to: badLimit, context: context), "an invalid call goes the full way to its error")
+
+        let status = VarlinkCall(method: QuickActionsInterface.Method.status.qualifiedName)
+        let statusBefore = try await onlyReply(handler.handle(status, context: context))
+        XCTAssertEqual(statusBefore.parameters["contacts"], 1)
+        XCTAssertEqual(handler.immediateReply(to: status, context: context), statusBefore)
+        await core.applyWatcherUpdate(update([favorite(2)]))
+        XCTAssertNil(handler.immediateReply(to: status, context: context), "any change Status shows makes it stale")
+        let statusAfter = try await onlyReply(handler.handle(status, context: context))
+        XCTAssertEqual(statusAfter.parameters["contacts"], 2)
     }
 }

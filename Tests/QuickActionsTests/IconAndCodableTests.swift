@@ -1,3 +1,4 @@
+import Contacts
 import Foundation
 import XCTest
 @testable import QuickActions
@@ -97,5 +98,74 @@ final class CodableShapeTests: XCTestCase {
     func testListingSourceAndDeliveryRawValues() throws {
         XCTAssertEqual(try json([ShortcutSource.static, .dynamic]), #"["static","dynamic"]"#)
         XCTAssertEqual(try json([TriggerDelivery.running, .launch]), #"["running","launch"]"#)
+    }
+}
+
+/// The hand-written JSON of the state file and the listings says exactly what `Codable` says.
+final class JSONTextTests: XCTestCase {
+    private let awkward = "Zoë \"Z\" \\ /path\n\t\r\u{08}\u{0C}\u{01}\u{1F} 🙂"
+
+    private var items: [ShortcutItem] {
+        [
+            ShortcutItem(type: "SearchAction", title: "Search", icon: .system(.search)),
+            ShortcutItem(type: awkward, title: awkward, subtitle: awkward, icon: .templateFile("/icons/x.png"), userInfo: [
+                awkward: .string(awkward), "n": .integer(-42), "r": .real(1.5), "whole": .real(2), "tiny": .real(1e-7),
+                "yes": .bool(true), "no": .bool(false), "when": .date(Date(timeIntervalSince1970: 1_700_000_000)),
+                "blob": .data(Data([0, 1, 2, 255])), "list": .array([.integer(1), .array([]), .dictionary([:])]),
+                "nested": .dictionary(["b": .string("2"), "a": .string("1")]),
+            ]),
+            ShortcutItem(type: "FavoriteAction", title: "Ada", icon: .symbol("star.fill"),
+                         userInfo: ["contactIdentifier": .string("ada"), "appVersion": .string("1.0")]),
+        ]
+    }
+
+    private func encoderText(_ value: some Encodable, pretty: Bool) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
+    }
+
+    private func assertSameJSON(_ written: [UInt8], _ encoded: Data, file: StaticString = #filePath, line: UInt = #line) throws {
+        let left = try JSONSerialization.jsonObject(with: Data(written)) as? NSDictionary
+        let right = try JSONSerialization.jsonObject(with: encoded) as? NSDictionary
+        XCTAssertNotNil(left, file: file, line: line)
+        XCTAssertEqual(left, right, file: file, line: line)
+    }
+
+    func testListingTextIsWhatCodableWritesAndReadsBack() throws {
+        let listing = QuickActionsListing(generation: 7, launched: true, items: ShortcutListing.compose(
+            staticItems: Array(items.prefix(2)), dynamicItems: [items[2]], launched: true, displayLimit: 2))
+        for pretty in [false, true] {
+            let written = try listing.jsonText(pretty: pretty)
+            let encoded = try encoderText(listing, pretty: pretty)
+            try assertSameJSON(written, encoded)
+            // Dates, data and whole reals read back changed, as the `Codable` shape documents; the same way.
+            XCTAssertEqual(try JSONDecoder().decode(QuickActionsListing.self, from: Data(written)),
+                           try JSONDecoder().decode(QuickActionsListing.self, from: encoded))
+        }
+        let empty = QuickActionsListing(generation: 0, launched: false, items: [])
+        XCTAssertEqual(String(decoding: try empty.jsonText(pretty: false), as: UTF8.self), #"{"generation":0,"items":[],"launched":false}"#)
+        XCTAssertEqual(String(decoding: try empty.jsonText(pretty: true), as: UTF8.self), "{\n  \"generation\" : 0,\n  \"items\" : [],\n  \"launched\" : false\n}")
+    }
+
+    func testStateTextIsWhatCodableWritesAndReadsBack() throws {
+        var state = QuickActionsState(staticItems: [items[0]])
+        _ = state.resignActive(favorites: [Contact(identifier: "ada", name: "Ada", favorite: true)], appVersion: "1.0", configuration: .init())
+        _ = state.trigger(.position(2), displayLimit: 4, contactLookup: { _ in nil }, appConnected: false)
+        XCTAssertEqual(try JSONDecoder().decode(PersistedState.self, from: Data(PersistedState(state).jsonText(pretty: true))), PersistedState(state))
+        for persisted in [PersistedState(state), PersistedState(QuickActionsState(dynamicItems: items, generation: 3, appVersion: awkward))] {
+            let written = try persisted.jsonText(pretty: true)
+            let encoded = try encoderText(persisted, pretty: true)
+            try assertSameJSON(written, encoded)
+            XCTAssertEqual(try JSONDecoder().decode(PersistedState.self, from: Data(written)),
+                           try JSONDecoder().decode(PersistedState.self, from: encoded))
+        }
+    }
+
+    func testANumberJSONCannotHoldIsRefusedAsByJSONEncoder() {
+        let item = ShortcutItem(type: "T", title: "T", userInfo: ["x": .real(.infinity)])
+        let listing = QuickActionsListing(generation: 1, launched: true, items: [ListedShortcut(item: item, source: .static, displayed: true, position: 1)])
+        XCTAssertThrowsError(try listing.jsonText(pretty: false))
+        XCTAssertThrowsError(try encoderText(listing, pretty: false))
     }
 }

@@ -51,6 +51,47 @@ final class QuickActionsStateTests: XCTestCase {
 
     // MARK: Recompute
 
+    func testAnUnchangedFavoritesVersionSkipsDerivingAndAChangedOneDerivesAgain() {
+        var index = ContactIndex()
+        index.apply(path: "/c/ada.vcf", result: .success([ada]))
+        var state = QuickActionsState(staticItems: [search])
+        var favoritesRead = 0
+        func favorites() -> [Contact] {
+            favoritesRead += 1
+            return index.favorites
+        }
+        let first = state.resignActive(favorites: favorites(), favoritesVersion: index.favoritesVersion, appVersion: "1.0", configuration: configuration)
+        XCTAssertEqual(first, RecomputeOutcome(changed: true, generation: 1, dynamicCount: 1))
+        let unchanged = state.resignActive(favorites: favorites(), favoritesVersion: index.favoritesVersion, appVersion: "1.0", configuration: configuration)
+        XCTAssertEqual(unchanged, RecomputeOutcome(changed: false, generation: 1, dynamicCount: 1))
+        XCTAssertEqual(favoritesRead, 1, "the same favorites version, app version and configuration: nothing is derived")
+
+        index.apply(path: "/c/bob.vcf", result: .success([bob]))
+        let added = state.resignActive(favorites: favorites(), favoritesVersion: index.favoritesVersion, appVersion: "1.0", configuration: configuration)
+        XCTAssertEqual(added, RecomputeOutcome(changed: true, generation: 2, dynamicCount: 2))
+        let newVersion = state.resignActive(favorites: favorites(), favoritesVersion: index.favoritesVersion, appVersion: "2.0", configuration: configuration)
+        XCTAssertEqual(newVersion, RecomputeOutcome(changed: true, generation: 3, dynamicCount: 2), "a new app version derives again")
+        let otherType = state.recompute(
+            favorites: favorites(), favoritesVersion: index.favoritesVersion, configuration: DynamicItemConfiguration(favoriteType: "Call"))
+        XCTAssertEqual(otherType, RecomputeOutcome(changed: true, generation: 4, dynamicCount: 2), "a new configuration derives again")
+        XCTAssertEqual(favoritesRead, 4)
+
+        // Another index with the same favorites has another version: never mistaken for this one.
+        var other = ContactIndex()
+        other.apply(path: "/d/cy.vcf", result: .success([cy]))
+        XCTAssertNotEqual(other.favoritesVersion, index.favoritesVersion)
+        let fromOther = state.recompute(
+            favorites: other.favorites, favoritesVersion: other.favoritesVersion, configuration: DynamicItemConfiguration(favoriteType: "Call"))
+        XCTAssertEqual(fromOther.dynamicCount, 1)
+
+        // What was derived from is no part of the state's value.
+        var fresh = QuickActionsState(staticItems: [search])
+        _ = fresh.resignActive(favorites: [ada], appVersion: "1.0", configuration: configuration)
+        var memoized = QuickActionsState(staticItems: [search])
+        _ = memoized.resignActive(favorites: [ada], favoritesVersion: ContactIndex().favoritesVersion, appVersion: "1.0", configuration: configuration)
+        XCTAssertEqual(fresh, memoized)
+    }
+
     func testResignActiveRecomputesOnlyOnChange() {
         var state = QuickActionsState(staticItems: [search])
         XCTAssertFalse(state.launched)

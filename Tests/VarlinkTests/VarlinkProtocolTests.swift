@@ -97,6 +97,55 @@ final class VarlinkMessageTests: XCTestCase {
         XCTAssertEqual(streamed, .object(["parameters": .object(["n": .int(1)]), "continues": .bool(true)]))
     }
 
+    func testPreEncodedParametersAreFramedAsTheyAreAndReadBackTheSame() throws {
+        struct Row: Encodable { var name: String; var path: String; var position: Int }
+        let encoded = try EncodedJSONObject(encoding: Row(name: "Zoë \"Z\"", path: "/a/b", position: 2))
+        XCTAssertEqual(String(decoding: encoded.bytes, as: UTF8.self), #"{"name":"Zoë \"Z\"","path":"/a/b","position":2}"#)
+        let final = VarlinkReply(encodedParameters: encoded)
+        let frame = try final.frameBytes()
+        XCTAssertEqual(frame.last, 0)
+        XCTAssertEqual(Array(frame.dropLast()), Array(#"{"parameters":"#.utf8) + encoded.bytes + Array("}".utf8),
+                       "the encoded bytes are passed through, not re-encoded")
+        let expected: [String: JSONValue] = ["name": "Zoë \"Z\"", "path": "/a/b", "position": 2]
+        XCTAssertEqual(try JSONValue(jsonData: Data(frame.dropLast())), .object(["parameters": .object(expected)]))
+        XCTAssertEqual(final.parameters, expected)
+        XCTAssertEqual(final, VarlinkReply(parameters: expected), "equal to the same parameters given as values")
+
+        var streamed = VarlinkReply(encodedParameters: encoded, continues: true)
+        XCTAssertEqual(try JSONValue(jsonData: Data(try streamed.frameBytes().dropLast())),
+                       .object(["parameters": .object(expected), "continues": true]))
+        streamed.continues = false
+        XCTAssertEqual(try streamed.frameBytes(), frame)
+        XCTAssertThrowsError(try EncodedJSONObject(encoding: [1, 2]), "parameters must be an object")
+    }
+
+    func testEverydayCallsParseFastToWhatJSONDecoderReadsAndTheRestIsLeftToIt() throws {
+        let everyday = [
+            #"{"method":"io.qactd.QuickActions.Status"}"#,
+            #"{"method":"a.B","parameters":null,"more":true}"#,
+            #" { "method" : "a.B" , "parameters" : { "all" : true, "limit" : -12, "language" : "fr_CA.UTF-8" } } "#,
+            #"{"method":"a.B","parameters":{"s":"Zo\u00eb \"q\" \\ \/ \n\t","list":[1,[],{},null,false],"big":9223372036854775807},"oneway":false}"#,
+            #"{"method":"a.B","parameters":{"emoji":"🙂","empty":""},"upgrade":true}"#,
+        ]
+        for text in everyday {
+            let fast = try XCTUnwrap(VarlinkCall.fastParse(Array(text.utf8)), text)
+            XCTAssertEqual(fast, try JSONDecoder().decode(VarlinkCall.self, from: Data(text.utf8)), text)
+        }
+        // Left to JSONDecoder: numbers with a fraction or exponent, surrogate pairs, duplicate
+        // keys, integers beyond 64 bits, and anything malformed or not a call (it words the error).
+        let leftOver = [
+            #"{"method":"a.B","parameters":{"x":1.5}}"#, #"{"method":"a.B","parameters":{"x":1e3}}"#,
+            #"{"method":"a.B","parameters":{"x":"\ud83d\ude42"}}"#, #"{"method":"a.B","method":"c.D"}"#,
+            #"{"method":"a.B","parameters":{"x":92233720368547758070}}"#, #"{"method":"a.B","parameters":[1]}"#,
+            #"{"method":"a.B","more":"yes"}"#, #"{"method":null}"#, #"{"parameters":{}}"#, #"{"method":"a.B""#,
+            #"{"method":"a.B"} x"#, "[]", "", #"{"method":"a.B","parameters":{"x":01}}"#,
+        ]
+        for text in leftOver {
+            XCTAssertNil(VarlinkCall.fastParse(Array(text.utf8)), text)
+        }
+        XCTAssertEqual(try call(#"{"method":"a.B","parameters":{"x":1.5}}"#).parameters["x"], .double(1.5), "the long way still reads it")
+    }
+
     func testReplyDecodingToleratesMissingParameters() throws {
         let reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(#"{"error":"org.varlink.service.PermissionDenied"}"#.utf8))
         XCTAssertEqual(reply.varlinkError, .permissionDenied)

@@ -19,4 +19,7 @@ int CLinux_setCurrentThreadName(const char *name);
 /// exist, atomically; 0, or -1 with errno (EEXIST when it does).
 int CLinux_renameNoReplace(const char *from, const char *to);
 
+/// malloc_trim(3): hands the heap's free pages back to the kernel; 1 if some were released.
+int CLinux_releaseFreeHeapMemory(void);
+
 #endif

@@ -1,0 +1,145 @@
+import QuickActions
+import QuickActionsProtocol
+import Synchronization
+import Varlink
+
+/// The encoded replies of the read-only calls (`List`, `Status`), kept where the socket's
+/// event loops read them without entering the core: an unchanged listing is composed and
+/// encoded once and then only copied to each caller and watcher.
+///
+/// The core never writes replies here (encoding is the wire edge's job, in
+/// `QuickActionsHandler`); it only says what they depend on. It publishes the `ListingKey`
+/// of its current state and bumps the status epoch on every change of what `Status`
+/// shows. The handler stores a reply it encoded tagged with the key or epoch it was
+/// computed at, and one is served only while that key or epoch is still the current one,
+/// so a stale reply can never be read, whatever the order of threads.
+final class PublishedReplies: Sendable {
+    /// Everything a listing is composed from: the dynamic set changes only with a new
+    /// generation, `launched` decides what is displayed, and `settingsEpoch` counts setting
+    /// swaps (static items, translations, display limit, the daemon's language).
+    struct ListingKey: Hashable, Sendable {
+        var generation: UInt64
+        var launched: Bool
+        var settingsEpoch: UInt64
+    }
+
+    /// A `List` call's parameters; `watched` is what `Watch` streams carry.
+    struct ListingRequest: Hashable, Sendable {
+        var all: Bool
+        var limit: Int?
+        var language: String?
+
+        static let watched = ListingRequest(all: true, limit: nil, language: nil)
+
+        init(all: Bool, limit: Int?, language: String?) {
+            self.all = all
+            self.limit = limit
+            self.language = language
+        }
+
+        /// Read straight from a call's parameters, for the event loop's fast path; nil for
+        /// anything unusual (a wrong type, a negative limit), which the full path decodes
+        /// and answers with the right error.
+        init?(parameters: [String: JSONValue]) {
+            switch parameters["all"] ?? .null {
+            case .null: all = false
+            case .bool(let value): all = value
+            default: return nil
+            }
+            switch parameters["limit"] ?? .null {
+            case .null: limit = nil
+            case .int(let value) where value >= 0 && value <= Int64(Int32.max): limit = Int(value)
+            default: return nil
+            }
+            switch parameters["language"] ?? .null {
+            case .null: language = nil
+            // A language over its bound takes the full path, which names it in `InvalidParameter`.
+            case .string(let value) where value.utf8.count <= ParameterLimits.languageBytes: language = value
+            default: return nil
+            }
+        }
+    }
+
+    /// Requests in any language may be asked for; past this many the stale and then the
+    /// oldest entries go, so memory stays bounded whatever clients send.
+    static let maxCachedListings = 16
+
+    private struct Contents {
+        var listingKey: ListingKey
+        var listings: [ListingRequest: (key: ListingKey, parameters: EncodedJSONObject)] = [:]
+        var statusEpoch: UInt64 = 0
+        var status: (epoch: UInt64, parameters: EncodedJSONObject)?
+        var watched: (listing: QuickActionsListing, parameters: EncodedJSONObject)?
+    }
+
+    private let contents: Mutex<Contents>
+
+    init(listingKey: ListingKey) {
+        contents = Mutex(Contents(listingKey: listingKey))
+    }
+
+    // MARK: The core says what changed
+
+    func publish(listingKey: ListingKey) {
+        contents.withLock { contents in
+            if contents.listingKey != listingKey { contents.listingKey = listingKey }
+        }
+    }
+
+    /// Something `Status` shows changed: the encoded reply, if any, is stale.
+    func statusChanged() {
+        contents.withLock { contents in
+            contents.statusEpoch &+= 1
+            contents.status = nil
+        }
+    }
+
+    var statusEpoch: UInt64 { contents.withLock { $0.statusEpoch } }
+
+    // MARK: The wire edge reads and stores encoded replies
+
+    /// The encoded listing for `request` if it was encoded at the current key (or at `key`).
+    func listing(for request: ListingRequest, at key: ListingKey? = nil) -> EncodedJSONObject? {
+        contents.withLock { contents in
+            guard let cached = contents.listings[request], cached.key == (key ?? contents.listingKey) else { return nil }
+            return cached.parameters
+        }
+    }
+
+    func store(listing parameters: EncodedJSONObject, for request: ListingRequest, at key: ListingKey) {
+        contents.withLock { contents in
+            if contents.listings[request] == nil && contents.listings.count >= Self.maxCachedListings {
+                let current = contents.listingKey
+                contents.listings = contents.listings.filter { $0.value.key == current }
+                if contents.listings.count >= Self.maxCachedListings { contents.listings.removeAll() }
+            }
+            contents.listings[request] = (key, parameters)
+        }
+    }
+
+    /// The encoding of `listing` if it is the watched listing last encoded. The core hands
+    /// every watcher (and `List` of `watched`) the same value while it is unchanged, so this
+    /// is an identity check of its rows, not a comparison of each.
+    func encoded(watched listing: QuickActionsListing) -> EncodedJSONObject? {
+        guard let watched = contents.withLock({ $0.watched }), watched.listing == listing else { return nil }
+        return watched.parameters
+    }
+
+    func store(watched listing: QuickActionsListing, encoded parameters: EncodedJSONObject) {
+        contents.withLock { $0.watched = (listing, parameters) }
+    }
+
+    /// The encoded `Status` reply if nothing it shows changed since it was encoded.
+    func status() -> EncodedJSONObject? {
+        contents.withLock { contents in
+            guard let status = contents.status, status.epoch == contents.statusEpoch else { return nil }
+            return status.parameters
+        }
+    }
+
+    func store(status parameters: EncodedJSONObject, at epoch: UInt64) {
+        contents.withLock { contents in
+            if epoch == contents.statusEpoch { contents.status = (epoch, parameters) }
+        }
+    }
+}
