@@ -11,8 +11,11 @@ import XCTest
 final class LoadEndToEndTests: XCTestCase {
     static let clientCount = 64
     static let operationsPerSecond = 400
-    /// A call slower than this counts as failed (a stall), even though it was answered.
-    static let callDeadline: Duration = .seconds(5)
+    /// A call slower than this counts as failed (a stall), even though it was answered. Not
+    /// tighter: the 64 clients queue on one core actor, so a call waits for the others' calls
+    /// (a debug build on 2 shared cores measured p50 ≈ 1.2 s, p99 up to 6.3 s with a compiler
+    /// running beside it).
+    static let callDeadline: Duration = .seconds(15)
     /// How far above its baseline the daemon's RSS may stay once the load is over.
     static let residentSlackKilobytes = 16 * 1024
     /// The only errors a call may get: a `Trigger` of a position or contact that the churn
