@@ -43,8 +43,17 @@ screenshot: test-deps
 	$(SWIFT) build --product qactl
 	/usr/bin/python3 Tests/integration/plank-dock.py --bin "$$($(SWIFT) build --show-bin-path)" --mode quicklist --screenshot docs/dock.png
 
+# ThreadSanitizer's build folder (a build of its own: about one more debug build), shared by
+# `make check` and `make sanitize`.
+TSAN_SCRATCH ?= .build/sanitize-thread
+# What `make check` runs under ThreadSanitizer: the concurrency-heavy suites (the Varlink server
+# with its connection limits and hostile clients, the blocking client, the watcher's thread,
+# the core actor, the launcher exporters, logging from many threads). A report fails the run.
+TSAN_SUITES = VarlinkNIOServerTests|VarlinkTests|QuickActionsDaemonTests
+
 # Build first so that compiler warnings in our own sources fail the check
 # (the package must build warning-free in Swift 6 mode), then every test tier,
+# then the concurrency-heavy suites under ThreadSanitizer,
 # then the benchmark's quick mode as a smoke check (every row must produce a
 # figure; no timing is asserted).
 check: test-deps
@@ -52,16 +61,19 @@ check: test-deps
 	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG); test $${PIPESTATUS[0]} -eq 0
 	@if grep -E '/(Sources|Tests)/.*: warning:' $(BUILD_LOG); then echo "check: the build has warnings (above)" >&2; exit 1; fi
 	$(SWIFT) test --skip-build --disable-swift-testing
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_SCRATCH) --disable-swift-testing --filter '$(TSAN_SUITES)'
 	scripts/fuzz --seconds 5
 	scripts/bench --quick
 
 test: check
 
-# The long versions of the crash and convergence loops (issue 14): thousands of kill -9s and
-# tens of thousands of file operations. `make check` runs their short versions.
+# The long versions of the crash, convergence and load loops (issue 14): thousands of kill -9s,
+# tens of thousands of file operations, and a minute of 64 clients under churn. `make check`
+# runs their short versions.
 stress: test-deps
 	$(SWIFT) build --build-tests
-	STRESS=1 $(SWIFT) test --skip-build --disable-swift-testing --filter 'CrashSafetyEndToEndTests|ConvergenceStressEndToEndTests'
+	STRESS=1 $(SWIFT) test --skip-build --disable-swift-testing --filter 'CrashSafetyEndToEndTests|ConvergenceStressEndToEndTests|LoadEndToEndTests'
 
 # libFuzzer over the parsers (vCard, JSON contacts, property lists, InfoPlist.strings, the
 # configuration, Varlink framing and parameters), FUZZ_SECONDS each; `make check` runs 5 s each.
@@ -72,7 +84,7 @@ fuzz:
 # Every test under AddressSanitizer, then ThreadSanitizer, each in a build folder of its own.
 sanitize: test-deps
 	$(SWIFT) test --scratch-path .build/sanitize-address --sanitize=address --disable-swift-testing
-	$(SWIFT) test --scratch-path .build/sanitize-thread --sanitize=thread --disable-swift-testing
+	$(SWIFT) test --scratch-path $(TSAN_SCRATCH) --sanitize=thread --disable-swift-testing
 
 # Prints figures, floors measured in the same run, ratios and targets (release build) and writes
 # BENCHMARKS.md. BENCH=quick: small sizes, few rounds, no file (what `make check` runs).

@@ -30,6 +30,7 @@ let package = Package(
             name: "VarlinkNIOServer",
             dependencies: [
                 "Varlink", "SystemCalls", "CLinux",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

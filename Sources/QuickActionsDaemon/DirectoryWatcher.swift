@@ -181,7 +181,7 @@ final class DirectoryWatcher: Sendable {
             }
             let eventsReady = ready > 0 && descriptors[0].revents != 0
             let update = engine.withLock { engine -> ContactsDirectoryUpdate? in
-                if eventsReady { engine.readAndHandleEvents() }
+                if eventsReady || engine.hasCreationsForNextBatch { engine.readAndHandleEvents() }
                 engine.probeWaitingWritersIfDue()
                 engine.tickIfDue()
                 for (scanner, _) in reloads { engine.reload(scanner) }

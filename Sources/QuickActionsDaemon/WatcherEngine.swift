@@ -40,6 +40,9 @@ final class WatcherEngine {
     private var nextTick: ContinuousClock.Instant?
     private var tickInterval: Duration?
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Files created at the very end of a batch, read at the start of the next one together
+    /// with the IN_CLOSE_WRITE already queued for them (see `readAndHandleEvents`).
+    private var creationsForNextBatch: [Action] = []
 
     init(
         scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming,
@@ -89,22 +92,42 @@ final class WatcherEngine {
     /// Reads what the kernel has queued (bounded per batch) and handles it as one batch,
     /// so an overflow at the end of a long queue makes the work before it moot.
     func readAndHandleEvents() {
-        var actions = handle(readQueuedEvents())
+        var actions = creationsForNextBatch + handle(readQueuedEvents())
+        creationsForNextBatch = []
         // The state machine decides what becomes of each file seen only through IN_CREATE
         // (`probed`) and whether the queue is read once more (`readsQueueAgain`).
         var drains = 0
+        var lastRead: [Action] = []
         while true {
             actions = WatcherStateMachine.coalesce(actions, root: machine.root)
             let finishedCreations: Bool
             (actions, finishedCreations) = probeCreatedFiles(actions)
-            guard WatcherStateMachine.readsQueueAgain(afterFinishedCreations: finishedCreations, rereadsSoFar: drains) else { break }
+            guard WatcherStateMachine.readsQueueAgain(afterFinishedCreations: finishedCreations, rereadsSoFar: drains) else {
+                if finishedCreations {
+                    // Cut short by the bound: the files created in the last read that the probe
+                    // found finished have their IN_CLOSE_WRITE queued (if they were written),
+                    // and reading them now would parse them twice. They start the next batch.
+                    let lastCreations = Set(lastRead.compactMap { action -> String? in
+                        if case .readFileIfComplete(let path) = action { return path } else { return nil }
+                    })
+                    creationsForNextBatch = actions.filter { action in
+                        if case .readFileIfComplete(let path) = action { return lastCreations.contains(path) } else { return false }
+                    }
+                    actions.removeAll { creationsForNextBatch.contains($0) }
+                }
+                break
+            }
             drains += 1
             let more = readQueuedEvents()
             if more.isEmpty { break }
-            actions += handle(more)
+            lastRead = handle(more)
+            actions += lastRead
         }
         perform(actions)
     }
+
+    /// Whether the next batch is due now, without waiting for an event: it has files to read.
+    var hasCreationsForNextBatch: Bool { !creationsForNextBatch.isEmpty }
 
     /// Probes each file seen only by `IN_CREATE` (`WatcherStateMachine.probed` decides): one
     /// still being written waits for its writer; a finished one (a hard link, or a file whose
@@ -174,6 +197,7 @@ final class WatcherEngine {
         if WatcherStateMachine(root: newScanner.root).root != machine.root {
             logger.notice("The contacts folder changed to '\(newScanner.root)'.", metadata: ["QACTD_PATH": "\(newScanner.root)"])
             perform(machine.detach())
+            creationsForNextBatch = []
             machine = WatcherStateMachine(root: newScanner.root)
             scanner = newScanner
             work.rescans += 1
@@ -198,6 +222,7 @@ final class WatcherEngine {
     }
 
     func pollTimeoutMilliseconds() -> Int32 {
+        if hasCreationsForNextBatch { return 0 }
         let deadlines = [nextTick, machine.nextWriterProbe].compactMap { $0 }
         guard let next = deadlines.min() else { return -1 }
         let remaining = next - ContinuousClock.now

@@ -26,67 +26,87 @@ final class ConvergenceStressEndToEndTests: XCTestCase {
         for burst in 1...bursts {
             for _ in 0..<operationsPerBurst { try disk.randomOperation(using: &generator) }
             operations += operationsPerBurst
-            let expected = try disk.walk()
-            var indexed: [String: String] = [:]
-            // Polled every 50 ms: each poll lists the whole index.
-            let converged = waitUntil(timeout: 30) {
-                indexed = (try? self.indexedFavorites(daemon)) ?? [:]
-                if indexed != expected { usleep(50_000) }
-                return indexed == expected
-            }
-            if !converged {
-                let missing = expected.filter { indexed[$0.key] != $0.value }.prefix(10)
-                let extra = indexed.filter { expected[$0.key] != $0.value }.prefix(10)
-                XCTFail("burst \(burst): the index never equalled the disk (\(expected.count) on disk, \(indexed.count) indexed); "
-                        + "missing or different: \(Array(missing)); not on disk: \(Array(extra))")
-                break
-            }
-            XCTAssertEqual(try daemon.call("Status")["contacts"]?.intValue, Int64(expected.count), "burst \(burst)")
+            guard try assertIndexEqualsDisk(daemon, disk, "burst \(burst)") else { break }
         }
         print("convergence: \(bursts) bursts, \(operations) operations, \(disk.fileCount) files at the end, in \(ContinuousClock.now - started)")
     }
+}
 
-    /// identifier → name of every dynamic item, after a `ResignActive` so the set is current.
-    private func indexedFavorites(_ daemon: DaemonProcess) throws -> [String: String] {
-        _ = try daemon.call("ResignActive")
-        let listing = try daemon.call("List", ["all": true])
-        var favorites: [String: String] = [:]
-        for row in listing["items"]?.arrayValue ?? [] where row["source"]?.stringValue == "dynamic" {
-            guard let identifier = row["item"]?["userInfo"]?["contactIdentifier"]?.stringValue else { continue }
-            favorites[identifier] = row["item"]?["title"]?.stringValue ?? ""
-        }
-        return favorites
+/// Waits (30 s at most) until the index equals the disk: every favorite on disk is a dynamic
+/// item with its name and nothing else is, and `Status` counts every contact on disk.
+/// Polled every 50 ms: each poll lists the whole index. Returns whether it converged.
+@discardableResult
+func assertIndexEqualsDisk(
+    _ daemon: DaemonProcess, _ disk: ContactsOnDisk, _ label: String, file: StaticString = #filePath, line: UInt = #line
+) throws -> Bool {
+    let expected = try disk.walk(favoritesOnly: true)
+    var indexed: [String: String] = [:]
+    let converged = waitUntil(timeout: 30) {
+        indexed = (try? indexedFavorites(daemon)) ?? [:]
+        if indexed != expected { usleep(50_000) }
+        return indexed == expected
     }
+    guard converged else {
+        let missing = expected.filter { indexed[$0.key] != $0.value }.prefix(10)
+        let extra = indexed.filter { expected[$0.key] != $0.value }.prefix(10)
+        XCTFail("\(label): the index never equalled the disk (\(expected.count) favorites on disk, \(indexed.count) indexed); "
+                + "missing or different: \(Array(missing)); not on disk: \(Array(extra))", file: file, line: line)
+        return false
+    }
+    let contacts = try disk.walk().count
+    XCTAssertEqual(try daemon.call("Status")["contacts"]?.intValue, Int64(contacts), label, file: file, line: line)
+    return true
+}
+
+/// identifier → name of every dynamic item, after a `ResignActive` so the set is current.
+private func indexedFavorites(_ daemon: DaemonProcess) throws -> [String: String] {
+    _ = try daemon.call("ResignActive")
+    let listing = try daemon.call("List", ["all": true])
+    var favorites: [String: String] = [:]
+    for row in listing["items"]?.arrayValue ?? [] where row["source"]?.stringValue == "dynamic" {
+        guard let identifier = row["item"]?["userInfo"]?["contactIdentifier"]?.stringValue else { continue }
+        favorites[identifier] = row["item"]?["title"]?.stringValue ?? ""
+    }
+    return favorites
 }
 
 /// The contacts folder as the test changes it: which file holds which contact.
-private struct ContactsOnDisk {
+struct ContactsOnDisk {
     let root: URL
+    /// Percentage of the contacts written (created or rewritten) as favorites.
+    let favoritePercentage: Int
+    /// Past this many files, deletes instead of creates, so the tree stays at a size each
+    /// check can list.
+    let maximumFiles: Int
     /// Relative path → (identifier, name).
     private var files: [String: (identifier: String, name: String)] = [:]
     private var folders: [String] = [""]
     private var nextIdentifier = 0
     private var nextFolder = 0
 
-    init(root: URL) {
+    init(root: URL, favoritePercentage: Int = 100, maximumFiles: Int = 5000) {
         self.root = root
+        self.favoritePercentage = favoritePercentage
+        self.maximumFiles = maximumFiles
     }
 
     var fileCount: Int { files.count }
 
     private func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
 
-    private func write(_ relative: String, identifier: String, name: String, atomically: Bool) throws {
-        let text = ContactCard.vCard(name, favorite: true, uid: identifier, category: "favorite", lineEnding: "\n")
+    private func write(
+        _ relative: String, identifier: String, name: String, atomically: Bool, using generator: inout SystemRandomNumberGenerator
+    ) throws {
+        let favorite = Int.random(in: 0..<100, using: &generator) < favoritePercentage
+        let text = ContactCard.vCard(name, favorite: favorite, uid: identifier, category: "favorite", lineEnding: "\n")
         try text.write(to: url(relative), atomically: atomically, encoding: .utf8)
     }
 
     mutating func randomOperation(using generator: inout SystemRandomNumberGenerator) throws {
         let existing = files.keys.randomElement(using: &generator)
-        // Only a new file when there is none to change; past 5000 files, deletes instead of
-        // creates, so the tree stays at a size each check can list.
+        // Only a new file when there is none to change; past `maximumFiles`, deletes instead of creates.
         var roll = existing == nil ? 0 : Int.random(in: 0..<100, using: &generator)
-        if roll < 50, files.count > 5000 { roll = 85 }
+        if roll < 50, files.count > maximumFiles { roll = 85 }
         switch roll {
         case 0..<50:
             // A new file, sometimes in a new (nested) folder.
@@ -99,14 +119,15 @@ private struct ContactsOnDisk {
             }
             nextIdentifier += 1
             let relative = (folder.isEmpty ? "" : folder + "/") + "c\(nextIdentifier).vcf"
-            try write(relative, identifier: "c\(nextIdentifier)", name: "Contact \(nextIdentifier)", atomically: Bool.random(using: &generator))
+            try write(relative, identifier: "c\(nextIdentifier)", name: "Contact \(nextIdentifier)", atomically: Bool.random(using: &generator), using: &generator)
             files[relative] = ("c\(nextIdentifier)", "Contact \(nextIdentifier)")
         case 50..<70:
-            // Rewritten in place (truncate and write) or replaced by rename, with a new name.
+            // Rewritten in place (truncate and write) or replaced by rename, with a new name
+            // (and, unless every contact is a favorite, possibly a favorite no more or newly one).
             let relative = existing!
             let identifier = files[relative]!.identifier
             let name = "Renamed \(identifier) \(Int.random(in: 0..<1_000_000, using: &generator))"
-            try write(relative, identifier: identifier, name: name, atomically: Bool.random(using: &generator))
+            try write(relative, identifier: identifier, name: name, atomically: Bool.random(using: &generator), using: &generator)
             files[relative] = (identifier, name)
         case 70..<85:
             // Moved to another name, possibly in another folder.
@@ -141,19 +162,21 @@ private struct ContactsOnDisk {
         }
     }
 
-    /// identifier → name, from the files actually on disk (not from the model).
-    func walk() throws -> [String: String] {
+    /// identifier → name, from the files actually on disk (not from the model); of the
+    /// favorites only, or of every contact.
+    func walk(favoritesOnly: Bool = false) throws -> [String: String] {
         var contacts: [String: String] = [:]
         let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
         while let file = enumerator?.nextObject() as? URL {
             guard file.pathExtension == "vcf" else { continue }
             let text = try String(contentsOf: file, encoding: .utf8)
-            var identifier = "", name = ""
+            var identifier = "", name = "", favorite = false
             for line in text.split(separator: "\n") {
                 if line.hasPrefix("UID:") { identifier = String(line.dropFirst(4)) }
                 if line.hasPrefix("FN:") { name = String(line.dropFirst(3)) }
+                if line.hasPrefix("CATEGORIES:") { favorite = true }
             }
-            contacts[identifier] = name
+            if favorite || !favoritesOnly { contacts[identifier] = name }
         }
         return contacts
     }

@@ -239,6 +239,28 @@ final class DirectoryWatcherTests: XCTestCase {
         XCTAssertEqual(watcher.work.filesParsed, 300 + 1, "each card once, plus the settle marker")
     }
 
+    /// A watcher slower than the writer (as under ThreadSanitizer, which failed the test above
+    /// with 302 parses): each re-read of the queue brings new files, so a batch ends at the
+    /// bound on re-reads with finished files whose IN_CLOSE_WRITE is queued. They must wait
+    /// for the next batch and be read once, not now and again at their close.
+    func testEveryNewFileIsParsedExactlyOnceWhenTheWatcherIsSlowerThanTheWriter() throws {
+        for folder in 0..<3 { try FileManager.default.createDirectory(atPath: root + "/new/\(folder)", withIntermediateDirectories: true) }
+        let watcher = start(probeWriter: { descriptor in
+            usleep(1_000)
+            return OpenForWritingProbe.acquireReadLease(descriptor)
+        })
+        // Each file stays open a while, so that a read of the queue often finds its IN_CREATE
+        // without its IN_CLOSE_WRITE, and the probe after it finds it finished.
+        for number in 0..<300 {
+            let saving = HalfWrittenFile(root + "/new/\(number % 3)/\(number).vcf", card("New \(number)", uid: "new-\(number)"))
+            usleep(300)
+            saving.finish()
+        }
+        XCTAssertTrue(waitUntil(timeout: 30) { watcher.index.contactCount == 300 }, "\(watcher.index.contactCount)")
+        try settle(watcher)
+        XCTAssertEqual(watcher.work.filesParsed, 300 + 1, "each card once, plus the settle marker")
+    }
+
     func testSavesByRenameLikeVimSedAndVdirsyncer() throws {
         try write("vim.vcf", card("Vim"))
         try write("sed.vcf", card("Sed"))

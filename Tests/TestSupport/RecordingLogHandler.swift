@@ -1,5 +1,5 @@
+import Foundation
 import Logging
-import Synchronization
 
 /// A swift-log handler that keeps every entry in memory, for tests that check what was logged.
 /// Copies share one store, as the copies a `Logger` makes of its handler must.
@@ -13,13 +13,17 @@ public struct RecordingLogHandler: LogHandler {
         public var line: UInt
     }
 
-    public final class Store: Sendable {
-        private let entries = Mutex<[Entry]>([])
+    /// Guarded by an `NSLock` (a pthread mutex), not `Synchronization.Mutex`: ThreadSanitizer
+    /// cannot see the latter hand a contended lock over (it happens in the kernel) and reported
+    /// the appends of `testLoggerIsUsableFromManyThreads` as racing.
+    public final class Store: @unchecked Sendable {
+        private let lock = NSLock()
+        private var entries: [Entry] = []
 
-        fileprivate func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+        fileprivate func append(_ entry: Entry) { lock.withLock { entries.append(entry) } }
 
         /// Everything logged so far, oldest first.
-        public var all: [Entry] { entries.withLock { $0 } }
+        public var all: [Entry] { lock.withLock { entries } }
         public var messages: [String] { all.map(\.message) }
     }
 

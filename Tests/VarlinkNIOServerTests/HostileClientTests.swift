@@ -254,15 +254,7 @@ final class HostileClientTests: XCTestCase {
     }
 
     private func report(_ attack: String, baseline: [Duration]?, during: [Duration]) {
-        func percentiles(_ samples: [Duration]) -> String {
-            let sorted = samples.sorted()
-            func at(_ fraction: Double) -> String {
-                let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-                return String(format: "%.3f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
-            }
-            return "p50 \(at(0.5)), p99 \(at(0.99))"
-        }
-        print("latency of a well-behaved client: \(baseline.map { "without attack " + percentiles($0) + "; " } ?? "")during \(attack) \(percentiles(during))")
+        print("latency of a well-behaved client: \(baseline.map { "without attack " + latencyPercentiles($0) + "; " } ?? "")during \(attack) \(latencyPercentiles(during))")
     }
 }
 
