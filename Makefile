@@ -63,7 +63,7 @@ check: test-deps
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_SCRATCH) --disable-swift-testing --filter '$(TSAN_SUITES)'
-	scripts/fuzz --seconds 5
+	scripts/fuzz --seconds 5 --unoptimized
 	scripts/bench --quick
 
 test: check
