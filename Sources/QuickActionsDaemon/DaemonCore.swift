@@ -6,7 +6,8 @@ import QuickActionsProtocol
 
 /// The daemon's state and every rule that changes it, in one actor: each change (a
 /// trigger, a recompute, a batch of contact changes, a settings swap) runs whole and in
-/// order, and a persisted write finishes before the next change starts.
+/// order. The state file is written by the `StateWriter`'s thread, never on the actor, so
+/// a slow disk holds up no change, call or `Watch` event.
 ///
 /// Read top to bottom: what it holds; the queries; the app's lifecycle and recompute;
 /// triggers and their delivery to the app; the app's `Connect` and the `Watch` streams;
@@ -28,19 +29,15 @@ actor DaemonCore {
     }
     private var state: QuickActionsState { didSet { publishListingKey() } }
     private(set) var index: ContactIndex { didSet { replies.statusChanged() } }
-    private var store: StateStore<PersistedState> { didSet { replies.statusChanged() } }
+    /// Writes the state file on a thread of its own (newest state wins); `Status` reads its outcome.
+    private let writer: StateWriter
+    /// The state last handed to the writer, so an unchanged state is not handed again.
+    private var lastSubmitted: PersistedState?
+    /// The ticket of that state: the file holds the current state once the writer wrote it.
+    private var submittedTicket: StateWriter.Ticket = 0
     private let logger: Logger
     private let socketPath: String
     private let notifier: any ServiceManagerNotifier
-    /// Why the last state write failed, while it keeps failing.
-    private var stateError: String? { didSet { replies.statusChanged() } }
-    /// While writes fail, the write is retried on a timer too (not only at the next change),
-    /// so the pending state reaches the disk soon after space returns or the folder becomes
-    /// writable again. The delay doubles after each failure, up to `maxStateRetryDelay`.
-    private var stateRetry: Task<Void, Never>?
-    private var stateRetryDelay = DaemonCore.firstStateRetryDelay
-    static let firstStateRetryDelay = Duration.milliseconds(250)
-    static let maxStateRetryDelay = Duration.seconds(30)
     private var activity = ActivityCounters() { didSet { replies.statusChanged() } }
     /// Replaced by the watcher's first update, which the daemon applies before it listens.
     private var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet") {
@@ -68,6 +65,9 @@ actor DaemonCore {
     private var pendingRecompute: Task<Void, Never>?
     /// Where the displayed quick actions go besides the socket: launchers' menus (issue 13).
     private var launchers: LauncherExporters { didSet { replies.statusChanged() } }
+    /// What the launchers were last handed (see `publishToLaunchers`), so an event that
+    /// changes nothing they show composes nothing for them.
+    private var launcherPublicationKey: PublishedReplies.ListingKey?
 
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
@@ -76,7 +76,7 @@ actor DaemonCore {
     ) {
         self.settings = settings
         self.index = index
-        self.store = store
+        lastSubmitted = store.lastPersisted
         self.logger = logger
         self.socketPath = socketPath
         self.notifier = notifier
@@ -88,7 +88,10 @@ actor DaemonCore {
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
         self.state = state
-        replies = PublishedReplies(listingKey: .init(generation: state.generation, launched: state.launched, settingsEpoch: 0))
+        let replies = PublishedReplies(listingKey: .init(generation: state.generation, launched: state.launched, settingsEpoch: 0))
+        self.replies = replies
+        // Each outcome of a write changes what `Status` shows (`persisted`, `stateError`).
+        writer = StateWriter(store: store, logger: logger, onOutcome: { replies.statusChanged() })
         // Last, once the core is whole: a click in a dock's quicklist takes the path of `Trigger`.
         // (The exporter is a class, shared with the stored copy.)
         launchers.quicklist.onActivate { [weak self] entry in
@@ -112,15 +115,18 @@ actor DaemonCore {
     // MARK: Queries
 
     func status() -> StatusSnapshot {
+        // The epoch first: a write that ends after this bumps it, so this snapshot is not served after it.
         let (scanProgress, epoch) = replies.scanProgressAndStatusEpoch
+        let written = writer.outcome
+        let persisted = written.writtenTicket >= submittedTicket
         return StatusSnapshot(
-            configuration: settings.configuration, stateFile: store.paths.stateFile, socket: socketPath,
+            configuration: settings.configuration, stateFile: writer.stateFile, socket: socketPath,
             contacts: index.contactCount, favorites: index.favoriteCount, invalidFiles: index.invalidFiles,
             duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
             appVersion: state.appVersion, appConnected: appMachine.isAppConnected,
             staticItems: state.staticItems.count, dynamicItems: state.dynamicItems.count, watch: watchHealth, scanProgress: scanProgress,
-            activity: activity, usage: state.usageCounts, stateError: stateError,
-            savedGeneration: stateError == nil ? nil : store.lastPersisted?.generation,
+            activity: activity, usage: state.usageCounts, stateError: written.error, persisted: persisted,
+            savedGeneration: persisted ? nil : written.savedGeneration,
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
             epoch: epoch)
     }
@@ -174,17 +180,25 @@ actor DaemonCore {
 
     /// The Linux twin of `sceneWillResignActive(_:)`: derive the dynamic set from
     /// the live index; only a set that differs bumps the generation and is written.
-    /// `persisted` tells the app whether the state file holds the result.
-    func resignActive(appVersion: String?) -> RecomputeOutcome {
-        var outcome = state.resignActive(
+    /// `persisted` tells the app whether the state file holds the result: the wait for the
+    /// write happens outside the actor, so other calls and contact changes go on meanwhile.
+    nonisolated func resignActive(appVersion: String?) async -> RecomputeOutcome {
+        let (recomputed, ticket) = await recomputeOnResignActive(appVersion: appVersion)
+        var outcome = recomputed
+        outcome.persisted = await writer.waitUntilWritten(ticket)
+        return outcome
+    }
+
+    /// `ResignActive`'s change of state, and the ticket of the write that holds it.
+    private func recomputeOnResignActive(appVersion: String?) -> (RecomputeOutcome, StateWriter.Ticket) {
+        let outcome = state.resignActive(
             favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: appVersion,
             configuration: settings.dynamicItemConfiguration)
         if outcome.changed {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                         metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         }
-        outcome.persisted = persist()
-        return outcome
+        return (outcome, persist())
     }
 
     /// `BecomeActive` and `EnterBackground`: the app counts as launched from its first message.
@@ -452,67 +466,52 @@ actor DaemonCore {
         settings = newSettings
         // A reload also retries an export that failed (a foreign file moved away, a folder made writable).
         launchers.forgetLastPublication()
+        launcherPublicationKey = nil
         state.replaceStaticItems(newSettings.staticItems.items)
         if let declared = newSettings.declaredAppVersion { state.appVersion = declared }
         persist()
     }
 
-    /// Called before exit: no recompute starts any more, and a failed write is retried
-    /// once more so nothing is lost.
-    func finishPendingWork() {
+    /// Called before exit: no recompute starts any more, and the last state is on disk when
+    /// this returns (a write still failing is tried once more, so nothing is lost that can be kept).
+    func finishPendingWork() async {
         pendingRecompute?.cancel()
         pendingRecompute = nil
-        stateRetry?.cancel()
-        stateRetry = nil
-        persist()
+        let ticket = persist()
+        _ = await writer.waitUntilWritten(ticket)
     }
 
     // MARK: Persistence
 
     /// Every state change passes through here: watchers hear of it, systemd's `STATUS=`
-    /// follows, and the persisted part is written if it changed. A failed write keeps the
-    /// previous file and the in-memory state, and is retried on a timer and at the next
-    /// change. Returns whether the state file holds the current state.
+    /// follows, and the persisted part, if it changed, goes to the writer's thread (which
+    /// keeps the previous file when a write fails, and retries). Returns the ticket the
+    /// writer gives the current state; `writer.waitUntilWritten` tells when it is on disk.
     @discardableResult
-    private func persist() -> Bool {
+    private func persist() -> StateWriter.Ticket {
         watchers.announce(watchedListing(), version: listingKey)
         publishToLaunchers()
         publishStatus()
-        return writeState()
-    }
-
-    private func writeState() -> Bool {
-        do {
-            if try store.saveIfChanged(PersistedState(state)) {
-                logger.debug("Saved state, generation \(state.generation).", metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
-            }
-            if stateError != nil {
-                logger.notice("Writing the state file '\(store.paths.stateFile)' works again; saved generation \(state.generation).",
-                              metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
-                stateError = nil
-            }
-            stateRetry?.cancel()
-            stateRetry = nil
-            stateRetryDelay = Self.firstStateRetryDelay
-            return true
-        } catch {
-            let message = String(describing: error)
-            // Each attempt names a new temporary file: a retry that fails the same way is not logged again.
-            func sameFailure(_ text: String) -> String { text.replacing(#/\.tmp-\d+-\d+/#, with: ".tmp") }
-            if stateError.map(sameFailure) != sameFailure(message) {
-                logger.error("Could not save the state, keeping the previous file and the in-memory set (generation \(state.generation)); retrying: \(message)",
-                             metadata: ["QACTD_PATH": .string(store.paths.stateFile)])
-            }
-            stateError = message
-            scheduleStateRetry()
-            return false
+        let persisted = PersistedState(state)
+        // Cheap when nothing changed: the arrays and dictionary share their storage.
+        if persisted != lastSubmitted {
+            lastSubmitted = persisted
+            submittedTicket = writer.submit(persisted)
+            replies.statusChanged()
         }
+        return submittedTicket
     }
 
     /// Hands what `List` shows (without `all`, in the daemon's language) to every launcher
     /// exporter: called from `persist()`, so every change reaches them, and once at start-up.
     /// Each exporter does nothing when the publication is the one it already has.
     func publishToLaunchers() {
+        // Without `DesktopFile=` the exporters use nothing of the rows, so once per settings
+        // epoch is enough; otherwise once per listing key (what the rows are composed from).
+        let key = settings.configuration.launcherDesktopFileID == nil
+            ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch) : listingKey
+        guard key != launcherPublicationKey else { return }
+        launcherPublicationKey = key
         let untranslated = composedListing(all: false, translated: false)
         launchers.publish(
             LauncherPublication(
@@ -520,25 +519,6 @@ actor DaemonCore {
                 untranslated: untranslated, localization: settings.localization,
                 configuration: settings.configuration, socketPath: socketPath),
             logger: logger)
-    }
-
-    private func scheduleStateRetry() {
-        guard stateRetry == nil else { return }
-        let delay = stateRetryDelay
-        stateRetryDelay = min(delay * 2, Self.maxStateRetryDelay)
-        stateRetry = Task {
-            do {
-                try await Task.sleep(for: delay)
-            } catch {
-                return  // the write succeeded meanwhile, or the daemon is stopping
-            }
-            self.stateRetryElapsed()
-        }
-    }
-
-    private func stateRetryElapsed() {
-        stateRetry = nil
-        _ = writeState()
     }
 
     /// Keeps systemd's `STATUS=` current; sends only when the line changed.
@@ -626,7 +606,9 @@ struct StatusSnapshot: Sendable {
     var activity: ActivityCounters
     var usage: [String: Int]
     var stateError: String?
-    /// While writes fail: the generation the state file holds (nil when there is none).
+    /// Whether the state file holds the current state: false while a write is pending or fails.
+    var persisted: Bool
+    /// While the file does not hold the current state: the generation it holds (nil when there is none).
     var savedGeneration: UInt64?
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int

@@ -220,7 +220,7 @@ extension StatusReply {
             staticItems: status.staticItems, dynamicItems: status.dynamicItems, watch: watch,
             rescans: status.activity.rescans, eventsHandled: status.activity.eventsHandled,
             filesParsed: status.activity.filesParsed, usage: status.usage, stateError: status.stateError,
-            savedGeneration: status.savedGeneration,
+            persisted: status.persisted, savedGeneration: status.savedGeneration,
             pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers,
             desktopEntry: status.launchers.desktopEntry.map {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)

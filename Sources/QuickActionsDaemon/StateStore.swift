@@ -79,7 +79,8 @@ extension StateLoadOutcome: Equatable where Payload: Equatable {}
 /// Persists one `Codable` payload atomically and durably: a crash at any instant
 /// leaves either the old or the new file, complete (SPEC §4).
 ///
-/// A value type: the one owner of the daemon's state holds it and serialises access.
+/// A value type: the daemon loads it at start-up and then hands it to its `StateWriter`,
+/// whose thread alone saves with it.
 struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     let paths: StatePaths
     /// What the state file holds, as far as this process knows (loaded or last saved).
@@ -88,6 +89,9 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     private let now: @Sendable () -> Date
     /// Lets tests fail a chosen step in place of its system call, to prove the clean-up path.
     var injectedFailure: StateSaveStep?
+    /// Lets tests make every save slow (a sleep before the temporary file is created), to
+    /// prove that a slow disk holds up nothing but the write itself.
+    var delayBeforeWriting: Duration?
 
     init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
         self.paths = paths
@@ -194,6 +198,12 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         }
         bytes.append(UInt8(ascii: "\n"))
 
+        if let delayBeforeWriting {
+            let (seconds, attoseconds) = delayBeforeWriting.components
+            var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+            var left = timespec()
+            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+        }
         try ensureDirectory()
         var step = StateSaveStep.createTemporaryFile
         var descriptor: CInt = -1

@@ -146,9 +146,10 @@ public enum QuickActionsInterface {
           # Why the last state write failed, while it keeps failing (it is retried
           # with a growing delay, at most 30 s apart, and at each change).
           stateError: ?string,
-          # Whether the state file holds the current state; false while writes fail.
+          # Whether the state file holds the current state; false while writes fail,
+          # and for the few milliseconds after a change until it is written.
           persisted: bool,
-          # While writes fail: the generation the state file still holds.
+          # While persisted is false: the generation the state file still holds.
           savedGeneration: ?int,
           # The item waiting for the app's next Connect, if any.
           pendingLaunchItem: ?Item,
@@ -171,8 +172,9 @@ public enum QuickActionsInterface {
 
         # The app resigns active: recompute the dynamic items from the favorites.
         # changed is false when the set was already current (nothing is written).
-        # persisted is false when the state file could not be written (disk full,
-        # read-only): the new set is served from memory, and the write is retried.
+        # The reply comes once the state file holds the result (persisted), or once
+        # writing it failed (disk full, read-only: persisted is false, the new set is
+        # served from memory, and the write is retried).
         method ResignActive(appVersion: ?string) -> (
           changed: bool,
           generation: int,

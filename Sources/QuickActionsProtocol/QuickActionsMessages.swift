@@ -203,9 +203,10 @@ public struct StatusReply: Codable, Sendable, Equatable {
     /// Why the last state write failed, while it keeps failing (it is retried on a timer
     /// with a growing delay, and at the next change).
     public var stateError: String?
-    /// Whether the state file holds the current state; false while writes fail.
+    /// Whether the state file holds the current state; false while writes fail, and briefly
+    /// after each change, until the daemon's writer thread has saved it.
     public var persisted: Bool
-    /// While writes fail: the generation the state file still holds (nil when there is none).
+    /// While `persisted` is false: the generation the state file still holds (nil when there is none).
     public var savedGeneration: UInt64?
     /// The item a trigger left for the app's next `Connect` (no app was connected).
     public var pendingLaunchItem: ShortcutItem?
@@ -221,7 +222,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         stateFile: String, socket: String, contacts: Int, favorites: Int, invalidFiles: [InvalidFileInfo],
         duplicates: Int, generation: UInt64, launched: Bool, appVersion: String, appConnected: Bool,
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
-        filesParsed: Int, usage: [String: Int], stateError: String?, savedGeneration: UInt64? = nil,
+        filesParsed: Int, usage: [String: Int], stateError: String?, persisted: Bool? = nil, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
         quicklist: QuicklistInfo? = nil
     ) {
@@ -247,7 +248,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.filesParsed = filesParsed
         self.usage = usage
         self.stateError = stateError
-        persisted = stateError == nil
+        // Without a word from the daemon: the file holds the state unless writing it failed.
+        self.persisted = persisted ?? (stateError == nil)
         self.savedGeneration = savedGeneration
         self.pendingLaunchItem = pendingLaunchItem
         self.watchers = watchers
