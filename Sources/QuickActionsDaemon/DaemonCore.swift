@@ -189,6 +189,16 @@ actor DaemonCore {
         return outcome
     }
 
+    /// A `ResignActive` that would change nothing (the same call as the last one, nothing
+    /// changed since, its state on disk), answered on the event loop without a hop to the
+    /// actor; nil when the actor must decide.
+    nonisolated func unchangedResignActive(appVersion: String?) -> RecomputeOutcome? {
+        guard let unchanged = replies.unchangedResignActive(appVersion: appVersion),
+              writer.outcome.writtenTicket >= unchanged.ticket
+        else { return nil }
+        return unchanged.outcome
+    }
+
     /// `ResignActive`'s change of state, and the ticket of the write that holds it.
     private func recomputeOnResignActive(appVersion: String?) -> (RecomputeOutcome, StateWriter.Ticket) {
         let outcome = state.resignActive(
@@ -198,7 +208,12 @@ actor DaemonCore {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                         metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         }
-        return (outcome, persist())
+        let ticket = persist()
+        // Last in this turn: every change above cleared the previous one.
+        replies.publish(unchangedResignActive: .init(
+            appVersion: appVersion, outcome: RecomputeOutcome(changed: false, generation: outcome.generation, dynamicCount: outcome.dynamicCount),
+            ticket: ticket))
+        return (outcome, ticket)
     }
 
     /// `BecomeActive` and `EnterBackground`: the app counts as launched from its first message.

@@ -71,6 +71,18 @@ final class PublishedReplies: Sendable {
         var scanProgress: ContactsScanProgress?
         var status: (epoch: UInt64, parameters: EncodedJSONObject)?
         var watched: (listing: QuickActionsListing, parameters: EncodedJSONObject)?
+        var unchangedResignActive: UnchangedResignActive?
+    }
+
+    /// What a repeated `ResignActive` answers while nothing changed: the core publishes it at
+    /// the end of each `ResignActive` (a repeat with the same `appVersion` finds the same
+    /// favorites, version and settings, so it changes nothing and writes nothing), and every
+    /// change clears it with the status epoch. `ticket` is the write the state needs on disk
+    /// before `persisted` may be answered true.
+    struct UnchangedResignActive: Sendable {
+        var appVersion: String?
+        var outcome: RecomputeOutcome
+        var ticket: UInt64
     }
 
     private let contents: Mutex<Contents>
@@ -92,6 +104,18 @@ final class PublishedReplies: Sendable {
         contents.withLock { contents in
             contents.statusEpoch &+= 1
             contents.status = nil
+            contents.unchangedResignActive = nil
+        }
+    }
+
+    /// Set by the core last in its turn, after every change the turn made (each of which cleared it).
+    func publish(unchangedResignActive: UnchangedResignActive) {
+        contents.withLock { $0.unchangedResignActive = unchangedResignActive }
+    }
+
+    func unchangedResignActive(appVersion: String?) -> UnchangedResignActive? {
+        contents.withLock { contents in
+            contents.unchangedResignActive.flatMap { $0.appVersion == appVersion ? $0 : nil }
         }
     }
 

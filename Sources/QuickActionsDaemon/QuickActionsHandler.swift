@@ -44,6 +44,8 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
 
     /// `List` and `Status` from the replies the core published, on the event loop, when
     /// they are current; otherwise nil, and `handle` computes, encodes and publishes them.
+    /// A `ResignActive` that would change nothing is answered here too (the core published
+    /// its answer), so an app resigning over and over costs no hop to the core.
     func immediateReply(to call: VarlinkCall, context: VarlinkCallContext) -> VarlinkReply? {
         switch QuickActionsInterface.Method(rawValue: call.memberName) {
         case .list?:
@@ -51,6 +53,12 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             return core.replies.listing(for: request).map { VarlinkReply(encodedParameters: $0) }
         case .status?:
             return core.replies.status().map { VarlinkReply(encodedParameters: $0) }
+        case .resignActive?:
+            // A parameter error takes the full path, which names it.
+            guard let parameters = try? call.decodeBoundedParameters(AppVersionParameters.self),
+                  let outcome = core.unchangedResignActive(appVersion: parameters.appVersion)
+            else { return nil }
+            return try? VarlinkReply(encoding: outcome)
         default:
             return nil
         }

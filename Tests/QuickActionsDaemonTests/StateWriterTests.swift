@@ -134,6 +134,30 @@ final class StateWriterTests: XCTestCase {
         XCTAssertEqual(try generationOnDisk(), 2, "the last state is on disk once shutdown's flush returns")
     }
 
+    func testARepeatedResignActiveIsAnsweredWithoutTheCoreOnlyWhileNothingChangedAndItsStateIsOnDisk() async throws {
+        let core = try makeCore(writeDelay: .milliseconds(300))
+        await addFavorite(1, to: core)
+        XCTAssertNil(core.unchangedResignActive(appVersion: "1.0"), "no ResignActive yet")
+        let resigned = Task { await core.resignActive(appVersion: "1.0") }
+        let published = await waitUntil(timeout: 10) { () async -> Bool in await core.status().generation == 1 }
+        XCTAssertTrue(published)
+        XCTAssertNil(core.unchangedResignActive(appVersion: "1.0"), "its state is not on disk yet: persisted cannot be answered")
+        let first = await resigned.value
+        XCTAssertEqual(first, RecomputeOutcome(changed: true, generation: 1, dynamicCount: 1, persisted: true))
+
+        let again = await core.resignActive(appVersion: "1.0")
+        XCTAssertEqual(again, RecomputeOutcome(changed: false, generation: 1, dynamicCount: 1, persisted: true))
+        XCTAssertEqual(core.unchangedResignActive(appVersion: "1.0"), again)
+        XCTAssertNil(core.unchangedResignActive(appVersion: "2.0"), "another app version is a change")
+        XCTAssertNil(core.unchangedResignActive(appVersion: nil))
+
+        await addFavorite(2, to: core)
+        XCTAssertNil(core.unchangedResignActive(appVersion: "1.0"), "a contact change may change the set: the core decides")
+        let changed = await core.resignActive(appVersion: "1.0")
+        XCTAssertEqual(changed, RecomputeOutcome(changed: true, generation: 2, dynamicCount: 2, persisted: true))
+        XCTAssertEqual(try generationOnDisk(), 2)
+    }
+
     func testAFailedWriteIsReportedAndTheWaiterToldItIsNotSaved() async throws {
         let (logger, log) = Logger.recording(level: .debug)
         var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state"))
