@@ -182,6 +182,11 @@ final class StateWriter: Sendable {
                 return mailbox.waiters
             }
             for waiter in abandoned { waiter.continuation.resume(returning: false) }
+        }
+
+        // Closed only once neither the thread nor the owner holds this any more: closed by the
+        // thread as it ends, a wake-up sent by `stop` just after could reach a reused descriptor.
+        deinit {
             wakeUp.close()
         }
 
