@@ -167,8 +167,12 @@ public final class VarlinkClient {
             switch decoder.nextFrame() {
             case .message(let bytes):
                 let reply: VarlinkReply
-                do { reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(bytes)) } catch {
-                    throw .protocolError("a reply is not a Varlink reply object (\(error))")
+                if let parsed = VarlinkReply.fastParse(bytes) {
+                    reply = parsed
+                } else {
+                    do { reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(bytes)) } catch {
+                        throw .protocolError("a reply is not a Varlink reply object (\(error))")
+                    }
                 }
                 if let name = reply.error { throw .remote(name: name, parameters: reply.parameters) }
                 return reply

@@ -15,6 +15,10 @@ struct Session {
     let output: Output
 
     init(_ connection: ConnectionOptions) {
+        self.init(connection.settings)
+    }
+
+    init(_ connection: ConnectionSettings) {
         socketPath = connection.socketPath
         output = Output(json: connection.json)
     }
