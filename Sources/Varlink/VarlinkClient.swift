@@ -85,6 +85,25 @@ public final class VarlinkClient {
         return .object(reply.parameters)
     }
 
+    /// Calls a method and decodes its reply's parameters into `Reply` straight from the reply's
+    /// text: one `JSONDecoder` pass, where `call(_:parameters:)` followed by `JSONValue.decode`
+    /// writes the parameters out as text again and reads them twice (a sixth of a short-lived
+    /// `qactl list`, issue 12). Throws `VarlinkClientError`, or for parameters that do not
+    /// match `Reply` the `JSONValueDecodingError` that `JSONValue.decode` words.
+    public func call<Reply: Decodable>(_ method: String, parameters: JSONValue? = nil, decoding: Reply.Type) throws -> Reply {
+        try send(VarlinkCall(method: method, parameters: try Self.object(parameters)))
+        let (reply, frame) = try receiveFrame()
+        if let envelope = try? JSONDecoder().decode(ReplyEnvelope<Reply>.self, from: Data(frame)) {
+            return envelope.parameters
+        }
+        return try JSONValue.object(reply.parameters).decode(Reply.self)
+    }
+
+    /// A reply's text read for its parameters alone (an error reply never gets here).
+    private struct ReplyEnvelope<Parameters: Decodable>: Decodable {
+        var parameters: Parameters
+    }
+
     /// Calls a method and decodes its reply into a typed value.
     public func call<Reply: Decodable>(
         _ method: String, parameters: some Encodable, replying: Reply.Type
@@ -162,6 +181,11 @@ public final class VarlinkClient {
     }
 
     private func receiveReply() throws(VarlinkClientError) -> VarlinkReply {
+        try receiveFrame().reply
+    }
+
+    /// The next reply, with the text it was read from.
+    private func receiveFrame() throws(VarlinkClientError) -> (reply: VarlinkReply, bytes: [UInt8]) {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             switch decoder.nextFrame() {
@@ -175,7 +199,7 @@ public final class VarlinkClient {
                     }
                 }
                 if let name = reply.error { throw .remote(name: name, parameters: reply.parameters) }
-                return reply
+                return (reply, bytes)
             case .tooLarge:
                 throw .protocolError("a reply exceeds the limit of \(decoder.maxMessageBytes) bytes")
             case .needMoreData:

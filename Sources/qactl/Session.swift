@@ -28,8 +28,7 @@ struct Session {
     ) throws -> Reply {
         do {
             let client = try VarlinkClient(unixSocketPath: socketPath)
-            let reply = try client.call(method.qualifiedName, parameters: try JSONValue(encoding: parameters))
-            return try reply.decode(Reply.self)
+            return try client.call(method.qualifiedName, parameters: try JSONValue(encoding: parameters), decoding: Reply.self)
         } catch let error as VarlinkClientError {
             throw report(error)
         }

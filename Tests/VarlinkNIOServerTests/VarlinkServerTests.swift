@@ -368,6 +368,47 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(access(path, F_OK), 0, "a socket-activated file belongs to systemd and stays")
     }
 
+    /// `call(_:parameters:decoding:)` (qactl's one call) reads the typed reply straight from
+    /// the reply's text; the values and every error must be those of the two-step path.
+    func testTypedCallGivesTheValuesAndErrorsOfTheTwoStepPath() async throws {
+        struct Info: Decodable, Equatable {
+            var product: String
+            var interfaces: [String]
+        }
+        struct Mismatch: Decodable {
+            var product: Int
+        }
+        _ = try await fixture.start()
+        let path = fixture.socketPath
+        let (typed, untyped) = try await offloaded {
+            (try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo", decoding: Info.self),
+             try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo"))
+        }
+        XCTAssertEqual(typed, try untyped.decode(Info.self))
+        XCTAssertEqual(typed.product, "testd")
+        XCTAssertTrue(typed.interfaces.contains("org.varlink.service"), "\(typed.interfaces)")
+
+        let mismatch: (any Error)? = try await offloaded {
+            do {
+                _ = try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo", decoding: Mismatch.self)
+                return nil
+            } catch { return error }
+        }
+        XCTAssertThrowsError(try untyped.decode(Mismatch.self)) { expected in
+            XCTAssertEqual(mismatch as? JSONValueDecodingError, expected as? JSONValueDecodingError)
+            XCTAssertEqual((expected as? JSONValueDecodingError)?.parameter, "product")
+        }
+
+        let remote: (any Error)? = try await offloaded {
+            do {
+                _ = try VarlinkClient(unixSocketPath: path).call("org.example.test.NoSuchMethod", decoding: Info.self)
+                return nil
+            } catch { return error }
+        }
+        guard case .remote(let name, _)? = remote as? VarlinkClientError else { return XCTFail("unexpected \(String(describing: remote))") }
+        XCTAssertEqual(name, "org.varlink.service.MethodNotFound")
+    }
+
     // MARK: Reference client
 
     func testPythonReferenceClient() async throws {
