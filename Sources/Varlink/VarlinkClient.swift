@@ -92,6 +92,24 @@ public final class VarlinkClient {
     /// match `Reply` the `JSONValueDecodingError` that `JSONValue.decode` words.
     public func call<Reply: Decodable>(_ method: String, parameters: JSONValue? = nil, decoding: Reply.Type) throws -> Reply {
         try send(VarlinkCall(method: method, parameters: try Self.object(parameters)))
+        return try receiveDecoded(Reply.self)
+    }
+
+    /// Calls a method with typed parameters, encoded once straight into the call's text (not
+    /// through a `JSONValue`), and decodes the reply as `call(_:parameters:decoding:)` does.
+    /// Throws as that does, or the `EncodingError` of parameters that are not a JSON object.
+    public func call<Parameters: Encodable, Reply: Decodable>(
+        _ method: String, encoding parameters: Parameters, decoding: Reply.Type
+    ) throws -> Reply {
+        let encoded = try EncodedJSONObject(encoding: parameters)
+        guard let frame = VarlinkCall.frameBytes(method: method, encodedParameters: encoded) else {
+            return try call(method, parameters: JSONValue(encoding: parameters), decoding: decoding)
+        }
+        try send(frame: frame)
+        return try receiveDecoded(Reply.self)
+    }
+
+    private func receiveDecoded<Reply: Decodable>(_ type: Reply.Type) throws -> Reply {
         let (reply, frame) = try receiveFrame()
         if let envelope = try? JSONDecoder().decode(ReplyEnvelope<Reply>.self, from: Data(frame)) {
             return envelope.parameters
@@ -160,6 +178,10 @@ public final class VarlinkClient {
         do { bytes = try call.frameBytes() } catch {
             throw .protocolError("the call '\(call.method)' cannot be encoded: \(error)")
         }
+        try send(frame: bytes)
+    }
+
+    private func send(frame bytes: [UInt8]) throws(VarlinkClientError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { raw in

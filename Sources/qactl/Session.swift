@@ -28,7 +28,7 @@ struct Session {
     ) throws -> Reply {
         do {
             let client = try VarlinkClient(unixSocketPath: socketPath)
-            return try client.call(method.qualifiedName, parameters: try JSONValue(encoding: parameters), decoding: Reply.self)
+            return try client.call(method.qualifiedName, encoding: parameters, decoding: Reply.self)
         } catch let error as VarlinkClientError {
             throw report(error)
         }

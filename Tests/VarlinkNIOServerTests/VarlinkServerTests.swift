@@ -407,6 +407,27 @@ final class VarlinkServerTests: XCTestCase {
         }
         guard case .remote(let name, _)? = remote as? VarlinkClientError else { return XCTFail("unexpected \(String(describing: remote))") }
         XCTAssertEqual(name, "org.varlink.service.MethodNotFound")
+
+        // Typed parameters written straight into the call's text reach the service as they are.
+        struct Limit: Codable, Equatable {
+            var limit: Int?
+        }
+        let limits = try await offloaded {
+            [try VarlinkClient(unixSocketPath: path).call("org.example.test.List", encoding: Limit(limit: 7), decoding: Limit.self),
+             try VarlinkClient(unixSocketPath: path).call("org.example.test.List", encoding: Limit(limit: nil), decoding: Limit.self)]
+        }
+        XCTAssertEqual(limits, [Limit(limit: 7), Limit(limit: 4)], "4 is the service's default when no limit is sent")
+        let invalid: (any Error)? = try await offloaded {
+            do {
+                _ = try VarlinkClient(unixSocketPath: path).call("org.example.test.List", encoding: ["limit": "many"], decoding: Limit.self)
+                return nil
+            } catch { return error }
+        }
+        XCTAssertEqual(invalid as? VarlinkClientError, .remote(name: "org.varlink.service.InvalidParameter", parameters: ["parameter": "limit"]))
+        let one = try EncodedJSONObject(encoding: Limit(limit: 1))
+        let frame = try XCTUnwrap(VarlinkCall.frameBytes(method: "a.B", encodedParameters: one))
+        XCTAssertEqual(String(decoding: frame, as: UTF8.self), #"{"method":"a.B","parameters":{"limit":1}}"# + "\0")
+        XCTAssertNil(VarlinkCall.frameBytes(method: "a.\"B", encodedParameters: one), "a name that needs escaping")
     }
 
     // MARK: Reference client
