@@ -184,23 +184,55 @@ extension VarlinkCall {
     /// The call in `bytes` when it is an everyday one (see `JSONFastParser`); nil sends the
     /// caller to `JSONDecoder`, which also words the error for a malformed message.
     static func fastParse(_ bytes: [UInt8]) -> VarlinkCall? {
-        guard case .object(let message)? = JSONFastParser.parse(bytes), case .string(let method)? = message["method"] else {
+        guard case .object(let message)? = JSONFastParser.parse(bytes), case .string(let method)? = message["method"],
+            let parameters = message.parametersObject
+        else {
             return nil
         }
-        let parameters: [String: JSONValue]
-        switch message["parameters"] ?? .null {
-        case .null: parameters = [:]
-        case .object(let object): parameters = object
+        guard let more = message.flag("more"), let oneway = message.flag("oneway"), let upgrade = message.flag("upgrade") else {
+            return nil
+        }
+        return VarlinkCall(method: method, parameters: parameters, more: more, oneway: oneway, upgrade: upgrade)
+    }
+}
+
+extension VarlinkReply {
+    /// The reply in `bytes` when it is an everyday one (see `JSONFastParser`): a short-lived
+    /// client such as `qactl` spent more on `JSONDecoder` reading its one reply than on the
+    /// call itself. nil sends the caller to `JSONDecoder`, which words the error.
+    static func fastParse(_ bytes: [UInt8]) -> VarlinkReply? {
+        guard case .object(let message)? = JSONFastParser.parse(bytes), let parameters = message.parametersObject,
+            let continues = message.flag("continues")
+        else {
+            return nil
+        }
+        let error: String?
+        switch message["error"] ?? .null {
+        case .null: error = nil
+        case .string(let name): error = name
         default: return nil
         }
-        func flag(_ key: String) -> Bool? {
-            switch message[key] ?? .null {
-            case .null: return false
-            case .bool(let value): return value
-            default: return nil
-            }
+        return VarlinkReply(parameters: parameters, continues: continues, error: error)
+    }
+}
+
+extension [String: JSONValue] {
+    /// A message's `parameters` as `decodeParametersObject` reads them: omitted or null is
+    /// `[:]`; nil for anything but an object.
+    fileprivate var parametersObject: [String: JSONValue]? {
+        switch self["parameters"] ?? .null {
+        case .null: return [:]
+        case .object(let object): return object
+        default: return nil
         }
-        guard let more = flag("more"), let oneway = flag("oneway"), let upgrade = flag("upgrade") else { return nil }
-        return VarlinkCall(method: method, parameters: parameters, more: more, oneway: oneway, upgrade: upgrade)
+    }
+
+    /// A boolean member as `decodeIfPresent(Bool.self) ?? false` reads it; nil for a non-boolean.
+    fileprivate func flag(_ key: String) -> Bool? {
+        switch self[key] ?? .null {
+        case .null: return false
+        case .bool(let value): return value
+        default: return nil
+        }
     }
 }

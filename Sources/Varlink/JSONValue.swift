@@ -91,9 +91,14 @@ extension JSONValue {
         return nil
     }
 
-    /// Parses JSON text.
+    /// Parses JSON text: everyday text with `JSONFastParser`, anything else (and every error)
+    /// with `JSONDecoder`, which gives the same values.
     public init(jsonData data: Data) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        if let parsed = JSONFastParser.parse(Array(data)) {
+            self = parsed
+        } else {
+            self = try JSONDecoder().decode(JSONValue.self, from: data)
+        }
     }
 
     /// Compact JSON text with sorted keys.
@@ -103,8 +108,7 @@ extension JSONValue {
 
     /// Converts any `Encodable` value (typically a wire struct) into a JSON value.
     public init(encoding value: some Encodable) throws {
-        let data = try JSONValue.encoder.encode(value)
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        try self.init(jsonData: JSONValue.encoder.encode(value))
     }
 
     /// Decodes a typed value from this JSON value. A failure names the offending

@@ -85,6 +85,43 @@ public final class VarlinkClient {
         return .object(reply.parameters)
     }
 
+    /// Calls a method and decodes its reply's parameters into `Reply` straight from the reply's
+    /// text: one `JSONDecoder` pass, where `call(_:parameters:)` followed by `JSONValue.decode`
+    /// writes the parameters out as text again and reads them twice (a sixth of a short-lived
+    /// `qactl list`, issue 12). Throws `VarlinkClientError`, or for parameters that do not
+    /// match `Reply` the `JSONValueDecodingError` that `JSONValue.decode` words.
+    public func call<Reply: Decodable>(_ method: String, parameters: JSONValue? = nil, decoding: Reply.Type) throws -> Reply {
+        try send(VarlinkCall(method: method, parameters: try Self.object(parameters)))
+        return try receiveDecoded(Reply.self)
+    }
+
+    /// Calls a method with typed parameters, encoded once straight into the call's text (not
+    /// through a `JSONValue`), and decodes the reply as `call(_:parameters:decoding:)` does.
+    /// Throws as that does, or the `EncodingError` of parameters that are not a JSON object.
+    public func call<Parameters: Encodable, Reply: Decodable>(
+        _ method: String, encoding parameters: Parameters, decoding: Reply.Type
+    ) throws -> Reply {
+        let encoded = try EncodedJSONObject(encoding: parameters)
+        guard let frame = VarlinkCall.frameBytes(method: method, encodedParameters: encoded) else {
+            return try call(method, parameters: JSONValue(encoding: parameters), decoding: decoding)
+        }
+        try send(frame: frame)
+        return try receiveDecoded(Reply.self)
+    }
+
+    private func receiveDecoded<Reply: Decodable>(_ type: Reply.Type) throws -> Reply {
+        let (reply, frame) = try receiveFrame()
+        if let envelope = try? JSONDecoder().decode(ReplyEnvelope<Reply>.self, from: Data(frame)) {
+            return envelope.parameters
+        }
+        return try JSONValue.object(reply.parameters).decode(Reply.self)
+    }
+
+    /// A reply's text read for its parameters alone (an error reply never gets here).
+    private struct ReplyEnvelope<Parameters: Decodable>: Decodable {
+        var parameters: Parameters
+    }
+
     /// Calls a method and decodes its reply into a typed value.
     public func call<Reply: Decodable>(
         _ method: String, parameters: some Encodable, replying: Reply.Type
@@ -141,6 +178,10 @@ public final class VarlinkClient {
         do { bytes = try call.frameBytes() } catch {
             throw .protocolError("the call '\(call.method)' cannot be encoded: \(error)")
         }
+        try send(frame: bytes)
+    }
+
+    private func send(frame bytes: [UInt8]) throws(VarlinkClientError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { raw in
@@ -162,16 +203,25 @@ public final class VarlinkClient {
     }
 
     private func receiveReply() throws(VarlinkClientError) -> VarlinkReply {
+        try receiveFrame().reply
+    }
+
+    /// The next reply, with the text it was read from.
+    private func receiveFrame() throws(VarlinkClientError) -> (reply: VarlinkReply, bytes: [UInt8]) {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             switch decoder.nextFrame() {
             case .message(let bytes):
                 let reply: VarlinkReply
-                do { reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(bytes)) } catch {
-                    throw .protocolError("a reply is not a Varlink reply object (\(error))")
+                if let parsed = VarlinkReply.fastParse(bytes) {
+                    reply = parsed
+                } else {
+                    do { reply = try JSONDecoder().decode(VarlinkReply.self, from: Data(bytes)) } catch {
+                        throw .protocolError("a reply is not a Varlink reply object (\(error))")
+                    }
                 }
                 if let name = reply.error { throw .remote(name: name, parameters: reply.parameters) }
-                return reply
+                return (reply, bytes)
             case .tooLarge:
                 throw .protocolError("a reply exceeds the limit of \(decoder.maxMessageBytes) bytes")
             case .needMoreData:

@@ -125,6 +125,24 @@ extension VarlinkCall {
         bytes.append(0)
         return bytes
     }
+
+    /// The frame of a plain call (no flags) whose parameters are already JSON text, written
+    /// around them without encoding them again; nil when `method` holds anything but letters,
+    /// digits and dots (a Varlink method name never does), which would need escaping.
+    public static func frameBytes(method: String, encodedParameters: EncodedJSONObject) -> [UInt8]? {
+        let name = Array(method.utf8)
+        let plain = name.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."):
+                return true
+            default:
+                return false
+            }
+        }
+        guard plain, !name.isEmpty else { return nil }
+        return Array(#"{"method":""#.utf8) + name + Array(#"","parameters":"#.utf8) + encodedParameters.bytes + [UInt8(ascii: "}"), 0]
+    }
 }
 
 extension VarlinkReply {

@@ -15,7 +15,11 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() throws {
-        let session = Session(connection)
+        try Self.run(Session(connection))
+    }
+
+    /// The command's work, apart from its parsed form (`CommonInvocation` calls it too).
+    static func run(_ session: Session) throws {
         let reply: StatusReply = try session.call(.status, NoParameters())
         session.output.emit(reply) { Render.status(reply, style: $0) }
     }
@@ -40,7 +44,11 @@ struct ListCommand: ParsableCommand {
     }
 
     func run() throws {
-        let session = Session(connection)
+        try Self.run(Session(connection), all: all, limit: limit, language: language)
+    }
+
+    /// The command's work, apart from its parsed form (`CommonInvocation` calls it too).
+    static func run(_ session: Session, all: Bool, limit: Int?, language: String?) throws {
         let reply: ListReply = try session.call(.list, ListParameters(all: all ? true : nil, limit: limit, language: language))
         session.output.emit(reply) { Render.list(reply, showDisplayedColumn: all, style: $0) }
     }

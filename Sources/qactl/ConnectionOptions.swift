@@ -16,6 +16,15 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(name: .long, help: "Print machine-readable JSON instead of aligned text.")
     var json = false
 
+    var settings: ConnectionSettings { ConnectionSettings(socket: socket, json: json) }
+}
+
+/// What `ConnectionOptions` holds, as a plain value: `CommonInvocation` fills it without
+/// swift-argument-parser's property wrappers.
+struct ConnectionSettings {
+    var socket: String?
+    var json = false
+
     var socketPath: String {
         if let socket { return socket }
         if let fromEnvironment = environment("QACTD_SOCKET"), !fromEnvironment.isEmpty { return fromEnvironment }

@@ -22,6 +22,20 @@ struct Qactl: ParsableCommand {
             ReloadCommand.self, ContactCommand.self, ValidateCommand.self, WatchCommand.self, AppCommand.self,
         ]
     )
+
+    /// Everyday invocations skip swift-argument-parser's reflection (see `CommonInvocation`);
+    /// errors end the same way on both paths, through `exit(withError:)`.
+    static func main() {
+        guard let invocation = CommonInvocation(arguments: Array(CommandLine.arguments.dropFirst())) else {
+            main(nil)
+            return
+        }
+        do {
+            try invocation.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 enum QactlVersion {

@@ -15,6 +15,10 @@ struct Session {
     let output: Output
 
     init(_ connection: ConnectionOptions) {
+        self.init(connection.settings)
+    }
+
+    init(_ connection: ConnectionSettings) {
         socketPath = connection.socketPath
         output = Output(json: connection.json)
     }
@@ -24,8 +28,7 @@ struct Session {
     ) throws -> Reply {
         do {
             let client = try VarlinkClient(unixSocketPath: socketPath)
-            let reply = try client.call(method.qualifiedName, parameters: try JSONValue(encoding: parameters))
-            return try reply.decode(Reply.self)
+            return try client.call(method.qualifiedName, encoding: parameters, decoding: Reply.self)
         } catch let error as VarlinkClientError {
             throw report(error)
         }

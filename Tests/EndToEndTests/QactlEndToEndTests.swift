@@ -127,6 +127,63 @@ final class QactlEndToEndTests: XCTestCase {
         XCTAssertEqual(fixture.qactl(["status", "--socket", fixture.root.appendingPathComponent("none.sock").path]).status, 69)
     }
 
+    /// `qactl list` and `qactl status` with plain options are read without swift-argument-parser
+    /// (start-up time, issue 12); the `--option=value` spelling still goes through it. Both
+    /// paths must print the same bytes and exit the same way, and anything unusual must reach
+    /// swift-argument-parser's own errors and help.
+    func testEverydayInvocationsReadTheSameOnTheFastAndTheFullParser() throws {
+        let fixture = try DaemonFixture()
+        let unreachableFast = fixture.qactl(["list", "--json"])
+        let unreachableFull = fixture.qactl(["list", "--json", "--limit=2"])
+        XCTAssertEqual(unreachableFast.status, 69)
+        XCTAssertEqual(unreachableFast.status, unreachableFull.status)
+        XCTAssertEqual(unreachableFast.stdout, unreachableFull.stdout)
+        XCTAssertEqual(unreachableFast.stderr, unreachableFull.stderr)
+
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        let socket = fixture.socketPath
+        let pairs: [(fast: [String], full: [String])] = [
+            (["list"], ["list", "--limit=4"]),
+            (["list", "--json"], ["list", "--json", "--limit=4"]),
+            (["list", "--all", "--json"], ["list", "--json", "--all", "--socket=\(socket)"]),
+            (["list", "--limit", "3", "--all"], ["list", "--all", "--limit=3"]),
+            (["list", "--language", "fr", "--socket", socket, "--json"], ["list", "--language=fr", "--json"]),
+            (["list", "--limit", "0"], ["list", "--limit=0"]),
+        ]
+        for (fast, full) in pairs {
+            let viaFast = fixture.qactl(fast), viaFull = fixture.qactl(full)
+            XCTAssertEqual(viaFast.status, 0, "\(fast): \(viaFast.stderr)")
+            XCTAssertEqual(viaFast.status, viaFull.status, "\(fast) against \(full)")
+            XCTAssertEqual(viaFast.stdout, viaFull.stdout, "\(fast) against \(full)")
+            XCTAssertEqual(viaFast.stderr, viaFull.stderr, "\(fast) against \(full)")
+        }
+        // `used N× …` rows count the calls themselves, so they differ between two calls.
+        func withoutUsage(_ text: String) -> String {
+            text.split(separator: "\n").filter { !$0.hasPrefix("  used") }.joined(separator: "\n")
+        }
+        let statusFast = fixture.qactl(["status", "--socket", socket]), statusFull = fixture.qactl(["status", "--socket=\(socket)"])
+        XCTAssertEqual(statusFast.status, 0, statusFast.stderr)
+        XCTAssertTrue(statusFast.stdout.hasPrefix("qactd "), statusFast.stdout)
+        XCTAssertEqual(withoutUsage(statusFast.stdout), withoutUsage(statusFull.stdout))
+
+        // Forms the fast path leaves alone end in swift-argument-parser's words and statuses.
+        let repeated = fixture.qactl(["list", "--json", "--json"])
+        XCTAssertEqual(repeated.status, 0, "a repeated flag is still accepted: \(repeated.stderr)")
+        XCTAssertNotNil(try? repeated.json()["items"])
+        let negative = fixture.qactl(["list", "--limit", "-1"])
+        XCTAssertEqual(negative.status, 64)
+        XCTAssertTrue(negative.stderr.contains("--limit"), negative.stderr)
+        let unknown = fixture.qactl(["status", "--all"])
+        XCTAssertEqual(unknown.status, 64)
+        XCTAssertTrue(unknown.stderr.contains("--all"), unknown.stderr)
+        let missingValue = fixture.qactl(["list", "--socket"])
+        XCTAssertEqual(missingValue.status, 64, missingValue.stderr)
+        let help = fixture.qactl(["list", "--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("USAGE: qactl list"), help.stdout)
+    }
+
     func testValidateReportsTheFileTheItemIndexAndTheKey() throws {
         let fixture = try DaemonFixture()
         let good = fixture.qactl(["validate", fixture.staticItems.path])

@@ -368,6 +368,68 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(access(path, F_OK), 0, "a socket-activated file belongs to systemd and stays")
     }
 
+    /// `call(_:parameters:decoding:)` (qactl's one call) reads the typed reply straight from
+    /// the reply's text; the values and every error must be those of the two-step path.
+    func testTypedCallGivesTheValuesAndErrorsOfTheTwoStepPath() async throws {
+        struct Info: Decodable, Equatable {
+            var product: String
+            var interfaces: [String]
+        }
+        struct Mismatch: Decodable {
+            var product: Int
+        }
+        _ = try await fixture.start()
+        let path = fixture.socketPath
+        let (typed, untyped) = try await offloaded {
+            (try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo", decoding: Info.self),
+             try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo"))
+        }
+        XCTAssertEqual(typed, try untyped.decode(Info.self))
+        XCTAssertEqual(typed.product, "testd")
+        XCTAssertTrue(typed.interfaces.contains("org.varlink.service"), "\(typed.interfaces)")
+
+        let mismatch: (any Error)? = try await offloaded {
+            do {
+                _ = try VarlinkClient(unixSocketPath: path).call("org.varlink.service.GetInfo", decoding: Mismatch.self)
+                return nil
+            } catch { return error }
+        }
+        XCTAssertThrowsError(try untyped.decode(Mismatch.self)) { expected in
+            XCTAssertEqual(mismatch as? JSONValueDecodingError, expected as? JSONValueDecodingError)
+            XCTAssertEqual((expected as? JSONValueDecodingError)?.parameter, "product")
+        }
+
+        let remote: (any Error)? = try await offloaded {
+            do {
+                _ = try VarlinkClient(unixSocketPath: path).call("org.example.test.NoSuchMethod", decoding: Info.self)
+                return nil
+            } catch { return error }
+        }
+        guard case .remote(let name, _)? = remote as? VarlinkClientError else { return XCTFail("unexpected \(String(describing: remote))") }
+        XCTAssertEqual(name, "org.varlink.service.MethodNotFound")
+
+        // Typed parameters written straight into the call's text reach the service as they are.
+        struct Limit: Codable, Equatable {
+            var limit: Int?
+        }
+        let limits = try await offloaded {
+            [try VarlinkClient(unixSocketPath: path).call("org.example.test.List", encoding: Limit(limit: 7), decoding: Limit.self),
+             try VarlinkClient(unixSocketPath: path).call("org.example.test.List", encoding: Limit(limit: nil), decoding: Limit.self)]
+        }
+        XCTAssertEqual(limits, [Limit(limit: 7), Limit(limit: 4)], "4 is the service's default when no limit is sent")
+        let invalid: (any Error)? = try await offloaded {
+            do {
+                _ = try VarlinkClient(unixSocketPath: path).call("org.example.test.List", encoding: ["limit": "many"], decoding: Limit.self)
+                return nil
+            } catch { return error }
+        }
+        XCTAssertEqual(invalid as? VarlinkClientError, .remote(name: "org.varlink.service.InvalidParameter", parameters: ["parameter": "limit"]))
+        let one = try EncodedJSONObject(encoding: Limit(limit: 1))
+        let frame = try XCTUnwrap(VarlinkCall.frameBytes(method: "a.B", encodedParameters: one))
+        XCTAssertEqual(String(decoding: frame, as: UTF8.self), #"{"method":"a.B","parameters":{"limit":1}}"# + "\0")
+        XCTAssertNil(VarlinkCall.frameBytes(method: "a.\"B", encodedParameters: one), "a name that needs escaping")
+    }
+
     // MARK: Reference client
 
     func testPythonReferenceClient() async throws {

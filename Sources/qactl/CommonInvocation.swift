@@ -1,0 +1,58 @@
+/// The everyday invocations — `qactl list` and `qactl status` with their plain options — read
+/// straight from the arguments. swift-argument-parser finds a command's options by reflecting
+/// over every command type, which made it more than half of a `qactl list` process (issue 12:
+/// each new type it inspects costs the Swift runtime a scan of every protocol conformance in
+/// the binary). Anything this does not recognise exactly — help, a version request, an
+/// abbreviation, a repeated or unknown option, a value swift-argument-parser would reject or
+/// read otherwise — is `nil`, and swift-argument-parser parses it, so it still words every
+/// error and help text, and what is accepted here it would read the same way.
+enum CommonInvocation {
+    case list(ConnectionSettings, all: Bool, limit: Int?, language: String?)
+    case status(ConnectionSettings)
+
+    init?(arguments: [String]) {
+        guard let command = arguments.first, command == "list" || command == "status" else { return nil }
+        var connection = ConnectionSettings()
+        var all = false
+        var limit: Int?
+        var language: String?
+        var seen: Set<String> = []
+        var remaining = arguments.dropFirst()
+        while let argument = remaining.popFirst() {
+            guard seen.insert(argument).inserted else { return nil }
+            switch (command, argument) {
+            case (_, "--json"): connection.json = true
+            case ("list", "--all"): all = true
+            case (_, "--socket"):
+                guard let value = Self.value(&remaining) else { return nil }
+                connection.socket = value
+            case ("list", "--limit"):
+                // Plain decimal digits only: a sign or a negative number is left to the full parser.
+                guard let value = Self.value(&remaining), value.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                    let number = Int(value)
+                else { return nil }
+                limit = number
+            case ("list", "--language"):
+                guard let value = Self.value(&remaining) else { return nil }
+                language = value
+            default: return nil
+            }
+        }
+        self = command == "list" ? .list(connection, all: all, limit: limit, language: language) : .status(connection)
+    }
+
+    /// An option's value: the next argument, unless it is missing, empty or looks like an option.
+    private static func value(_ remaining: inout ArraySlice<String>) -> String? {
+        guard let value = remaining.popFirst(), !value.isEmpty, !value.hasPrefix("-") else { return nil }
+        return value
+    }
+
+    func run() throws {
+        switch self {
+        case .list(let connection, let all, let limit, let language):
+            try ListCommand.run(Session(connection), all: all, limit: limit, language: language)
+        case .status(let connection):
+            try StatusCommand.run(Session(connection))
+        }
+    }
+}
