@@ -64,8 +64,15 @@ public enum ContactFileKind: Hashable, Sendable {
         guard let kind = classify(fileName: fileName) else {
             return .failure(.notAContactFile(fileName: fileName))
         }
+        return kind.contacts(inFileNamed: fileName, contentsOf: bytes, options: options)
+    }
+
+    /// The same for a file whose name is already known to be of this kind.
+    public func contacts(
+        inFileNamed fileName: String, contentsOf bytes: UnsafeBufferPointer<UInt8>, options: ContactParsingOptions = .default
+    ) -> Result<[Contact], ContactFileProblem> {
         do {
-            return .success(try kind.parse(contentsOf: bytes, fileStem: stem(of: fileName), options: options))
+            return .success(try parse(contentsOf: bytes, fileStem: Self.stem(of: fileName), options: options))
         } catch {
             return .failure(ContactFileProblem(error))
         }

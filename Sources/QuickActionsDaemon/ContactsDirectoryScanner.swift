@@ -58,23 +58,11 @@ struct ContactsDirectoryScanner: Sendable {
         defer { if reporter?.reported == true { progressEnded?() } }
         walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, listing: &listing, reporter: reporter)
         let contactFiles = listing.filesByPath()
-        guard let reporter else {
-            result.files = read(contactFiles)
-            return result
-        }
-        // In batches, so progress can be told between them.
-        result.files.reserveCapacity(contactFiles.count)
-        var next = 0
-        while next < contactFiles.count {
-            let end = min(contactFiles.count, next + Self.progressBatch)
-            result.files += read(Array(contactFiles[next..<end]))
-            next = end
-            reporter.tell(ContactsScanProgress(tree: start, filesFound: contactFiles.count, filesRead: next, listingDone: true))
+        result.files = read(contactFiles) { filesRead in
+            reporter?.tell(ContactsScanProgress(tree: start, filesFound: contactFiles.count, filesRead: filesRead, listingDone: true))
         }
         return result
     }
-
-    private static let progressBatch = 4096
 
     /// Reads and parses `paths` on every CPU (see `read(_: [ListedFile])`).
     func read(_ paths: [String]) -> [ContactsScanResult.File] {
@@ -85,8 +73,11 @@ struct ContactsDirectoryScanner: Sendable {
     /// sees them in the same order (and duplicates resolve the same way) as one thread would.
     /// Each reader takes the next chunk of paths until none is left, so all of them stay busy to
     /// the end even when one is slowed down (by other work on the machine, or bigger files),
-    /// and keeps one read buffer for all its files.
-    private func read(_ files: [ListedFile]) -> [ContactsScanResult.File] {
+    /// and keeps one read buffer for all its files. `progress` is told how many files are read
+    /// so far, every `progressStep` files or so, from one reader only (never from two threads at
+    /// once), and at the end.
+    private func read(_ files: [ListedFile], progress: ((Int) -> Void)? = nil) -> [ContactsScanResult.File] {
+        defer { progress?(files.count) }
         let chunk = 64
         let chunks = (files.count + chunk - 1) / chunk
         let workers = min(chunks, Self.readerThreads)
@@ -94,16 +85,26 @@ struct ContactsDirectoryScanner: Sendable {
             var buffer = FileReadBuffer()
             return files.map { ContactsScanResult.File(path: $0.path, result: read($0, buffer: &buffer)) }
         }
-        let nextChunk = ChunkCounter()
+        let nextChunk = Counter()
+        let filesRead = Counter()
+        // Called by reader 0 only: never from two threads at once.
+        let tellProgress = UncheckedSendable(progress)
         return Array(unsafeUninitializedCapacity: files.count) { buffer, initializedCount in
             // Each chunk is taken by one reader only: the slots it initializes are its own.
             let slots = UncheckedSendable(buffer.baseAddress!)
-            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 var readBuffer = FileReadBuffer()
-                while case let chunkIndex = nextChunk.take(), chunkIndex < chunks {
-                    for index in chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk) {
+                var told = 0
+                while case let chunkIndex = nextChunk.add(1), chunkIndex < chunks {
+                    let indices = chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk)
+                    for index in indices {
                         let result = read(files[index], buffer: &readBuffer)
                         (slots.value + index).initialize(to: .init(path: files[index].path, result: result))
+                    }
+                    let read = filesRead.add(indices.count) + indices.count
+                    if worker == 0 && read - told >= Self.progressStep {
+                        tellProgress.value?(read)
+                        told = read
                     }
                 }
             }
@@ -146,7 +147,7 @@ struct ContactsDirectoryScanner: Sendable {
     /// `at` opens the file by its name relative to its folder's descriptor rather than by path.
     private func read(path: String, underLease acquireLease: WriterProbe?, buffer: inout FileReadBuffer, at file: ListedFile?) -> LeasedRead {
         let fileName = ContactFileKind.fileName(ofPath: path)
-        guard ContactFileKind.classify(fileName: fileName) != nil else {
+        guard let kind = ContactFileKind.classify(fileName: fileName) else {
             return .read(.failure(.notAContactFile(fileName: fileName)))
         }
         // O_NONBLOCK: a FIFO named like a contact file must not hang the daemon in open().
@@ -183,7 +184,7 @@ struct ContactsDirectoryScanner: Sendable {
         switch readAll(descriptor, expectedSize: size, into: &buffer) {
         case .success(let count):
             return .read(buffer.bytes.withUnsafeBufferPointer { bytes in
-                ContactFileKind.contacts(inFileAt: path, contentsOf: UnsafeBufferPointer(rebasing: bytes[..<count]), options: options)
+                kind.contacts(inFileNamed: fileName, contentsOf: UnsafeBufferPointer(rebasing: bytes[..<count]), options: options)
             })
         case .failure(let problem):
             return .read(.failure(problem))
@@ -235,7 +236,7 @@ struct ContactsDirectoryScanner: Sendable {
             case S_IFDIR:
                 walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result, listing: &listing, reporter: reporter)
             case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
-                listing.files.append(ListedFile(path: path, folder: folder, nameOffset: path.utf8.count - name.utf8.count))
+                listing.files.append(ListedFile(path: path, folder: folder, nameOffset: folder == AT_FDCWD ? 0 : path.utf8.count - name.utf8.count))
                 if let reporter {
                     reporter.tell(ContactsScanProgress(tree: reporter.tree, filesFound: listing.files.count, filesRead: 0, listingDone: false))
                 }
@@ -289,6 +290,11 @@ struct ContactsDirectoryScanner: Sendable {
                 return .success(filled)
             }
             filled += count
+            // A regular file's read comes back short only at its end: when that end is where
+            // `fstat` put it, the read that would return 0 is saved.
+            if filled < requested && filled == expectedSize {
+                return .success(filled)
+            }
             if filled > maxFileBytes {
                 return .failure(.tooLarge(size: filled, limit: maxFileBytes))
             }
@@ -315,6 +321,8 @@ struct ContactsDirectoryScanner: Sendable {
     }
 
     fileprivate static let keptFolderLimit = 256
+
+    private static let progressStep = 4096
 
     /// The first eight bytes of `name`'s UTF-8 (zeros past its end) as one number whose order
     /// is theirs: names whose numbers differ are in the same order as the numbers.
@@ -418,16 +426,18 @@ struct FileReadBuffer {
     }
 }
 
-/// Hands out chunk numbers 0, 1, 2 … to concurrent readers.
-private final class ChunkCounter: Sendable {
-    private let next = Atomic<Int>(0)
+/// A count that concurrent readers add to: the chunks taken, the files read.
+private final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
 
-    func take() -> Int {
-        next.add(1, ordering: .relaxed).oldValue
+    /// Adds `amount`; returns the count before.
+    func add(_ amount: Int) -> Int {
+        count.add(amount, ordering: .relaxed).oldValue
     }
 }
 
-/// A value handed to concurrent workers that each touch only their own part of it.
+/// A value handed to concurrent workers that each touch only their own part of it (or of
+/// which one worker only makes use).
 private struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
