@@ -320,7 +320,10 @@ struct ContactsDirectoryScanner: Sendable {
         return (compared ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
-    fileprivate static let keptFolderLimit = 256
+    /// Folder descriptors held open during a scan, at most: a vdir tree has a few collections,
+    /// and a tree of thousands of folders must not use up the descriptors the socket's
+    /// connections need (`MaxConnections`); the folders past these are read by path.
+    fileprivate static let keptFolderLimit = 64
 
     private static let progressStep = 4096
 

@@ -212,7 +212,7 @@ final class ContactsDirectoryScannerTests: XCTestCase {
     /// folder whose name sorts before its sibling's but whose paths sort after them still come
     /// back in code-point order of path, each with what reading it alone gives.
     func testManyFoldersAndNamesAlikeInTheirFirstBytesComeBackInPathOrder() throws {
-        for folder in 0..<300 {
+        for folder in 0..<100 {
             try write("f\(folder)/only.vcf", card("Folder \(folder)"))
         }
         for name in ["person-0002", "person-0001", "person-00010", "person", "persón", "Zoë", "z"] {
@@ -222,7 +222,7 @@ final class ContactsDirectoryScannerTests: XCTestCase {
         try write("a.b/y.vcf", card("In a.b"))
         let scanner = ContactsDirectoryScanner(root: root)
         let result = scanner.scan()
-        XCTAssertEqual(result.files.count, 300 + 7 + 2)
+        XCTAssertEqual(result.files.count, 100 + 7 + 2)
         let paths = result.files.map(\.path)
         XCTAssertEqual(paths, paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         XCTAssertEqual(paths.prefix(2), [root + "/a.b/y.vcf", root + "/a/x.vcf"])
