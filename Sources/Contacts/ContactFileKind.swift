@@ -43,14 +43,36 @@ public enum ContactFileKind: Hashable, Sendable {
         }
     }
 
+    /// The same, from bytes the caller keeps (a read buffer reused from file to file).
+    public func parse(contentsOf bytes: UnsafeBufferPointer<UInt8>, fileStem: String, options: ContactParsingOptions = .default) throws(ContactParseError) -> [Contact] {
+        switch self {
+        case .vcard: return try VCardParser.parse(contentsOf: bytes, fileStem: fileStem, options: options)
+        case .json: return try JSONContactParser.parse(Array(bytes), fileStem: fileStem)
+        }
+    }
+
     /// Classifies, parses and maps failures to a `ContactFileProblem`: what the index stores per path.
     public static func contacts(inFileAt path: String, bytes: [UInt8], options: ContactParsingOptions = .default) -> Result<[Contact], ContactFileProblem> {
+        bytes.withUnsafeBufferPointer { contacts(inFileAt: path, contentsOf: $0, options: options) }
+    }
+
+    /// The same, from bytes the caller keeps.
+    public static func contacts(
+        inFileAt path: String, contentsOf bytes: UnsafeBufferPointer<UInt8>, options: ContactParsingOptions = .default
+    ) -> Result<[Contact], ContactFileProblem> {
         let fileName = fileName(ofPath: path)
         guard let kind = classify(fileName: fileName) else {
             return .failure(.notAContactFile(fileName: fileName))
         }
+        return kind.contacts(inFileNamed: fileName, contentsOf: bytes, options: options)
+    }
+
+    /// The same for a file whose name is already known to be of this kind.
+    public func contacts(
+        inFileNamed fileName: String, contentsOf bytes: UnsafeBufferPointer<UInt8>, options: ContactParsingOptions = .default
+    ) -> Result<[Contact], ContactFileProblem> {
         do {
-            return .success(try kind.parse(bytes, fileStem: stem(of: fileName), options: options))
+            return .success(try parse(contentsOf: bytes, fileStem: Self.stem(of: fileName), options: options))
         } catch {
             return .failure(ContactFileProblem(error))
         }

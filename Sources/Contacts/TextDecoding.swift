@@ -9,11 +9,43 @@ public enum TextDecoding {
     /// Decodes a whole file: strips a UTF-8 byte order mark, refuses binary data
     /// (any NUL byte), reads valid UTF-8 as is and anything else as Windows-1252.
     public static func decodeFile(_ bytes: [UInt8]) throws(ContactParseError) -> String {
-        let body = withoutByteOrderMark(bytes)
-        if let nulOffset = body.firstIndex(of: 0) {
-            throw .binaryData(byteOffset: nulOffset)
+        try bytes.withUnsafeBufferPointer { (bytes) throws(ContactParseError) -> String in
+            switch scanFile(bytes) {
+            case .binary(let nulOffset): throw .binaryData(byteOffset: nulOffset)
+            case .ascii(let body), .decodingNeeded(let body): return decode(body, charset: nil)
+            }
         }
-        return decode(body, charset: nil)
+    }
+
+    /// What a whole file is, found in one pass over its bytes.
+    public enum FileText {
+        /// A NUL byte at this offset of the file: not text.
+        case binary(nulOffset: Int)
+        /// The file without its byte order mark is ASCII, and so already its own UTF-8 text.
+        case ascii(UnsafeBufferPointer<UInt8>)
+        /// The file without its byte order mark, to `decode`.
+        case decodingNeeded(UnsafeBufferPointer<UInt8>)
+    }
+
+    public static func scanFile(_ bytes: UnsafeBufferPointer<UInt8>) -> FileText {
+        let bodyStart = bytes.starts(with: utf8ByteOrderMark) ? utf8ByteOrderMark.count : 0
+        var ascii = true
+        // Eight bytes at a time while none is NUL (the usual zero-byte test: a byte of the word
+        // minus one borrows into its top bit only from zero) nor has its top bit set.
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = bodyStart
+        while offset + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            if (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 || word & 0x8080_8080_8080_8080 != 0 { break }
+            offset += 8
+        }
+        for offset in offset..<bytes.count {
+            let byte = bytes[offset]
+            if byte == 0 { return .binary(nulOffset: offset) }
+            if byte >= 0x80 { ascii = false }
+        }
+        let body = UnsafeBufferPointer(rebasing: bytes[bodyStart...])
+        return ascii ? .ascii(body) : .decodingNeeded(body)
     }
 
     /// Decodes bytes in the given `CHARSET=` (nil when none was named).

@@ -6,8 +6,47 @@ public enum VCardParser {
     public static func parse(
         _ bytes: [UInt8], fileStem: String, options: ContactParsingOptions = .default
     ) throws(ContactParseError) -> [Contact] {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(ContactParseError) -> [Contact] in
+            try parse(contentsOf: buffer, fileStem: fileStem, options: options)
+        }
+    }
+
+    /// The same, from bytes the caller keeps (the scanner's read buffer, reused from file to
+    /// file). A file of ASCII text (most are) is parsed where it lies, in one pass: lines are
+    /// byte ranges, joined into a scratch buffer only when folded, and only the properties a
+    /// contact keeps become strings. Anything else is first decoded (`TextDecoding`), and a
+    /// line that is not ASCII goes the general way (`CardCollector.take(_:)`), so both give
+    /// what `referenceParse` gives, which tests and the fuzz target check.
+    public static func parse(
+        contentsOf bytes: UnsafeBufferPointer<UInt8>, fileStem: String, options: ContactParsingOptions = .default
+    ) throws(ContactParseError) -> [Contact] {
+        switch TextDecoding.scanFile(bytes) {
+        case .binary(let nulOffset):
+            throw .binaryData(byteOffset: nulOffset)
+        case .ascii(let body):
+            return try parseText(body, fileStem: fileStem, options: options)
+        case .decodingNeeded(let body):
+            var text = TextDecoding.decode(body, charset: nil)
+            let result = text.withUTF8 { utf8 in
+                Result { () throws(ContactParseError) -> [Contact] in try parseText(utf8, fileStem: fileStem, options: options) }
+            }
+            return try result.get()
+        }
+    }
+
+    /// The parser as it was first written, line by line on `String`s: kept as the reference
+    /// that `parse` must agree with (tests and the fuzz target compare them).
+    @_spi(Reference) public static func referenceParse(
+        _ bytes: [UInt8], fileStem: String, options: ContactParsingOptions = .default
+    ) throws(ContactParseError) -> [Contact] {
         let text = try TextDecoding.decodeFile(bytes)
         let cards = try splitIntoCards(unfold(physicalLines(of: text)))
+        return try contacts(from: cards, fileStem: fileStem, options: options)
+    }
+
+    private static func contacts(
+        from cards: [[Property]], fileStem: String, options: ContactParsingOptions
+    ) throws(ContactParseError) -> [Contact] {
         var contacts: [Contact] = []
         contacts.reserveCapacity(cards.count)
         for (offset, card) in cards.enumerated() {
@@ -15,6 +54,125 @@ public enum VCardParser {
             contacts.append(try contact(from: card, fallbackIdentifier: fallbackIdentifier, fileStem: fileStem, options: options))
         }
         return contacts
+    }
+
+    // MARK: - One pass over bytes
+
+    /// Splits `text` (valid UTF-8) into physical lines and joins folded ones, as
+    /// `physicalLines` and `unfold` do, handing each logical line to a `CardCollector`.
+    private static func parseText(
+        _ text: UnsafeBufferPointer<UInt8>, fileStem: String, options: ContactParsingOptions
+    ) throws(ContactParseError) -> [Contact] {
+        var collector = CardCollector()
+        var lines = PhysicalLines(text: text)
+        var joined: [UInt8] = []
+        var pending = lines.next()
+        while let first = pending {
+            pending = lines.next()
+            let firstBytes = UnsafeBufferPointer(rebasing: text[first.range])
+            guard let next = pending, let join = joinKind(firstBytes, next: UnsafeBufferPointer(rebasing: text[next.range])) else {
+                try collector.take(firstBytes, number: first.number)
+                continue
+            }
+            joined.removeAll(keepingCapacity: true)
+            joined.append(contentsOf: firstBytes)
+            var nextJoin: JoinKind? = join
+            while let join = nextJoin, let next = pending {
+                switch join {
+                case .softLineBreak:
+                    joined.removeLast()
+                    joined.append(contentsOf: UnsafeBufferPointer(rebasing: text[next.range]))
+                case .folded:
+                    joined.append(contentsOf: UnsafeBufferPointer(rebasing: text[next.range.dropFirst()]))
+                }
+                pending = lines.next()
+                nextJoin = pending.flatMap { following in
+                    joined.withUnsafeBufferPointer { joinKind($0, next: UnsafeBufferPointer(rebasing: text[following.range])) }
+                }
+            }
+            try joined.withUnsafeBufferPointer { (line) throws(ContactParseError) in
+                try collector.take(line, number: first.number)
+            }
+        }
+        return try contacts(from: collector.finish(), fileStem: fileStem, options: options)
+    }
+
+    private struct PhysicalLine {
+        var range: Range<Int>
+        /// 1-based.
+        var number: Int
+    }
+
+    /// The physical lines of `physicalLines(of:)`, as byte ranges, one at a time.
+    private struct PhysicalLines {
+        let text: UnsafeBufferPointer<UInt8>
+        private var position = 0
+        private var start = 0
+        private var number = 0
+        private var previousWasCarriageReturn = false
+
+        init(text: UnsafeBufferPointer<UInt8>) {
+            self.text = text
+        }
+
+        mutating func next() -> PhysicalLine? {
+            while position < text.count {
+                let end = position
+                position += 1
+                switch text[end] {
+                case UInt8(ascii: "\n"):
+                    let afterCarriageReturn = previousWasCarriageReturn
+                    previousWasCarriageReturn = false
+                    let lineStart = start
+                    start = position
+                    if !afterCarriageReturn { return line(lineStart..<end) }
+                case UInt8(ascii: "\r"):
+                    previousWasCarriageReturn = true
+                    let lineStart = start
+                    start = position
+                    return line(lineStart..<end)
+                default:
+                    previousWasCarriageReturn = false
+                }
+            }
+            guard start < text.count else { return nil }
+            defer { start = text.count }
+            return line(start..<text.count)
+        }
+
+        private mutating func line(_ range: Range<Int>) -> PhysicalLine {
+            number += 1
+            return PhysicalLine(range: range, number: number)
+        }
+    }
+
+    private enum JoinKind {
+        /// A quoted-printable value line ending in `=`: the `=` goes, the next line follows verbatim.
+        case softLineBreak
+        /// The next line starts with a space or a tab, which goes.
+        case folded
+    }
+
+    /// Whether `next` continues `line`, decided as `unfold` decides.
+    private static func joinKind(_ line: UnsafeBufferPointer<UInt8>, next: UnsafeBufferPointer<UInt8>) -> JoinKind? {
+        if line.last == UInt8(ascii: "=") {
+            let softLineBreak = isASCII(line)
+                ? asciiHeaderMentionsQuotedPrintable(line)
+                : { let text = String(decoding: line, as: UTF8.self); return text.hasSuffix("=") && headerMentionsQuotedPrintable(text) }()
+            if softLineBreak { return .softLineBreak }
+        }
+        if let first = next.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { return .folded }
+        return nil
+    }
+
+    private static func asciiHeaderMentionsQuotedPrintable(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let marker: StaticString = "QUOTED-PRINTABLE"
+        let length = marker.utf8CodeUnitCount
+        guard colon >= length else { return false }
+        return (0...(colon - length)).contains { start in
+            asciiEqualsIgnoringCase(UnsafeBufferPointer(rebasing: line[start..<(start + length)]), marker)
+        }
     }
 
     // MARK: - Lines
@@ -90,25 +248,62 @@ public enum VCardParser {
     // MARK: - Cards
 
     static func splitIntoCards(_ lines: [Line]) throws(ContactParseError) -> [[Property]] {
-        var cards: [[Property]] = []
-        var current: [Property]?
-        var currentBeginLine = 0
-        // vCard 2.1 may nest a whole card (AGENT); its lines belong to no contact.
-        var nestedDepth = 0
+        var collector = CardCollector()
         for line in lines {
+            try collector.take(line)
+        }
+        return try collector.finish()
+    }
+
+    /// Gathers the properties of each card from logical lines, and finds the structural errors
+    /// (lines outside a card, nesting, a missing end, a line that is no property).
+    struct CardCollector {
+        private var cards: [[Property]] = []
+        private var current: [Property]?
+        private var currentBeginLine = 0
+        // vCard 2.1 may nest a whole card (AGENT); its lines belong to no contact.
+        private var nestedDepth = 0
+
+        /// One logical line, the general way: Unicode trimming and case mapping, every property kept.
+        mutating func take(_ line: Line) throws(ContactParseError) {
             let text = trimmed(line.text)
-            let marker = cardMarker(text)
+            try take(marker: cardMarker(text), isBlank: text.isEmpty, number: line.number, trimmedText: text) { () throws(ContactParseError) in
+                try Property(parsing: line)
+            }
+        }
+
+        /// One logical line as UTF-8 bytes. An ASCII line is read on its bytes (where trimming
+        /// and case mapping are ASCII's) and yields only the properties `contact(from:)` reads;
+        /// any other line goes the general way.
+        mutating func take(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws(ContactParseError) {
+            guard isASCII(line) else {
+                try take(Line(number: number, text: String(decoding: line, as: UTF8.self)))
+                return
+            }
+            let text = asciiTrimmed(line)
+            try take(marker: asciiCardMarker(text), isBlank: text.isEmpty, number: number,
+                     trimmedText: String(decoding: text, as: UTF8.self)) { () throws(ContactParseError) in
+                try Property.parsingKept(asciiLine: line, number: number)
+            }
+        }
+
+        private mutating func take(
+            marker: CardMarker?, isBlank: Bool, number: Int, trimmedText: @autoclosure () -> String,
+            property: () throws(ContactParseError) -> Property?
+        ) throws(ContactParseError) {
             guard current != nil else {
-                if text.isEmpty { continue }
+                if isBlank { return }
                 switch marker {
                 case .begin(let kind) where kind == "VCARD":
+                    // Room for what a card usually keeps (UID, FN, EMAIL…) without growing.
                     current = []
-                    currentBeginLine = line.number
-                    continue
+                    current?.reserveCapacity(4)
+                    currentBeginLine = number
+                    return
                 case .end:
-                    throw .endWithoutBegin(line: line.number)
+                    throw .endWithoutBegin(line: number)
                 default:
-                    throw .expectedBegin(line: line.number, text: text)
+                    throw .expectedBegin(line: number, text: trimmedText())
                 }
             }
             switch marker {
@@ -120,18 +315,21 @@ public enum VCardParser {
                 cards.append(current ?? [])
                 current = nil
             case nil:
-                if nestedDepth > 0 || text.isEmpty { continue }
+                if nestedDepth > 0 || isBlank { return }
                 // Appended in place: a copy held beside `current` would copy the card per line.
-                current?.append(try Property(parsing: line))
+                if let property = try property() { current?.append(property) }
             }
         }
-        if current != nil {
-            throw .missingEnd(beginLine: currentBeginLine)
+
+        func finish() throws(ContactParseError) -> [[Property]] {
+            if current != nil {
+                throw .missingEnd(beginLine: currentBeginLine)
+            }
+            if cards.isEmpty {
+                throw .noVCard
+            }
+            return cards
         }
-        if cards.isEmpty {
-            throw .noVCard
-        }
-        return cards
     }
 
     enum CardMarker {
@@ -152,6 +350,19 @@ public enum VCardParser {
         case "END": return .end
         default: return nil
         }
+    }
+
+    /// `cardMarker` for a trimmed ASCII line.
+    private static func asciiCardMarker(_ text: UnsafeBufferPointer<UInt8>) -> CardMarker? {
+        guard let first = text.first, first | 0x20 == UInt8(ascii: "b") || first | 0x20 == UInt8(ascii: "e"),
+              let colon = text.firstIndex(of: UInt8(ascii: ":"))
+        else { return nil }
+        let name = asciiTrimmed(UnsafeBufferPointer(rebasing: text[..<colon]))
+        if asciiEqualsIgnoringCase(name, "BEGIN") {
+            let value = asciiTrimmed(UnsafeBufferPointer(rebasing: text[(colon + 1)...]))
+            return .begin(asciiEqualsIgnoringCase(value, "VCARD") ? "VCARD" : String(decoding: value.map(asciiUppercased), as: UTF8.self))
+        }
+        return asciiEqualsIgnoringCase(name, "END") ? .end : nil
     }
 
     // MARK: - Properties
@@ -209,6 +420,47 @@ public enum VCardParser {
             rawValue = piece(utf8.index(after: colon), utf8.endIndex)
         }
 
+        private init(line: Int, group: String?, name: String, parameters: [(name: String, values: [String])], rawValue: String) {
+            self.line = line
+            self.group = group
+            self.name = name
+            self.parameters = parameters
+            self.rawValue = rawValue
+        }
+
+        /// What `init(parsing:)` makes of an ASCII line, or nil when `contact(from:)` does not
+        /// read the property, of which nothing is then made. Throws as `init(parsing:)` does.
+        static func parsingKept(asciiLine line: UnsafeBufferPointer<UInt8>, number: Int) throws(ContactParseError) -> Property? {
+            var nameEnd: Int?
+            var colon: Int?
+            var inQuotes = false
+            for position in line.indices {
+                switch line[position] {
+                case UInt8(ascii: "\""): inQuotes.toggle()
+                case UInt8(ascii: ";") where !inQuotes: if nameEnd == nil { nameEnd = position }
+                case UInt8(ascii: ":") where !inQuotes: colon = position
+                default: break
+                }
+                if colon != nil { break }
+            }
+            guard let colon else {
+                throw .malformedProperty(line: number, text: String(decoding: line, as: UTF8.self))
+            }
+            let qualifiedName = asciiTrimmed(UnsafeBufferPointer(rebasing: line[..<(nameEnd ?? colon)]))
+            let dot = qualifiedName.lastIndex(of: UInt8(ascii: "."))
+            let name = dot.map { UnsafeBufferPointer(rebasing: qualifiedName[($0 + 1)...]) } ?? qualifiedName
+            guard let kept = keptNames.first(where: { asciiEqualsIgnoringCase(name, $0) }) else { return nil }
+            guard nameEnd == nil else {
+                return try Property(parsing: Line(number: number, text: String(decoding: line, as: UTF8.self)))
+            }
+            return Property(
+                line: number, group: dot.map { String(decoding: UnsafeBufferPointer(rebasing: qualifiedName[..<$0]), as: UTF8.self) },
+                name: kept.description, parameters: [], rawValue: String(decoding: UnsafeBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self))
+        }
+
+        /// Every property `contact(from:)` reads.
+        private static let keptNames: [StaticString] = ["UID", "FN", "N", "ORG", "EMAIL", "CATEGORIES"] + favoriteFlagNames
+
         private static let bareEncodings: Set<String> = ["QUOTED-PRINTABLE", "BASE64", "B", "8BIT", "7BIT"]
 
         private static func parameter(_ segment: String) -> (name: String, values: [String]) {
@@ -222,7 +474,8 @@ public enum VCardParser {
         }
 
         func values(of parameterName: String) -> [String] {
-            parameters.filter { $0.name == parameterName }.flatMap(\.values)
+            if parameters.isEmpty { return [] }  // most properties have none
+            return parameters.filter { $0.name == parameterName }.flatMap(\.values)
         }
 
         var isQuotedPrintable: Bool {
@@ -317,12 +570,13 @@ public enum VCardParser {
     }
 
     static func unescaped(_ value: String) -> String {
-        unescapedComponents(of: value, separatedBy: nil)[0]
+        value.utf8.contains(UInt8(ascii: "\\")) ? unescapedComponents(of: value, separatedBy: nil)[0] : value
     }
 
     // MARK: - Contact
 
-    private static let favoriteFlagProperties: Set<String> = ["X-FAVORITE", "X-STARRED", "X-DAVDROID-STARRED"]
+    private static let favoriteFlagNames: [StaticString] = ["X-FAVORITE", "X-STARRED", "X-DAVDROID-STARRED"]
+    private static let favoriteFlagProperties = Set(favoriteFlagNames.map(\.description))
     private static let trueWords: Set<String> = ["1", "true", "yes"]
 
     static func contact(
@@ -452,4 +706,38 @@ func collapsedWhitespace(_ text: String) -> String {
 
 func nonEmpty(_ text: String) -> String? {
     text.isEmpty ? nil : text
+}
+
+// MARK: - ASCII helpers (a line of ASCII bytes needs no Unicode rules)
+
+func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    // Eight bytes at a time: ASCII bytes have the top bit clear.
+    let raw = UnsafeRawBufferPointer(bytes)
+    var offset = 0
+    while offset + 8 <= raw.count {
+        if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+        offset += 8
+    }
+    return !bytes[offset...].contains { $0 >= 0x80 }
+}
+
+/// `trimmed` for ASCII: the whitespace among ASCII characters is tab, LF, VT, FF, CR and space.
+func asciiTrimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+    func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+    guard let first = bytes.firstIndex(where: { !isWhitespace($0) }), let last = bytes.lastIndex(where: { !isWhitespace($0) }) else {
+        return UnsafeBufferPointer(rebasing: bytes[0..<0])
+    }
+    return UnsafeBufferPointer(rebasing: bytes[first...last])
+}
+
+func asciiUppercased(_ byte: UInt8) -> UInt8 {
+    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) ? byte - 0x20 : byte
+}
+
+/// Whether `bytes` uppercased are `uppercase`.
+func asciiEqualsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ uppercase: StaticString) -> Bool {
+    guard bytes.count == uppercase.utf8CodeUnitCount else { return false }
+    let expected = uppercase.utf8Start
+    for offset in bytes.indices where asciiUppercased(bytes[offset]) != expected[offset] { return false }
+    return true
 }

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Contacts
 import Dispatch
+import Synchronization
 import SystemCalls
 
 /// Reads the contacts directory (SPEC §3): a vdir tree of root → optional collection
@@ -51,47 +52,63 @@ struct ContactsDirectoryScanner: Sendable {
             result.problems.append(ContactsScanProblem(path: start, kind: .notADirectory))
             return result
         }
-        var contactFiles: [String] = []
+        var listing = Listing()
+        defer { listing.closeFolders() }
         let reporter = progress.map { ProgressReporter(tree: start, interval: progressInterval, report: $0) }
         defer { if reporter?.reported == true { progressEnded?() } }
-        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles, reporter: reporter)
-        contactFiles.sort(by: Self.precedesByCodePoint)
-        guard let reporter else {
-            result.files = read(contactFiles)
-            return result
-        }
-        // In batches, so progress can be told between them.
-        result.files.reserveCapacity(contactFiles.count)
-        var next = 0
-        while next < contactFiles.count {
-            let end = min(contactFiles.count, next + Self.progressBatch)
-            result.files += read(Array(contactFiles[next..<end]))
-            next = end
-            reporter.tell(ContactsScanProgress(tree: start, filesFound: contactFiles.count, filesRead: next, listingDone: true))
+        walk(start, followLink: true, enteringDirectory: enteringDirectory, into: &result, listing: &listing, reporter: reporter)
+        let contactFiles = listing.filesByPath()
+        result.files = read(contactFiles) { filesRead in
+            reporter?.tell(ContactsScanProgress(tree: start, filesFound: contactFiles.count, filesRead: filesRead, listingDone: true))
         }
         return result
     }
 
-    private static let progressBatch = 4096
-
-    /// Reads and parses `paths` on every CPU, each result in its path's place, so the caller
-    /// sees them in the same order (and duplicates resolve the same way) as one thread would.
+    /// Reads and parses `paths` on every CPU (see `read(_: [ListedFile])`).
     func read(_ paths: [String]) -> [ContactsScanResult.File] {
+        read(paths.map { ListedFile(path: $0, folder: AT_FDCWD, nameOffset: 0) })
+    }
+
+    /// Reads and parses `files` on every CPU, each result in its path's place, so the caller
+    /// sees them in the same order (and duplicates resolve the same way) as one thread would.
+    /// Each reader takes the next chunk of paths until none is left, so all of them stay busy to
+    /// the end even when one is slowed down (by other work on the machine, or bigger files),
+    /// and keeps one read buffer for all its files. `progress` is told how many files are read
+    /// so far, every `progressStep` files or so, from one reader only (never from two threads at
+    /// once), and at the end.
+    private func read(_ files: [ListedFile], progress: ((Int) -> Void)? = nil) -> [ContactsScanResult.File] {
+        defer { progress?(files.count) }
         let chunk = 64
-        let chunks = (paths.count + chunk - 1) / chunk
+        let chunks = (files.count + chunk - 1) / chunk
         let workers = min(chunks, Self.readerThreads)
-        guard workers > 1 else { return paths.map { ContactsScanResult.File(path: $0, result: read(path: $0)) } }
-        return Array(unsafeUninitializedCapacity: paths.count) { buffer, initializedCount in
-            // Each worker takes every `workers`-th chunk: the slots it initializes are its own.
+        guard workers > 1 else {
+            var buffer = FileReadBuffer()
+            return files.map { ContactsScanResult.File(path: $0.path, result: read($0, buffer: &buffer)) }
+        }
+        let nextChunk = Counter()
+        let filesRead = Counter()
+        // Called by reader 0 only: never from two threads at once.
+        let tellProgress = UncheckedSendable(progress)
+        return Array(unsafeUninitializedCapacity: files.count) { buffer, initializedCount in
+            // Each chunk is taken by one reader only: the slots it initializes are its own.
             let slots = UncheckedSendable(buffer.baseAddress!)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                for chunkIndex in stride(from: worker, to: chunks, by: workers) {
-                    for index in chunkIndex * chunk..<min(paths.count, (chunkIndex + 1) * chunk) {
-                        (slots.value + index).initialize(to: .init(path: paths[index], result: read(path: paths[index])))
+                var readBuffer = FileReadBuffer()
+                var told = 0
+                while case let chunkIndex = nextChunk.add(1), chunkIndex < chunks {
+                    let indices = chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk)
+                    for index in indices {
+                        let result = read(files[index], buffer: &readBuffer)
+                        (slots.value + index).initialize(to: .init(path: files[index].path, result: result))
+                    }
+                    let read = filesRead.add(indices.count) + indices.count
+                    if worker == 0 && read - told >= Self.progressStep {
+                        tellProgress.value?(read)
+                        told = read
                     }
                 }
             }
-            initializedCount = paths.count
+            initializedCount = files.count
         }
     }
 
@@ -101,7 +118,12 @@ struct ContactsDirectoryScanner: Sendable {
 
     /// Reads and parses ONE file; standalone so the watcher can call it per event.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
-        switch read(path: path, underLease: nil) {
+        var buffer = FileReadBuffer()
+        return read(ListedFile(path: path, folder: AT_FDCWD, nameOffset: 0), buffer: &buffer)
+    }
+
+    private func read(_ file: ListedFile, buffer: inout FileReadBuffer) -> Result<[Contact], ContactFileProblem> {
+        switch read(path: file.path, underLease: nil, buffer: &buffer, at: file) {
         case .read(let result): result
         case .writerOpen: .failure(.unreadable(reason: "it is open for writing"))  // not reached without a lease
         }
@@ -118,12 +140,22 @@ struct ContactsDirectoryScanner: Sendable {
     /// `OpenForWritingProbe`), so a writer can neither be there nor open it meanwhile; where
     /// leases are unavailable the file is read as it is.
     func read(path: String, underLease acquireLease: WriterProbe?) -> LeasedRead {
+        var buffer = FileReadBuffer()
+        return read(path: path, underLease: acquireLease, buffer: &buffer, at: nil)
+    }
+
+    /// `at` opens the file by its name relative to its folder's descriptor rather than by path.
+    private func read(path: String, underLease acquireLease: WriterProbe?, buffer: inout FileReadBuffer, at file: ListedFile?) -> LeasedRead {
         let fileName = ContactFileKind.fileName(ofPath: path)
-        guard ContactFileKind.classify(fileName: fileName) != nil else {
+        guard let kind = ContactFileKind.classify(fileName: fileName) else {
             return .read(.failure(.notAContactFile(fileName: fileName)))
         }
         // O_NONBLOCK: a FIFO named like a contact file must not hang the daemon in open().
-        let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        let descriptor = path.withCString { path in
+            retryingOnInterrupt {
+                openat(file?.folder ?? AT_FDCWD, path + (file?.nameOffset ?? 0), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            }
+        }
         guard descriptor >= 0 else {
             let error = errno
             if error == ELOOP {
@@ -149,9 +181,11 @@ struct ContactsDirectoryScanner: Sendable {
             return .read(.failure(.tooLarge(size: size, limit: maxFileBytes)))
         }
 
-        switch readAll(descriptor, expectedSize: size) {
-        case .success(let bytes):
-            return .read(ContactFileKind.contacts(inFileAt: path, bytes: bytes, options: options))
+        switch readAll(descriptor, expectedSize: size, into: &buffer) {
+        case .success(let count):
+            return .read(buffer.bytes.withUnsafeBufferPointer { bytes in
+                kind.contacts(inFileNamed: fileName, contentsOf: UnsafeBufferPointer(rebasing: bytes[..<count]), options: options)
+            })
         case .failure(let problem):
             return .read(.failure(problem))
         }
@@ -162,7 +196,7 @@ struct ContactsDirectoryScanner: Sendable {
     /// Lists the tree; the contact files found are read afterwards, all at once (`read(_:)`).
     private func walk(
         _ directory: String, followLink: Bool, enteringDirectory: (String) -> Void, into result: inout ContactsScanResult,
-        contactFiles: inout [String], reporter: ProgressReporter?
+        listing: inout Listing, reporter: ProgressReporter?
     ) {
         enteringDirectory(directory)
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW)
@@ -182,63 +216,85 @@ struct ContactsDirectoryScanner: Sendable {
         }
         defer { closedir(stream) }
         result.directories.append(directory)
+        let folder = listing.keep(descriptor)
 
-        var names: [String] = []
+        // The entry's type comes with the listing on most file systems (ext4, btrfs, xfs,
+        // tmpfs): no `lstat` per file, which would be a third of the floor's system calls.
+        var entries: [(order: UInt64, name: String, type: UInt8)] = []
         while let entry = readdir(stream) {
             let name = directoryEntryName(entry)
             // Hidden entries include "." and "..", and vdir tools' own state folders.
-            if !name.hasPrefix(".") { names.append(name) }
+            if !name.hasPrefix(".") { entries.append((Self.leadingBytes(of: name), name, entry.pointee.d_type)) }
         }
-        names.sort(by: Self.precedesByCodePoint)
+        // Most names differ in their first eight bytes: compared as one number, they sort
+        // without a string comparison.
+        entries.sort { $0.order != $1.order ? $0.order < $1.order : Self.precedesByCodePoint($0.name, $1.name) }
 
-        for name in names {
+        for (_, name, type) in entries {
             let path = directory == "/" ? "/" + name : directory + "/" + name
-            var info = stat()
-            guard lstat(path, &info) == 0 else {
-                let error = errno
-                if error != ENOENT {
-                    result.problems.append(ContactsScanProblem(path: path, kind: .unreadable(reason: errnoText(error))))
-                }
-                continue
-            }
-            switch info.st_mode & S_IFMT {
+            switch fileType(path, listedAs: type, into: &result) {
             case S_IFDIR:
-                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result, contactFiles: &contactFiles,
-                     reporter: reporter)
+                walk(path, followLink: false, enteringDirectory: enteringDirectory, into: &result, listing: &listing, reporter: reporter)
             case S_IFREG where ContactFileKind.classify(fileName: name) != nil:
-                contactFiles.append(path)
+                listing.files.append(ListedFile(path: path, folder: folder, nameOffset: folder == AT_FDCWD ? 0 : path.utf8.count - name.utf8.count))
                 if let reporter {
-                    reporter.tell(ContactsScanProgress(tree: reporter.tree, filesFound: contactFiles.count, filesRead: 0, listingDone: false))
+                    reporter.tell(ContactsScanProgress(tree: reporter.tree, filesFound: listing.files.count, filesRead: 0, listingDone: false))
                 }
             default:
-                continue  // symbolic links, other names, sockets, devices
+                continue  // symbolic links, other names, sockets, devices, entries gone meanwhile
             }
         }
     }
 
+    /// The type of a listed entry (`S_IFDIR`, `S_IFREG`, …), from the listing when it tells,
+    /// else from `lstat`; nil when the entry is gone (or cannot be examined, noted in `result`).
+    private func fileType(_ path: String, listedAs type: UInt8, into result: inout ContactsScanResult) -> mode_t? {
+        switch Int(type) {
+        case Int(DT_DIR): return S_IFDIR
+        case Int(DT_REG): return S_IFREG
+        case Int(DT_UNKNOWN): break
+        default: return nil  // a link, a FIFO, a socket, a device: never a contact nor a folder to walk
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let error = errno
+            if error != ENOENT {
+                result.problems.append(ContactsScanProblem(path: path, kind: .unreadable(reason: errnoText(error))))
+            }
+            return nil
+        }
+        return info.st_mode & S_IFMT
+    }
+
     // MARK: - System calls
 
-    /// Reads to end of file, but never more than the limit: the file may grow after `fstat`.
-    /// The buffer is sized by `fstat` (one byte more, to meet the end in the same read), so
-    /// a small file costs one allocation and two reads.
-    private func readAll(_ descriptor: Int32, expectedSize: Int) -> Result<[UInt8], ContactFileProblem> {
-        var bytes = [UInt8](repeating: 0, count: min(expectedSize, maxFileBytes) + 1)
+    /// Reads to end of file into `buffer`, but never more than the limit: the file may grow
+    /// after `fstat`. Returns how many bytes were read. Each read asks for what the file has
+    /// left by `fstat` (one byte more, to meet the end in the same read), so a small file
+    /// costs two reads; past that the request grows as the file does.
+    private func readAll(_ descriptor: Int32, expectedSize: Int, into buffer: inout FileReadBuffer) -> Result<Int, ContactFileProblem> {
+        var requested = min(expectedSize, maxFileBytes) + 1
         var filled = 0
         while true {
-            if filled == bytes.count {
-                bytes.append(contentsOf: repeatElement(0, count: min(max(4096, filled), maxFileBytes + 1)))
+            if filled == requested {
+                requested += min(max(4096, filled), maxFileBytes + 1)
             }
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled) }
+            buffer.reserve(requested)
+            let count = buffer.bytes.withUnsafeMutableBytes { bytes in
+                retryingOnInterrupt { Glibc.read(descriptor, bytes.baseAddress! + filled, requested - filled) }
             }
             if count < 0 {
                 return .failure(.unreadable(reason: errnoText(errno)))
             }
             if count == 0 {
-                bytes.removeLast(bytes.count - filled)
-                return .success(bytes)
+                return .success(filled)
             }
             filled += count
+            // A regular file's read comes back short only at its end: when that end is where
+            // `fstat` put it, the read that would return 0 is saved.
+            if filled < requested && filled == expectedSize {
+                return .success(filled)
+            }
             if filled > maxFileBytes {
                 return .failure(.tooLarge(size: filled, limit: maxFileBytes))
             }
@@ -251,8 +307,36 @@ struct ContactsDirectoryScanner: Sendable {
         return trimmed
     }
 
-    private static func precedesByCodePoint(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    /// UTF-8's byte order is code-point order: compared with `memcmp` where both strings'
+    /// bytes lie in one piece (always, for the native strings made here).
+    fileprivate static func precedesByCodePoint(_ lhs: String, _ rhs: String) -> Bool {
+        let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                let common = min(left.count, right.count)
+                let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                return order != 0 ? order < 0 : left.count < right.count
+            }
+        }
+        return (compared ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+
+    /// Folder descriptors held open during a scan, at most: a vdir tree has a few collections,
+    /// and a tree of thousands of folders must not use up the descriptors the socket's
+    /// connections need (`MaxConnections`); the folders past these are read by path.
+    fileprivate static let keptFolderLimit = 64
+
+    private static let progressStep = 4096
+
+    /// The first eight bytes of `name`'s UTF-8 (zeros past its end) as one number whose order
+    /// is theirs: names whose numbers differ are in the same order as the numbers.
+    private static func leadingBytes(of name: String) -> UInt64 {
+        var order: UInt64 = 0
+        var shift: UInt64 = 56
+        for byte in name.utf8.prefix(8) {
+            order |= UInt64(byte) << shift
+            shift &-= 8
+        }
+        return order
     }
 }
 
@@ -295,7 +379,68 @@ private final class ProgressReporter {
     }
 }
 
-/// A value handed to concurrent workers that each touch only their own part of it.
+/// A contact file the walk found.
+struct ListedFile {
+    var path: String
+    /// A descriptor of its folder, open from the listing to the read, so that opening the file
+    /// looks up one name rather than every folder of its path; `AT_FDCWD` to open `path` itself.
+    var folder: Int32
+    /// Where the file's name starts in `path` (its UTF-8 bytes); 0 with `AT_FDCWD`.
+    var nameOffset: Int
+}
+
+/// What the walk lists: the contact files, and the folder descriptors they are opened by.
+private struct Listing {
+    var files: [ListedFile] = []
+    private var folders: [Int32] = []
+
+    /// A descriptor of a listed folder kept for the reads (the listing's own closes with it), or
+    /// `AT_FDCWD` past `keptFolderLimit` folders, where files are opened by path instead.
+    mutating func keep(_ descriptor: Int32) -> Int32 {
+        guard folders.count < ContactsDirectoryScanner.keptFolderLimit else { return AT_FDCWD }
+        let kept = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard kept >= 0 else { return AT_FDCWD }
+        folders.append(kept)
+        return kept
+    }
+
+    func closeFolders() {
+        for folder in folders { close(folder) }
+    }
+
+    /// The files in code-point order of path; the walk's order usually is that already.
+    func filesByPath() -> [ListedFile] {
+        let precedes = { (lhs: ListedFile, rhs: ListedFile) in ContactsDirectoryScanner.precedesByCodePoint(lhs.path, rhs.path) }
+        if zip(files, files.dropFirst()).allSatisfy({ !precedes($1, $0) }) { return files }
+        return files.sorted(by: precedes)
+    }
+}
+
+/// A read buffer kept from file to file by one reader: reading a file allocates nothing.
+struct FileReadBuffer {
+    fileprivate var bytes: [UInt8] = []
+
+    /// Makes room for `count` bytes, keeping what the buffer holds; grows by doubling, so a
+    /// reader that goes through many files reallocates a few times in all.
+    fileprivate mutating func reserve(_ count: Int) {
+        if bytes.count < count {
+            bytes.append(contentsOf: repeatElement(0, count: max(count, bytes.count * 2) - bytes.count))
+        }
+    }
+}
+
+/// A count that concurrent readers add to: the chunks taken, the files read.
+private final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+
+    /// Adds `amount`; returns the count before.
+    func add(_ amount: Int) -> Int {
+        count.add(amount, ordering: .relaxed).oldValue
+    }
+}
+
+/// A value handed to concurrent workers that each touch only their own part of it (or of
+/// which one worker only makes use).
 private struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }

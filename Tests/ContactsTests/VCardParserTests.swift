@@ -1,9 +1,21 @@
 import XCTest
-@testable import Contacts
+@_spi(Reference) @testable import Contacts
 
 final class VCardParserTests: XCTestCase {
     private func parse(_ text: String, stem: String = "card", options: ContactParsingOptions = .default) throws -> [Contact] {
-        try VCardParser.parse(Array(text.utf8), fileStem: stem, options: options)
+        let bytes = Array(text.utf8)
+        assertAgreesWithReference(bytes, stem: stem, options: options)
+        return try VCardParser.parse(bytes, fileStem: stem, options: options)
+    }
+
+    /// `parse` (one pass over bytes) must give exactly what `referenceParse` (line by line on
+    /// strings) gives: the same contacts, or the same error with the same line and text.
+    private func assertAgreesWithReference(
+        _ bytes: [UInt8], stem: String = "card", options: ContactParsingOptions = .default, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let fast = Result { () throws(ContactParseError) in try VCardParser.parse(bytes, fileStem: stem, options: options) }
+        let reference = Result { () throws(ContactParseError) in try VCardParser.referenceParse(bytes, fileStem: stem, options: options) }
+        XCTAssertEqual(fast, reference, "for \(String(decoding: bytes, as: UTF8.self).debugDescription)", file: file, line: line)
     }
 
     private func parseOne(_ text: String, stem: String = "card", options: ContactParsingOptions = .default) throws -> Contact {
@@ -13,6 +25,7 @@ final class VCardParserTests: XCTestCase {
     }
 
     private func parseError(_ bytes: [UInt8]) -> ContactParseError? {
+        assertAgreesWithReference(bytes)
         do {
             _ = try VCardParser.parse(bytes, fileStem: "card")
             return nil
@@ -29,6 +42,7 @@ final class VCardParserTests: XCTestCase {
 
     func testUTF8ByteOrderMarkIsStripped() throws {
         let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("BEGIN:VCARD\nVERSION:3.0\nFN:Zoë\nEND:VCARD\n".utf8)
+        assertAgreesWithReference(bytes, stem: "bom")
         let contacts = try VCardParser.parse(bytes, fileStem: "bom")
         XCTAssertEqual(contacts.map(\.name), ["Zoë"])
     }
@@ -122,6 +136,7 @@ final class VCardParserTests: XCTestCase {
         var bytes = Array("BEGIN:VCARD\nVERSION:3.0\nN:M".utf8)
         bytes += [0xFC] + Array("ller;Ren".utf8) + [0xE9] + Array(";;;\nORG:O".utf8) + [0x92]
         bytes += Array("Brien Ltd\nEND:VCARD\n".utf8)
+        assertAgreesWithReference(bytes, stem: "cp1252")
         let contacts = try VCardParser.parse(bytes, fileStem: "cp1252")
         XCTAssertEqual(contacts.map(\.name), ["René Müller"])
     }
@@ -358,5 +373,94 @@ final class VCardParserTests: XCTestCase {
     func testLineNumbersCountPhysicalLinesAcrossFolds() {
         let error = parseError("BEGIN:VCARD\nFN:A\n b\n c\nbroken\nEND:VCARD\n")
         XCTAssertEqual(error, .malformedProperty(line: 5, text: "broken"))
+    }
+
+    // MARK: The one-pass parser agrees with the reference
+
+    /// Lines that take each way through the one-pass parser: ASCII lines read on their bytes,
+    /// other lines (Unicode whitespace, case mappings that turn non-ASCII into ASCII, a
+    /// combining mark after a separator) the general way, folds and soft line breaks across
+    /// both, errors in each.
+    private static let edgeCases: [String] = [
+        "BEGIN:VCARD\r\nUID:u1\r\nFN:Ann\r\nEMAIL;PREF=1:a@x.org\r\nEMAIL:b@x.org\r\nCATEGORIES:Favorite,Work\r\nEND:VCARD\r\n",
+        "  begin : vcard  \nitem1.email;type=pref:  a@x.org \nfn:\\,Ann\\;\n End:VCard\n",
+        "BEGIN:VCARD\nFN:A\nEND:VCARD\nBEGIN:VCARD\nUID:x\nEND:VCARD\n\n\n",
+        "BEGIN:VCARD\nFN:A\n\u{00A0}\nEND:VCARD\n",
+        "\u{3000}\nBEGIN:VCARD\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nu\u{0131}d:dotless\nfn:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nx-\u{017F}tarred:true\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:Zo\u{00EB}\nN:\u{00C5}berg;\u{00C5}sa;;;\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:\u{00A0}Ann\u{2003}Lee\u{00A0}\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN;ENCODING=QUOTED-PRINTABLE:J=C3=BC=\nrgen\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN;ENCODING=QUOTED-PRINTABLE:Zo\u{00EB}=\n=C3=BC=\n\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN;ENCODING=QUOTED-PRINTABLE:\u{0600}=\nx\nEND:VCARD\n",
+        "BEGIN:VCARD\nNOTE;ENCODING=quoted-printable:a=\n b\nFN:x\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:plain=\nEMAIL:a@x.org\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:Al\n ex\n\tandra\nEMAIL;TYPE=INTERNET,\n PREF:b@x.org\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:Al\n \u{00E9}x\nEND:VCARD\n",
+        "BEGIN:VCARD\nEMAIL;TYPE=\"a:b\";PREF=2:q@x.org\nEMAIL;\"PREF=1\":r@x.org\nEND:VCARD\n",
+        "BEGIN:VCARD\nEMAIL\"x:y\":z\nFN:\"A:B\"\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\nAGENT:BEGIN:VCARD\nBEGIN:VCARD\nFN:Inner\nEND:VCARD\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\nbroken line\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\nbrok\u{00E9}n line\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\n",
+        "END:VCARD\n",
+        "BEGIN:VCALENDAR\nEND:VCALENDAR\n",
+        "hello\u{00E9}\nBEGIN:VCARD\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN;ENCODING=QUOTED-PRINTABLE:bad=Z\nEND:VCARD\n",
+        "BEGIN:VCARD\nX-FAVORITE: Yes \nX-DAVDROID-STARRED:1\nx-starred:TRUE\nEND:VCARD\n",
+        "BEGIN:VCARD\nORG:Acme\\; Inc;Unit\nN:;;;;\nEND:VCARD\n",
+        "BEGIN:VCARD\r\rFN:A\r\n\nEND:VCARD",
+        "\r\n\r\n",
+        "",
+        "BEGIN:VCARD\nFN\u{0301}:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:\u{0301}A\nEND:VCARD\n",
+        "BEGIN\u{0301}:VCARD\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\n\u{000B}FN:A\u{000C}\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\u{0085}\nEND:VCARD\n",
+    ]
+
+    func testOnePassParserAgreesWithTheReferenceOnEdgeCases() {
+        for text in Self.edgeCases {
+            assertAgreesWithReference(Array(text.utf8))
+            assertAgreesWithReference([0xEF, 0xBB, 0xBF] + Array(text.utf8))
+        }
+        // Latin-1 bytes in an otherwise ASCII file: decoded as Windows-1252 first.
+        assertAgreesWithReference(Array("BEGIN:VCARD\nFN:Ren".utf8) + [0xE9, 0x0A] + Array("EMAIL:a@x.org\nEND:VCARD\n".utf8))
+        assertAgreesWithReference(Array("BEGIN:VCARD\nFN:A".utf8) + [0x00] + Array("\nEND:VCARD\n".utf8))
+        assertAgreesWithReference([0xEF, 0xBB, 0xBF, 0x00])
+    }
+
+    /// Random edits (seeded, so a failure repeats) of the edge cases: bytes deleted, repeated,
+    /// or replaced by ones that matter to the parser (separators, quotes, line ends, spaces,
+    /// a NUL, non-ASCII bytes).
+    func testOnePassParserAgreesWithTheReferenceOnMutatedCards() {
+        var generator = SplitMix64(seed: 12)
+        let interesting = Array(":;.=\"\\ \t\r\n,".utf8) + [0x00, 0xC3, 0xA9, 0xE9, 0x85, 0xA0]
+        for _ in 0..<3000 {
+            var bytes = Array(Self.edgeCases[Int(generator.next() % UInt64(Self.edgeCases.count))].utf8)
+            for _ in 0..<(1 + generator.next() % 4) where !bytes.isEmpty {
+                let position = Int(generator.next() % UInt64(bytes.count))
+                switch generator.next() % 3 {
+                case 0: bytes.remove(at: position)
+                case 1: bytes.insert(bytes[position], at: position)
+                default: bytes[position] = interesting[Int(generator.next() % UInt64(interesting.count))]
+                }
+            }
+            assertAgreesWithReference(bytes)
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so the mutation test repeats exactly.
+private struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -205,4 +205,32 @@ final class ContactsDirectoryScannerTests: XCTestCase {
         let scanner = ContactsDirectoryScanner(root: root, options: ContactParsingOptions(favoriteCategories: ["vip"]))
         XCTAssertEqual(scanner.buildIndex().favoriteCount, 1)
     }
+
+    /// Files are opened relative to their folder's descriptor, kept from the listing for the
+    /// first folders only; names are sorted on their leading bytes first. Past the kept folders
+    /// files are opened by path; names alike in their first eight bytes, non-ASCII names and a
+    /// folder whose name sorts before its sibling's but whose paths sort after them still come
+    /// back in code-point order of path, each with what reading it alone gives.
+    func testManyFoldersAndNamesAlikeInTheirFirstBytesComeBackInPathOrder() throws {
+        for folder in 0..<100 {
+            try write("f\(folder)/only.vcf", card("Folder \(folder)"))
+        }
+        for name in ["person-0002", "person-0001", "person-00010", "person", "persón", "Zoë", "z"] {
+            try write("names/\(name).vcf", card(name))
+        }
+        try write("a/x.vcf", card("In a"))
+        try write("a.b/y.vcf", card("In a.b"))
+        let scanner = ContactsDirectoryScanner(root: root)
+        let result = scanner.scan()
+        XCTAssertEqual(result.files.count, 100 + 7 + 2)
+        let paths = result.files.map(\.path)
+        XCTAssertEqual(paths, paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        XCTAssertEqual(paths.prefix(2), [root + "/a.b/y.vcf", root + "/a/x.vcf"])
+        XCTAssertEqual(paths.filter { $0.hasPrefix(root + "/names/") }.map { String($0.dropFirst(root.count + 7)) },
+                       ["Zoë.vcf", "person-0001.vcf", "person-00010.vcf", "person-0002.vcf", "person.vcf", "persón.vcf", "z.vcf"])
+        for file in result.files {
+            XCTAssertEqual(file.result, scanner.read(path: file.path), file.path)
+        }
+        XCTAssertEqual(try result.files.last { $0.path.hasSuffix("/f99/only.vcf") }?.result.get().map(\.name), ["Folder 99"])
+    }
 }

@@ -1,9 +1,15 @@
-import Contacts
+@_spi(Reference) import Contacts
 
 /// libFuzzer entry: any bytes as a vCard file. Errors are expected; a crash, a hang or a
-/// sanitizer report is a bug.
+/// sanitizer report is a bug, and so is any difference between the one-pass parser and the
+/// line-by-line reference it replaces (contacts, or the error with its line and text).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    _ = try? VCardParser.parse(Array(UnsafeBufferPointer(start: data, count: size)), fileStem: "fuzz")
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let parsed = Result { () throws(ContactParseError) in try VCardParser.parse(bytes, fileStem: "fuzz") }
+    let reference = Result { () throws(ContactParseError) in try VCardParser.referenceParse(bytes, fileStem: "fuzz") }
+    if parsed != reference {
+        fatalError("VCardParser.parse gave \(parsed), the reference \(reference)")
+    }
     return 0
 }
