@@ -75,7 +75,8 @@ struct ContactsDirectoryScanner: Sendable {
     /// the end even when one is slowed down (by other work on the machine, or bigger files),
     /// and keeps one read buffer for all its files. `progress` is told how many files are read
     /// so far, every `progressStep` files or so, from one reader only (never from two threads at
-    /// once), and at the end.
+    /// once), and at the end. A file deleted or moved away since it was listed is left out: it
+    /// is not a contact file any more, and its IN_DELETE or IN_MOVED_FROM follows.
     private func read(_ files: [ListedFile], progress: ((Int) -> Void)? = nil) -> [ContactsScanResult.File] {
         defer { progress?(files.count) }
         let chunk = 64
@@ -83,13 +84,13 @@ struct ContactsDirectoryScanner: Sendable {
         let workers = min(chunks, Self.readerThreads)
         guard workers > 1 else {
             var buffer = FileReadBuffer()
-            return files.map { ContactsScanResult.File(path: $0.path, result: read($0, buffer: &buffer)) }
+            return files.compactMap { file in readUnlessVanished(file, buffer: &buffer).map { .init(path: file.path, result: $0) } }
         }
         let nextChunk = Counter()
         let filesRead = Counter()
         // Called by reader 0 only: never from two threads at once.
         let tellProgress = UncheckedSendable(progress)
-        return Array(unsafeUninitializedCapacity: files.count) { buffer, initializedCount in
+        let slotsRead = [ContactsScanResult.File?](unsafeUninitializedCapacity: files.count) { buffer, initializedCount in
             // Each chunk is taken by one reader only: the slots it initializes are its own.
             let slots = UncheckedSendable(buffer.baseAddress!)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
@@ -98,8 +99,8 @@ struct ContactsDirectoryScanner: Sendable {
                 while case let chunkIndex = nextChunk.add(1), chunkIndex < chunks {
                     let indices = chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk)
                     for index in indices {
-                        let result = read(files[index], buffer: &readBuffer)
-                        (slots.value + index).initialize(to: .init(path: files[index].path, result: result))
+                        let result = readUnlessVanished(files[index], buffer: &readBuffer)
+                        (slots.value + index).initialize(to: result.map { .init(path: files[index].path, result: $0) })
                     }
                     let read = filesRead.add(indices.count) + indices.count
                     if worker == 0 && read - told >= Self.progressStep {
@@ -110,6 +111,7 @@ struct ContactsDirectoryScanner: Sendable {
             }
             initializedCount = files.count
         }
+        return slotsRead.compactMap { $0 }
     }
 
     /// One reader per CPU the process may run on, at most 8: reading and parsing are
@@ -123,8 +125,14 @@ struct ContactsDirectoryScanner: Sendable {
     }
 
     private func read(_ file: ListedFile, buffer: inout FileReadBuffer) -> Result<[Contact], ContactFileProblem> {
+        readUnlessVanished(file, buffer: &buffer) ?? .failure(.unreadable(reason: errnoText(ENOENT)))
+    }
+
+    /// nil: the file is gone (see `LeasedRead.vanished`).
+    private func readUnlessVanished(_ file: ListedFile, buffer: inout FileReadBuffer) -> Result<[Contact], ContactFileProblem>? {
         switch read(path: file.path, underLease: nil, buffer: &buffer, at: file) {
         case .read(let result): result
+        case .vanished: nil
         case .writerOpen: .failure(.unreadable(reason: "it is open for writing"))  // not reached without a lease
         }
     }
@@ -133,6 +141,9 @@ struct ContactsDirectoryScanner: Sendable {
     enum LeasedRead {
         /// Some process has the file open for writing: nothing was read.
         case writerOpen
+        /// The file was deleted or moved away after it was listed: it is no contact file any
+        /// more (its IN_DELETE/IN_MOVED_FROM follows), not an unreadable one.
+        case vanished
         case read(Result<[Contact], ContactFileProblem>)
     }
 
@@ -158,6 +169,7 @@ struct ContactsDirectoryScanner: Sendable {
         }
         guard descriptor >= 0 else {
             let error = errno
+            if error == ENOENT { return .vanished }
             if error == ELOOP {
                 return .read(.failure(.unreadable(reason: "it is a symbolic link, and links are not followed")))
             }

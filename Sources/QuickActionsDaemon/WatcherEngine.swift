@@ -370,6 +370,10 @@ final class WatcherEngine {
         switch scanner.read(path: path, underLease: probeWriter) {
         case .writerOpen:
             return machine.probed(action, .writerOpen, now: ContinuousClock.now).map { [$0] } ?? []
+        case .vanished:
+            _ = machine.probed(action, .noWriter, now: ContinuousClock.now)
+            changes.append(.removed(path: path))
+            return []
         case .read(let result):
             _ = machine.probed(action, .noWriter, now: ContinuousClock.now)
             work.filesParsed += 1

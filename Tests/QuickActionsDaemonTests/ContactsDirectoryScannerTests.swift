@@ -175,6 +175,15 @@ final class ContactsDirectoryScannerTests: XCTestCase {
         XCTAssertEqual(result.problems, [ContactsScanProblem(path: root + "/file.vcf", kind: .notADirectory)])
     }
 
+    /// A file deleted between the listing and its read is no contact file any more (its
+    /// IN_DELETE follows), not an unreadable one that status would list meanwhile.
+    func testFileGoneSinceTheListingIsLeftOutOfTheScan() throws {
+        try write("kept.vcf", card("Kept"))
+        let read = ContactsDirectoryScanner(root: root).read([root + "/kept.vcf", root + "/gone.vcf"])
+        XCTAssertEqual(read.map(\.path), [root + "/kept.vcf"])
+        XCTAssertEqual(try read.first?.result.get().map(\.name), ["Kept"])
+    }
+
     func testReadOfMissingFileAndOfIgnoredName() {
         let scanner = ContactsDirectoryScanner(root: root)
         XCTAssertEqual(scanner.read(path: root + "/gone.vcf"), .failure(.unreadable(reason: "No such file or directory")))
