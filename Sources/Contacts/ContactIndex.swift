@@ -35,22 +35,69 @@ public struct ContactIndex: Sendable {
         }
     }
 
+    /// What one file contributed. Every case holds one pointer, so an entry costs 8 bytes
+    /// in its dictionary; the common one-card file has no array.
     private enum FileEntry: Sendable {
-        case contacts([Contact])
-        case invalid(ContactFileProblem)
+        case one(PackedContact)
+        case several([PackedContact])
+        case invalid(InvalidEntry)
 
-        var contacts: [Contact] {
-            if case .contacts(let contacts) = self { return contacts }
-            return []
+        var contacts: [PackedContact] {
+            switch self {
+            case .one(let contact): return [contact]
+            case .several(let contacts): return contacts
+            case .invalid: return []
+            }
         }
     }
 
-    private var entries: [String: FileEntry] = [:]
-    /// Folder → paths of the files directly in it, so a folder removal touches only its own files.
-    private var pathsByFolder: [String: Set<String>] = [:]
-    /// Identifier → every path that defines it, in code-point order; a path appears once
-    /// per card carrying the identifier. The first path is the winner.
-    private var claims: [String: [String]] = [:]
+    private final class InvalidEntry: Sendable {
+        let problem: ContactFileProblem
+        init(_ problem: ContactFileProblem) { self.problem = problem }
+    }
+
+    /// The files directly in one folder, keyed by file name: the folder's path is stored
+    /// once, not once per file, and short names (≤ 15 UTF-8 bytes) need no allocation.
+    private struct Folder: Sendable {
+        /// The path up to and including its last "/" ("" for a path without one), so
+        /// `key + name` is exactly the path that was applied.
+        var key: String
+        var files: [String: FileEntry] = [:]
+    }
+
+    /// One card that defines an identifier: the card itself and the folder of its file.
+    private struct Claimant: Sendable {
+        var folder: UInt32
+        var contact: PackedContact
+    }
+
+    /// Every card that defines one identifier, in code-point order of their paths (a path
+    /// appears once per card carrying the identifier); the first is the winner. Nearly
+    /// every identifier has one card, which needs no array.
+    private enum Claim: Sendable {
+        case one(Claimant)
+        case several([Claimant])
+
+        var winner: Claimant {
+            switch self {
+            case .one(let claimant): return claimant
+            case .several(let claimants): return claimants[0]
+            }
+        }
+
+        var claimants: [Claimant] {
+            switch self {
+            case .one(let claimant): return [claimant]
+            case .several(let claimants): return claimants
+            }
+        }
+    }
+
+    /// Folders by number; a folder left empty is freed and its number reused.
+    private var folders: [Folder] = []
+    private var freeFolders: [UInt32] = []
+    private var folderNumbers: [String: UInt32] = [:]
+    private var claims: [String: Claim] = [:]
     private var invalidPaths: Set<String> = []
     private var duplicatedIdentifiers: Set<String> = []
     /// Favorites among the winners, kept sorted so reading them costs nothing.
@@ -74,10 +121,7 @@ public struct ContactIndex: Sendable {
 
     /// Replaces everything the file at `path` contributed with `result`.
     public mutating func apply(path: String, result: Result<[Contact], ContactFileProblem>) {
-        switch result {
-        case .success(let contacts): replace(path: path, with: .contacts(contacts))
-        case .failure(let problem): replace(path: path, with: .invalid(problem))
-        }
+        replace(path: path, with: result)
     }
 
     /// Forgets the file at `path` (deleted or moved out).
@@ -91,78 +135,185 @@ public struct ContactIndex: Sendable {
         var folder = directoryPrefix
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
         let nestedPrefix = folder == "/" ? "/" : folder + "/"
-        let affectedFolders = pathsByFolder.keys.filter { candidate in
-            candidate == folder || candidate.utf8.starts(with: nestedPrefix.utf8)
+        let affectedFolders = folderNumbers.filter { key, _ in
+            key == folder || key.utf8.starts(with: nestedPrefix.utf8)
         }
-        for affectedFolder in affectedFolders {
-            for path in pathsByFolder[affectedFolder] ?? [] {
-                remove(path: path)
+        for (key, number) in affectedFolders {
+            for name in folders[Int(number)].files.keys {
+                remove(path: key + name)
             }
         }
     }
 
-    private mutating func replace(path: String, with newEntry: FileEntry?) {
-        let oldEntry = entries[path]
+    /// Applies many files at once: the start-up scan, a rescan after an overflow. Ends in
+    /// the same state as applying them one by one in order; into an empty index it builds
+    /// everything in one pass (paths sorted once, so every card's claim is appended and
+    /// favorites are sorted once) instead of one incremental update per file.
+    public mutating func apply(files: [(path: String, result: Result<[Contact], ContactFileProblem>)]) {
+        guard folders.count == freeFolders.count, !files.isEmpty else {
+            for file in files { apply(path: file.path, result: file.result) }
+            return
+        }
+        var order = Array(files.indices)
+        let alreadySorted = zip(order, order.dropFirst()).allSatisfy { precedesByCodePoint(files[$0].path, files[$1].path) }
+        if !alreadySorted {
+            // Stable, so the last of several results for one path comes last and is kept.
+            order.sort { left, right in
+                let (leftPath, rightPath) = (files[left].path, files[right].path)
+                if leftPath == rightPath { return left < right }
+                return precedesByCodePoint(leftPath, rightPath)
+            }
+        }
+        claims.reserveCapacity(files.count)
+        var newFavorites: [(key: FavoriteSortKey, contact: Contact)] = []
+        var current: (key: String, number: UInt32)?
+        for (position, fileIndex) in order.enumerated() {
+            let path = files[fileIndex].path
+            if position + 1 < order.count && files[order[position + 1]].path == path { continue }
+            let (key, name) = Self.split(path)
+            let number: UInt32
+            if let current, current.key == key {
+                number = current.number
+            } else {
+                number = folderNumber(for: key)
+                current = (key, number)
+            }
+            let entry = Self.entry(for: files[fileIndex].result, fileName: name)
+            folders[Int(number)].files[name] = entry
+            if case .invalid = entry { invalidPaths.insert(path) }
+            for contact in entry.contacts {
+                // Paths come in code-point order, so a later card never precedes an earlier claim.
+                let claimant = Claimant(folder: number, contact: contact)
+                switch claims[contact.identifier] {
+                case nil:
+                    claims[contact.identifier] = .one(claimant)
+                    if contact.favorite {
+                        let favorite = contact.contact
+                        newFavorites.append((FavoriteSortKey(favorite), favorite))
+                    }
+                case .one(let first):
+                    claims[contact.identifier] = .several([first, claimant])
+                    noteDuplicate(contact.identifier)
+                case .several(var claimants):
+                    claims[contact.identifier] = nil
+                    claimants.append(claimant)
+                    claims[contact.identifier] = .several(claimants)
+                    noteDuplicate(contact.identifier)
+                }
+            }
+        }
+        if !newFavorites.isEmpty {
+            sortedFavorites = newFavorites.sorted { $0.key < $1.key }
+            favoritesChanged()
+        }
+    }
+
+    private mutating func replace(path: String, with newResult: Result<[Contact], ContactFileProblem>?) {
+        let (key, name) = Self.split(path)
+        let existingNumber = folderNumbers[key]
+        guard let number = existingNumber ?? (newResult == nil ? nil : folderNumber(for: key)) else { return }
+        let oldEntry = folders[Int(number)].files[name]
+        let newEntry = newResult.map { Self.entry(for: $0, fileName: name) }
         let oldContacts = oldEntry?.contacts ?? []
         let newContacts = newEntry?.contacts ?? []
         let affectedIdentifiers = Self.distinct(oldContacts.map(\.identifier) + newContacts.map(\.identifier))
 
         for identifier in affectedIdentifiers {
-            if let winner = winner(for: identifier), winner.favorite {
-                removeFavorite(winner)
+            if let winner = claims[identifier]?.winner.contact, winner.favorite {
+                removeFavorite(winner.contact)
             }
         }
         for contact in oldContacts {
-            unclaim(contact.identifier, path: path)
+            unclaim(contact)
         }
 
-        let folder = Self.folder(of: path)
-        if let newEntry {
-            entries[path] = newEntry
-            pathsByFolder[folder, default: []].insert(path)
-        } else {
-            entries[path] = nil
-            pathsByFolder[folder]?.remove(path)
-            if pathsByFolder[folder]?.isEmpty == true { pathsByFolder[folder] = nil }
-        }
+        folders[Int(number)].files[name] = newEntry
+        if newEntry == nil && folders[Int(number)].files.isEmpty { freeFolder(number) }
         if case .invalid = newEntry {
             invalidPaths.insert(path)
-        } else {
+        } else if case .invalid = oldEntry {
             invalidPaths.remove(path)
         }
 
         for contact in newContacts {
-            claim(contact.identifier, path: path)
+            claim(Claimant(folder: number, contact: contact))
         }
         for identifier in affectedIdentifiers {
-            if let winner = winner(for: identifier), winner.favorite {
-                insertFavorite(winner)
+            if let winner = claims[identifier]?.winner.contact, winner.favorite {
+                insertFavorite(winner.contact)
             }
         }
     }
 
-    private mutating func claim(_ identifier: String, path: String) {
-        var paths = claims[identifier] ?? []
-        let position = paths.firstIndex { precedesByCodePoint(path, $0) } ?? paths.endIndex
-        paths.insert(path, at: position)
-        if paths.count > 1 {
-            duplicateCount += 1
-            duplicatedIdentifiers.insert(identifier)
+    private static func entry(for result: Result<[Contact], ContactFileProblem>, fileName: String) -> FileEntry {
+        switch result {
+        case .success(let contacts) where contacts.count == 1:
+            return .one(PackedContact.make(contacts[0], fileName: fileName))
+        case .success(let contacts):
+            return .several(contacts.map { PackedContact.make($0, fileName: fileName) })
+        case .failure(let problem):
+            return .invalid(InvalidEntry(problem))
         }
-        claims[identifier] = paths
     }
 
-    private mutating func unclaim(_ identifier: String, path: String) {
-        guard var paths = claims[identifier], let position = paths.firstIndex(of: path) else { return }
-        paths.remove(at: position)
-        if !paths.isEmpty { duplicateCount -= 1 }
-        if paths.count <= 1 { duplicatedIdentifiers.remove(identifier) }
-        claims[identifier] = paths.isEmpty ? nil : paths
+    private mutating func folderNumber(for key: String) -> UInt32 {
+        if let number = folderNumbers[key] { return number }
+        let number: UInt32
+        if let free = freeFolders.popLast() {
+            number = free
+            folders[Int(number)] = Folder(key: key)
+        } else {
+            number = UInt32(folders.count)
+            folders.append(Folder(key: key))
+        }
+        folderNumbers[key] = number
+        return number
     }
 
-    private func winner(for identifier: String) -> Contact? {
-        guard let path = claims[identifier]?.first else { return nil }
-        return entries[path]?.contacts.first { $0.identifier == identifier }
+    private mutating func freeFolder(_ number: UInt32) {
+        folderNumbers[folders[Int(number)].key] = nil
+        folders[Int(number)] = Folder(key: "")
+        freeFolders.append(number)
+    }
+
+    private func path(of claimant: Claimant) -> String {
+        folders[Int(claimant.folder)].key + claimant.contact.fileName
+    }
+
+    private mutating func noteDuplicate(_ identifier: String) {
+        duplicateCount += 1
+        duplicatedIdentifiers.insert(identifier)
+    }
+
+    private mutating func claim(_ claimant: Claimant) {
+        let identifier = claimant.contact.identifier
+        guard let existing = claims[identifier] else {
+            claims[identifier] = .one(claimant)
+            return
+        }
+        var claimants = existing.claimants
+        let newPath = path(of: claimant)
+        let position = claimants.firstIndex { precedesByCodePoint(newPath, path(of: $0)) } ?? claimants.endIndex
+        claimants.insert(claimant, at: position)
+        claims[identifier] = .several(claimants)
+        noteDuplicate(identifier)
+    }
+
+    private mutating func unclaim(_ contact: PackedContact) {
+        let identifier = contact.identifier
+        guard let existing = claims[identifier] else { return }
+        var claimants = existing.claimants
+        guard let position = claimants.firstIndex(where: { $0.contact === contact }) else { return }
+        claims[identifier] = nil
+        claimants.remove(at: position)
+        if claimants.isEmpty { return }
+        duplicateCount -= 1
+        if claimants.count == 1 {
+            duplicatedIdentifiers.remove(identifier)
+            claims[identifier] = .one(claimants[0])
+        } else {
+            claims[identifier] = .several(claimants)
+        }
     }
 
     private mutating func insertFavorite(_ contact: Contact) {
@@ -210,16 +361,19 @@ public struct ContactIndex: Sendable {
         return Array(Set(identifiers))
     }
 
-    private static func folder(of path: String) -> String {
-        guard let slash = ContactFileKind.lastIndex(of: "/", in: path) else { return "" }
-        return slash == path.utf8.startIndex ? "/" : String(decoding: path.utf8[..<slash], as: UTF8.self)
+    /// The folder key (up to and including the last "/") and the file name.
+    private static func split(_ path: String) -> (key: String, name: String) {
+        guard let slash = ContactFileKind.lastIndex(of: "/", in: path) else { return ("", path) }
+        let afterSlash = path.utf8.index(after: slash)
+        return (String(decoding: path.utf8[..<afterSlash], as: UTF8.self),
+                String(decoding: path.utf8[afterSlash...], as: UTF8.self))
     }
 
     // MARK: Queries
 
     /// Every path the index holds an entry for (valid or not), in code-point order.
     public var paths: [String] {
-        entries.keys.sorted(by: precedesByCodePoint)
+        folders.flatMap { folder in folder.files.keys.map { folder.key + $0 } }.sorted(by: precedesByCodePoint)
     }
 
     /// Distinct contacts (duplicates count once).
@@ -231,30 +385,37 @@ public struct ContactIndex: Sendable {
     public var favorites: [Contact] { sortedFavorites.map(\.contact) }
 
     public func contact(identifier: String) -> Contact? {
-        winner(for: identifier)
+        claims[identifier]?.winner.contact.contact
+    }
+
+    private func fileEntry(path: String) -> FileEntry? {
+        let (key, name) = Self.split(path)
+        guard let number = folderNumbers[key] else { return nil }
+        return folders[Int(number)].files[name]
     }
 
     /// What the index knows about one file: its contacts, its problem, or nil when unknown.
     public func entry(path: String) -> Result<[Contact], ContactFileProblem>? {
-        switch entries[path] {
-        case .contacts(let contacts): return .success(contacts)
-        case .invalid(let problem): return .failure(problem)
+        switch fileEntry(path: path) {
+        case .invalid(let invalid): return .failure(invalid.problem)
+        case let entry?: return .success(entry.contacts.map(\.contact))
         case nil: return nil
         }
     }
 
     public var invalidFiles: [InvalidFile] {
         invalidPaths.sorted(by: precedesByCodePoint).compactMap { path in
-            guard case .invalid(let problem) = entries[path] else { return nil }
-            return InvalidFile(path: path, reason: problem)
+            guard case .invalid(let invalid) = fileEntry(path: path) else { return nil }
+            return InvalidFile(path: path, reason: invalid.problem)
         }
     }
 
     /// Every ignored definition of an identifier, by identifier then path.
     public var duplicates: [Duplicate] {
         duplicatedIdentifiers.sorted(by: precedesByCodePoint).flatMap { identifier -> [Duplicate] in
-            guard let paths = claims[identifier], let kept = paths.first else { return [] }
-            return paths.dropFirst().map { Duplicate(identifier: identifier, keptPath: kept, ignoredPath: $0) }
+            guard let claimants = claims[identifier]?.claimants, let kept = claimants.first else { return [] }
+            let keptPath = path(of: kept)
+            return claimants.dropFirst().map { Duplicate(identifier: identifier, keptPath: keptPath, ignoredPath: path(of: $0)) }
         }
     }
 }

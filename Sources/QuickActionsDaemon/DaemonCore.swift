@@ -388,12 +388,10 @@ actor DaemonCore {
     func applyWatcherUpdate(_ update: ContactsDirectoryUpdate) {
         watchHealth = update.health
         let favoritesBefore = index.favorites
-        for change in update.changes {
-            switch change {
-            case .file(let path, let result): index.apply(path: path, result: result)
-            case .removed(let path): index.remove(path: path)
-            case .removedTree(let directory): index.removeAll(under: directory)
-            }
+        if update.changes.count >= Self.largeBatch {
+            applyLargeBatch(update.changes)
+        } else {
+            for change in update.changes { apply(change, to: &index) }
         }
         activity.filesParsed += update.work.filesParsed
         activity.rescans += update.work.rescans
@@ -405,6 +403,30 @@ actor DaemonCore {
         // queued in buffers now freed; without this the heap keeps their pages for good.
         if update.changes.count >= Self.largeBatch { _ = CLinux_releaseFreeHeapMemory() }
         if index.favorites != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
+    }
+
+    private func apply(_ change: ContactIndexChange, to index: inout ContactIndex) {
+        switch change {
+        case .file(let path, let result): index.apply(path: path, result: result)
+        case .removed(let path): index.remove(path: path)
+        case .removedTree(let directory): index.removeAll(under: directory)
+        }
+    }
+
+    /// A large batch (the start-up scan, a rescan) goes to the index's bulk path, run by run
+    /// of files, in order (a removal between two runs is applied between them).
+    private func applyLargeBatch(_ changes: [ContactIndexChange]) {
+        var files: [(path: String, result: Result<[Contact], ContactFileProblem>)] = []
+        for change in changes {
+            if case .file(let path, let result) = change {
+                files.append((path, result))
+                continue
+            }
+            if !files.isEmpty { index.apply(files: files) }
+            files.removeAll()
+            apply(change, to: &index)
+        }
+        if !files.isEmpty { index.apply(files: files) }
     }
 
     /// With `Recompute=change`, (re)starts the settle timer; also called at start, so the set
