@@ -35,69 +35,155 @@ public struct ContactIndex: Sendable {
         }
     }
 
-    /// What one file contributed. Every case holds one pointer, so an entry costs 8 bytes
-    /// in its dictionary; the common one-card file has no array.
-    private enum FileEntry: Sendable {
-        case one(PackedContact)
-        case several([PackedContact])
-        case invalid(InvalidEntry)
+    /// What one file contributed, and the file's name: an element of its folder's set,
+    /// hashed and compared by the name's bytes. One pointer (8 bytes in the set's table);
+    /// the common one-card file is its `PackedContact` alone, which holds the name.
+    private struct FileSlot: Hashable, Sendable {
+        enum Storage: Sendable {
+            case one(PackedContact)
+            /// Several cards or none, or a problem; also a lookup by name (`probe`).
+            case other(OtherFile)
+        }
+
+        let storage: Storage
+
+        static func probe(_ name: String) -> FileSlot {
+            FileSlot(storage: .other(OtherFile(name: name, contacts: [], problem: nil)))
+        }
+
+        func withNameBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            switch storage {
+            case .one(let contact): return contact.withFileNameBytes(body)
+            case .other(let file): return ContactIndex.withBytes(of: file.name, body)
+            }
+        }
+
+        var name: String {
+            switch storage {
+            case .one(let contact): return contact.fileName
+            case .other(let file): return file.name
+            }
+        }
 
         var contacts: [PackedContact] {
-            switch self {
+            switch storage {
             case .one(let contact): return [contact]
-            case .several(let contacts): return contacts
-            case .invalid: return []
+            case .other(let file): return file.contacts
             }
+        }
+
+        var problem: ContactFileProblem? {
+            if case .other(let file) = storage { return file.problem }
+            return nil
+        }
+
+        static func == (lhs: FileSlot, rhs: FileSlot) -> Bool {
+            lhs.withNameBytes { left in rhs.withNameBytes { right in ContactIndex.textEqual(left, right) } }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            withNameBytes { ContactIndex.hashText($0, into: &hasher) }
         }
     }
 
-    private final class InvalidEntry: Sendable {
-        let problem: ContactFileProblem
-        init(_ problem: ContactFileProblem) { self.problem = problem }
+    private final class OtherFile: Sendable {
+        let name: String
+        let contacts: [PackedContact]
+        let problem: ContactFileProblem?
+
+        init(name: String, contacts: [PackedContact], problem: ContactFileProblem?) {
+            self.name = name
+            self.contacts = contacts
+            self.problem = problem
+        }
     }
 
-    /// The files directly in one folder, keyed by file name: the folder's path is stored
-    /// once, not once per file, and short names (≤ 15 UTF-8 bytes) need no allocation.
+    /// The files directly in one folder: the folder's path is stored once, not once per file.
     private struct Folder: Sendable {
         /// The path up to and including its last "/" ("" for a path without one), so
         /// `key + name` is exactly the path that was applied.
         var key: String
-        var files: [String: FileEntry] = [:]
-    }
-
-    /// One card that defines an identifier: the card itself and the folder of its file.
-    private struct Claimant: Sendable {
-        var folder: UInt32
-        var contact: PackedContact
+        var files: Set<FileSlot> = []
     }
 
     /// Every card that defines one identifier, in code-point order of their paths (a path
-    /// appears once per card carrying the identifier); the first is the winner. Nearly
-    /// every identifier has one card, which needs no array.
-    private enum Claim: Sendable {
-        case one(Claimant)
-        case several([Claimant])
+    /// appears once per card carrying the identifier); the first is the winner. An element
+    /// of `claims`, hashed and compared by the identifier's bytes: one pointer, and nearly
+    /// every identifier has one card, which needs no array. Any card of the identifier
+    /// (`.one(card)`) or `probe` finds it.
+    private struct ClaimSlot: Hashable, Sendable {
+        enum Storage: Sendable {
+            case one(PackedContact)
+            case several([PackedContact])
+            case probe(IdentifierProbe)
+        }
 
-        var winner: Claimant {
-            switch self {
-            case .one(let claimant): return claimant
-            case .several(let claimants): return claimants[0]
+        let storage: Storage
+
+        static func one(_ contact: PackedContact) -> ClaimSlot { ClaimSlot(storage: .one(contact)) }
+        static func probe(_ identifier: String) -> ClaimSlot { ClaimSlot(storage: .probe(IdentifierProbe(identifier))) }
+
+        var claimants: [PackedContact] {
+            switch storage {
+            case .one(let contact): return [contact]
+            case .several(let contacts): return contacts
+            case .probe: return []
             }
         }
 
-        var claimants: [Claimant] {
-            switch self {
-            case .one(let claimant): return [claimant]
-            case .several(let claimants): return claimants
+        var winner: PackedContact? {
+            switch storage {
+            case .one(let contact): return contact
+            case .several(let contacts): return contacts.first
+            case .probe: return nil
             }
         }
+
+        func withIdentifierBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            switch storage {
+            case .one(let contact): return contact.withIdentifierBytes(body)
+            case .several(let contacts): return contacts[0].withIdentifierBytes(body)
+            case .probe(let probe): return ContactIndex.withBytes(of: probe.identifier, body)
+            }
+        }
+
+        static func == (lhs: ClaimSlot, rhs: ClaimSlot) -> Bool {
+            lhs.withIdentifierBytes { left in rhs.withIdentifierBytes { right in ContactIndex.textEqual(left, right) } }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            withIdentifierBytes { ContactIndex.hashText($0, into: &hasher) }
+        }
+    }
+
+    private final class IdentifierProbe: Sendable {
+        let identifier: String
+        init(_ identifier: String) { self.identifier = identifier }
+    }
+
+    /// Packed names and identifiers compare and hash as `String`s do (canonical
+    /// equivalence), as when the index's tables were keyed by `String`; equal bytes, or
+    /// two ASCII texts, are decided without making strings.
+    private static func textEqual(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        if left.elementsEqual(right) { return true }
+        if left.allSatisfy({ $0 < 0x80 }) && right.allSatisfy({ $0 < 0x80 }) { return false }
+        return String(decoding: left, as: UTF8.self) == String(decoding: right, as: UTF8.self)
+    }
+
+    private static func hashText(_ text: UnsafeBufferPointer<UInt8>, into hasher: inout Hasher) {
+        hasher.combine(String(decoding: text, as: UTF8.self))
+    }
+
+    private static func withBytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var text = text
+        return text.withUTF8(body)
     }
 
     /// Folders by number; a folder left empty is freed and its number reused.
     private var folders: [Folder] = []
     private var freeFolders: [UInt32] = []
     private var folderNumbers: [String: UInt32] = [:]
-    private var claims: [String: Claim] = [:]
+    private var claims: Set<ClaimSlot> = []
     private var invalidPaths: Set<String> = []
     private var duplicatedIdentifiers: Set<String> = []
     /// Favorites among the winners, kept sorted so reading them costs nothing.
@@ -139,8 +225,8 @@ public struct ContactIndex: Sendable {
             key == folder || key.utf8.starts(with: nestedPrefix.utf8)
         }
         for (key, number) in affectedFolders {
-            for name in folders[Int(number)].files.keys {
-                remove(path: key + name)
+            for file in folders[Int(number)].files {
+                remove(path: key + file.name)
             }
         }
     }
@@ -160,7 +246,7 @@ public struct ContactIndex: Sendable {
             // Stable, so the last of several results for one path comes last and is kept.
             order.sort { left, right in
                 let (leftPath, rightPath) = (files[left].path, files[right].path)
-                if leftPath == rightPath { return left < right }
+                if leftPath.utf8.elementsEqual(rightPath.utf8) { return left < right }
                 return precedesByCodePoint(leftPath, rightPath)
             }
         }
@@ -169,7 +255,7 @@ public struct ContactIndex: Sendable {
         var current: (key: String, number: UInt32)?
         for (position, fileIndex) in order.enumerated() {
             let path = files[fileIndex].path
-            if position + 1 < order.count && files[order[position + 1]].path == path { continue }
+            if position + 1 < order.count && files[order[position + 1]].path.utf8.elementsEqual(path.utf8) { continue }
             let (key, name) = Self.split(path)
             let number: UInt32
             if let current, current.key == key {
@@ -178,48 +264,76 @@ public struct ContactIndex: Sendable {
                 number = folderNumber(for: key)
                 current = (key, number)
             }
-            let entry = Self.entry(for: files[fileIndex].result, fileName: name)
-            folders[Int(number)].files[name] = entry
-            if case .invalid = entry { invalidPaths.insert(path) }
-            for contact in entry.contacts {
+            let file = Self.slot(for: files[fileIndex].result, fileName: name, folder: number)
+            let (inserted, existing) = folders[Int(number)].files.insert(file)
+            if !inserted {
+                // A path canonically equivalent to one already added (other bytes, so not
+                // next to it in the order) is the same entry, as for `apply(path:result:)`:
+                // the one later in the batch wins; if that is this one, it replaces the other
+                // the incremental way, with the favorites so far in place.
+                let existingPath = key + existing.name
+                let existingIndex = Self.lastIndex(of: existingPath, in: order, of: files)
+                if let existingIndex, existingIndex > fileIndex { continue }
+                mergeFavorites(&newFavorites)
+                replace(path: path, with: files[fileIndex].result)
+                continue
+            }
+            if file.problem != nil { invalidPaths.insert(path) }
+            for contact in file.contacts {
                 // Paths come in code-point order, so a later card never precedes an earlier claim.
-                let claimant = Claimant(folder: number, contact: contact)
-                switch claims[contact.identifier] {
-                case nil:
-                    claims[contact.identifier] = .one(claimant)
+                let (inserted, existing) = claims.insert(.one(contact))
+                if inserted {
                     if contact.favorite {
                         let favorite = contact.contact
                         newFavorites.append((FavoriteSortKey(favorite), favorite))
                     }
-                case .one(let first):
-                    claims[contact.identifier] = .several([first, claimant])
-                    noteDuplicate(contact.identifier)
-                case .several(var claimants):
-                    claims[contact.identifier] = nil
-                    claimants.append(claimant)
-                    claims[contact.identifier] = .several(claimants)
+                } else {
+                    claims.update(with: ClaimSlot(storage: .several(existing.claimants + [contact])))
                     noteDuplicate(contact.identifier)
                 }
             }
         }
-        if !newFavorites.isEmpty {
-            sortedFavorites = newFavorites.sorted { $0.key < $1.key }
-            favoritesChanged()
+        mergeFavorites(&newFavorites)
+    }
+
+    /// Where the files sorted in `order` give the exact bytes of `path` last, as an index into `files`.
+    private static func lastIndex(
+        of path: String, in order: [Int], of files: [(path: String, result: Result<[Contact], ContactFileProblem>)]
+    ) -> Int? {
+        var low = 0
+        var high = order.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if precedesByCodePoint(path, files[order[middle]].path) {
+                high = middle
+            } else {
+                low = middle + 1
+            }
         }
+        guard low > 0, files[order[low - 1]].path.utf8.elementsEqual(path.utf8) else { return nil }
+        return order[low - 1]
+    }
+
+    private mutating func mergeFavorites(_ newFavorites: inout [(key: FavoriteSortKey, contact: Contact)]) {
+        guard !newFavorites.isEmpty else { return }
+        sortedFavorites = (sortedFavorites + newFavorites).sorted { $0.key < $1.key }
+        newFavorites = []
+        favoritesChanged()
     }
 
     private mutating func replace(path: String, with newResult: Result<[Contact], ContactFileProblem>?) {
         let (key, name) = Self.split(path)
         let existingNumber = folderNumbers[key]
         guard let number = existingNumber ?? (newResult == nil ? nil : folderNumber(for: key)) else { return }
-        let oldEntry = folders[Int(number)].files[name]
-        let newEntry = newResult.map { Self.entry(for: $0, fileName: name) }
-        let oldContacts = oldEntry?.contacts ?? []
-        let newContacts = newEntry?.contacts ?? []
-        let affectedIdentifiers = Self.distinct(oldContacts.map(\.identifier) + newContacts.map(\.identifier))
+        let newFile = newResult.map { Self.slot(for: $0, fileName: name, folder: number) }
+        let probe = newFile ?? .probe(name)
+        let oldFile = folders[Int(number)].files.firstIndex(of: probe).map { folders[Int(number)].files[$0] }
+        let oldContacts = oldFile?.contacts ?? []
+        let newContacts = newFile?.contacts ?? []
+        let affected = Self.distinctIdentifiers(oldContacts + newContacts)
 
-        for identifier in affectedIdentifiers {
-            if let winner = claims[identifier]?.winner.contact, winner.favorite {
+        for contact in affected {
+            if let winner = winner(of: contact), winner.favorite {
                 removeFavorite(winner.contact)
             }
         }
@@ -227,32 +341,42 @@ public struct ContactIndex: Sendable {
             unclaim(contact)
         }
 
-        folders[Int(number)].files[name] = newEntry
-        if newEntry == nil && folders[Int(number)].files.isEmpty { freeFolder(number) }
-        if case .invalid = newEntry {
+        if let newFile {
+            folders[Int(number)].files.update(with: newFile)
+        } else if oldFile != nil {
+            folders[Int(number)].files.remove(probe)
+            if folders[Int(number)].files.isEmpty { freeFolder(number) }
+        }
+        if newFile?.problem != nil {
             invalidPaths.insert(path)
-        } else if case .invalid = oldEntry {
+        } else if oldFile?.problem != nil {
             invalidPaths.remove(path)
         }
 
         for contact in newContacts {
-            claim(Claimant(folder: number, contact: contact))
+            claim(contact)
         }
-        for identifier in affectedIdentifiers {
-            if let winner = claims[identifier]?.winner.contact, winner.favorite {
+        for contact in affected {
+            if let winner = winner(of: contact), winner.favorite {
                 insertFavorite(winner.contact)
             }
         }
     }
 
-    private static func entry(for result: Result<[Contact], ContactFileProblem>, fileName: String) -> FileEntry {
+    /// The card that wins `contact`'s identifier, if any card claims it.
+    private func winner(of contact: PackedContact) -> PackedContact? {
+        claims.firstIndex(of: .one(contact)).flatMap { claims[$0].winner }
+    }
+
+    private static func slot(for result: Result<[Contact], ContactFileProblem>, fileName: String, folder: UInt32) -> FileSlot {
         switch result {
         case .success(let contacts) where contacts.count == 1:
-            return .one(PackedContact.make(contacts[0], fileName: fileName))
+            return FileSlot(storage: .one(PackedContact.make(contacts[0], fileName: fileName, folder: folder)))
         case .success(let contacts):
-            return .several(contacts.map { PackedContact.make($0, fileName: fileName) })
+            let packed = contacts.map { PackedContact.make($0, fileName: fileName, folder: folder) }
+            return FileSlot(storage: .other(OtherFile(name: fileName, contacts: packed, problem: nil)))
         case .failure(let problem):
-            return .invalid(InvalidEntry(problem))
+            return FileSlot(storage: .other(OtherFile(name: fileName, contacts: [], problem: problem)))
         }
     }
 
@@ -276,8 +400,8 @@ public struct ContactIndex: Sendable {
         freeFolders.append(number)
     }
 
-    private func path(of claimant: Claimant) -> String {
-        folders[Int(claimant.folder)].key + claimant.contact.fileName
+    private func path(of contact: PackedContact) -> String {
+        folders[Int(contact.folder)].key + contact.fileName
     }
 
     private mutating func noteDuplicate(_ identifier: String) {
@@ -285,34 +409,32 @@ public struct ContactIndex: Sendable {
         duplicatedIdentifiers.insert(identifier)
     }
 
-    private mutating func claim(_ claimant: Claimant) {
-        let identifier = claimant.contact.identifier
-        guard let existing = claims[identifier] else {
-            claims[identifier] = .one(claimant)
-            return
-        }
+    private mutating func claim(_ contact: PackedContact) {
+        let (inserted, existing) = claims.insert(.one(contact))
+        if inserted { return }
         var claimants = existing.claimants
-        let newPath = path(of: claimant)
+        let newPath = path(of: contact)
         let position = claimants.firstIndex { precedesByCodePoint(newPath, path(of: $0)) } ?? claimants.endIndex
-        claimants.insert(claimant, at: position)
-        claims[identifier] = .several(claimants)
-        noteDuplicate(identifier)
+        claimants.insert(contact, at: position)
+        claims.update(with: ClaimSlot(storage: .several(claimants)))
+        noteDuplicate(contact.identifier)
     }
 
     private mutating func unclaim(_ contact: PackedContact) {
-        let identifier = contact.identifier
-        guard let existing = claims[identifier] else { return }
-        var claimants = existing.claimants
-        guard let position = claimants.firstIndex(where: { $0.contact === contact }) else { return }
-        claims[identifier] = nil
+        guard let slot = claims.firstIndex(of: .one(contact)) else { return }
+        var claimants = claims[slot].claimants
+        guard let position = claimants.firstIndex(where: { $0 === contact }) else { return }
         claimants.remove(at: position)
-        if claimants.isEmpty { return }
+        if claimants.isEmpty {
+            claims.remove(at: slot)
+            return
+        }
         duplicateCount -= 1
         if claimants.count == 1 {
-            duplicatedIdentifiers.remove(identifier)
-            claims[identifier] = .one(claimants[0])
+            duplicatedIdentifiers.remove(contact.identifier)
+            claims.update(with: .one(claimants[0]))
         } else {
-            claims[identifier] = .several(claimants)
+            claims.update(with: ClaimSlot(storage: .several(claimants)))
         }
     }
 
@@ -350,15 +472,18 @@ public struct ContactIndex: Sendable {
         return low
     }
 
-    /// Each identifier once; a file holds one card or a few, so no set is built for them.
-    private static func distinct(_ identifiers: [String]) -> [String] {
-        guard identifiers.count > 1 else { return identifiers }
-        guard identifiers.count > 16 else {
-            var unique: [String] = []
-            for identifier in identifiers where !unique.contains(identifier) { unique.append(identifier) }
+    /// One card per identifier; a file holds one card or a few, so no set is built for them.
+    private static func distinctIdentifiers(_ contacts: [PackedContact]) -> [PackedContact] {
+        guard contacts.count > 1 else { return contacts }
+        guard contacts.count > 16 else {
+            var unique: [PackedContact] = []
+            for contact in contacts where !unique.contains(where: { ClaimSlot.one($0) == ClaimSlot.one(contact) }) {
+                unique.append(contact)
+            }
             return unique
         }
-        return Array(Set(identifiers))
+        var seen: Set<ClaimSlot> = []
+        return contacts.filter { seen.insert(.one($0)).inserted }
     }
 
     /// The folder key (up to and including the last "/") and the file name.
@@ -373,7 +498,7 @@ public struct ContactIndex: Sendable {
 
     /// Every path the index holds an entry for (valid or not), in code-point order.
     public var paths: [String] {
-        folders.flatMap { folder in folder.files.keys.map { folder.key + $0 } }.sorted(by: precedesByCodePoint)
+        folders.flatMap { folder in folder.files.map { folder.key + $0.name } }.sorted(by: precedesByCodePoint)
     }
 
     /// Distinct contacts (duplicates count once).
@@ -385,35 +510,36 @@ public struct ContactIndex: Sendable {
     public var favorites: [Contact] { sortedFavorites.map(\.contact) }
 
     public func contact(identifier: String) -> Contact? {
-        claims[identifier]?.winner.contact.contact
+        claims.firstIndex(of: .probe(identifier)).flatMap { claims[$0].winner }?.contact
     }
 
-    private func fileEntry(path: String) -> FileEntry? {
+    private func file(path: String) -> FileSlot? {
         let (key, name) = Self.split(path)
         guard let number = folderNumbers[key] else { return nil }
-        return folders[Int(number)].files[name]
+        let files = folders[Int(number)].files
+        return files.firstIndex(of: .probe(name)).map { files[$0] }
     }
 
     /// What the index knows about one file: its contacts, its problem, or nil when unknown.
     public func entry(path: String) -> Result<[Contact], ContactFileProblem>? {
-        switch fileEntry(path: path) {
-        case .invalid(let invalid): return .failure(invalid.problem)
-        case let entry?: return .success(entry.contacts.map(\.contact))
-        case nil: return nil
-        }
+        guard let file = file(path: path) else { return nil }
+        if let problem = file.problem { return .failure(problem) }
+        return .success(file.contacts.map(\.contact))
     }
 
     public var invalidFiles: [InvalidFile] {
         invalidPaths.sorted(by: precedesByCodePoint).compactMap { path in
-            guard case .invalid(let invalid) = fileEntry(path: path) else { return nil }
-            return InvalidFile(path: path, reason: invalid.problem)
+            guard let problem = file(path: path)?.problem else { return nil }
+            return InvalidFile(path: path, reason: problem)
         }
     }
 
     /// Every ignored definition of an identifier, by identifier then path.
     public var duplicates: [Duplicate] {
         duplicatedIdentifiers.sorted(by: precedesByCodePoint).flatMap { identifier -> [Duplicate] in
-            guard let claimants = claims[identifier]?.claimants, let kept = claimants.first else { return [] }
+            guard let slot = claims.firstIndex(of: .probe(identifier)) else { return [] }
+            let claimants = claims[slot].claimants
+            guard let kept = claimants.first else { return [] }
             let keptPath = path(of: kept)
             return claimants.dropFirst().map { Duplicate(identifier: identifier, keptPath: keptPath, ignoredPath: path(of: $0)) }
         }

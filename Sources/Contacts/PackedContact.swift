@@ -1,20 +1,19 @@
 /// One contact as the index stores it: a single allocation per contact instead of one
 /// per string and per email array (issue 12: the index was ~0.7 KiB per contact).
 ///
-/// The name and the emails are packed as UTF-8 bytes, each preceded by its length as a
-/// LEB128 varint, behind a small header; the preferred email is an index into the
-/// emails, not a second copy. The identifier and the file name stay `String`s because
-/// the index's dictionaries are keyed by them: the keys and these fields share one
-/// string buffer (or are inline, for up to 15 UTF-8 bytes), so neither is stored twice.
-/// (The file name comes from the index, which splits it off the path in a new string.)
+/// Behind a small header, the strings are packed as UTF-8 bytes, each preceded by its
+/// length as a LEB128 varint: the file name (without its folder), the identifier, the
+/// name, the emails, and a preferred email that is not among the emails, if any; the
+/// preferred email is otherwise an index into the emails, not a second copy. The
+/// index's tables hash and compare the file name and the identifier in place
+/// (`withFileNameBytes`, `withIdentifierBytes`), so neither is stored again as a key.
 /// Immutable once made, hence `@unchecked Sendable` (`ManagedBuffer` itself cannot be).
 struct PackedContact: @unchecked Sendable {
     private let storage: ManagedBuffer<Header, UInt8>
 
     struct Header {
-        let identifier: String
-        /// The name of the file the contact came from (without its folder).
-        let fileName: String
+        /// The index's number for the folder of the file the contact came from.
+        let folder: UInt32
         let emailCount: UInt32
         /// `noPreferredEmail`, an index into the emails, or `emailCount` for a preferred
         /// email that is not among the emails (stored after them).
@@ -24,8 +23,12 @@ struct PackedContact: @unchecked Sendable {
 
     static let noPreferredEmail = UInt32.max
 
-    static func make(_ contact: Contact, fileName: String) -> PackedContact {
-        var strings = [contact.name] + contact.emails
+    private enum Field: Int {
+        case fileName, identifier, name, firstEmail
+    }
+
+    static func make(_ contact: Contact, fileName: String, folder: UInt32) -> PackedContact {
+        var strings = [fileName, contact.identifier, contact.name] + contact.emails
         var preferred = noPreferredEmail
         if let email = contact.email {
             // Byte equality, not `==` (canonical equivalence): the stored bytes must be
@@ -39,8 +42,7 @@ struct PackedContact: @unchecked Sendable {
         }
         let byteCount = strings.reduce(0) { $0 + varintSize($1.utf8.count) + $1.utf8.count }
         let header = Header(
-            identifier: freshCopy(contact.identifier), fileName: fileName, emailCount: UInt32(contact.emails.count),
-            preferredEmail: preferred, favorite: contact.favorite)
+            folder: folder, emailCount: UInt32(contact.emails.count), preferredEmail: preferred, favorite: contact.favorite)
         let storage = ManagedBuffer<Header, UInt8>.create(minimumCapacity: byteCount) { _ in header }
         storage.withUnsafeMutablePointerToElements { bytes in
             var offset = 0
@@ -52,26 +54,13 @@ struct PackedContact: @unchecked Sendable {
                     offset += 1
                 } while length > 0
                 string.withUTF8 { utf8 in
-                    (bytes + offset).update(from: utf8.baseAddress!, count: utf8.count)
+                    guard let source = utf8.baseAddress else { return }
+                    (bytes + offset).update(from: source, count: utf8.count)
                     offset += utf8.count
                 }
             }
         }
         return PackedContact(storage: storage)
-    }
-
-    /// The same text in a new allocation of its own (or inline, up to 15 bytes). A string
-    /// the parser made was allocated among the file's transient buffers; kept for good, it
-    /// would pin their heap pages after they are freed (measured: ~40 MiB left unreturnable
-    /// at 100k contacts with 36-character UIDs).
-    private static func freshCopy(_ text: String) -> String {
-        var text = text
-        return text.withUTF8 { utf8 in
-            String(unsafeUninitializedCapacity: utf8.count) { buffer in
-                _ = buffer.initialize(fromContentsOf: utf8)
-                return utf8.count
-            }
-        }
     }
 
     private static func varintSize(_ value: Int) -> Int {
@@ -85,19 +74,16 @@ struct PackedContact: @unchecked Sendable {
     }
 
     private var header: Header { storage.header }
-    var identifier: String { header.identifier }
-    var fileName: String { header.fileName }
+    var folder: UInt32 { header.folder }
     var favorite: Bool { header.favorite }
 
     /// The same stored card (not merely an equal one).
     static func === (lhs: PackedContact, rhs: PackedContact) -> Bool { lhs.storage === rhs.storage }
 
-    /// The packed strings in order: the name, the emails, then the separate preferred email if any.
-    private func strings() -> [String] {
-        let count = 1 + Int(header.emailCount) + (header.preferredEmail == header.emailCount ? 1 : 0)
-        return storage.withUnsafeMutablePointerToElements { bytes in
-            var strings: [String] = []
-            strings.reserveCapacity(count)
+    /// Calls `body` with the bytes of each packed string in order, until it returns false.
+    private func forEachString(_ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        storage.withUnsafeMutablePointerToElements { bytes in
+            let count = Field.firstEmail.rawValue + Int(header.emailCount) + (header.preferredEmail == header.emailCount ? 1 : 0)
             var offset = 0
             for _ in 0..<count {
                 var length = 0
@@ -109,19 +95,43 @@ struct PackedContact: @unchecked Sendable {
                     shift += 7
                     if byte & 0x80 == 0 { break }
                 }
-                strings.append(String(decoding: UnsafeBufferPointer(start: bytes + offset, count: length), as: UTF8.self))
+                if !body(UnsafeBufferPointer(start: bytes + offset, count: length)) { return }
                 offset += length
             }
-            return strings
         }
     }
 
+    private func withBytes<R>(of field: Field, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var result: R?
+        var position = 0
+        forEachString { bytes in
+            if position == field.rawValue {
+                result = body(bytes)
+                return false
+            }
+            position += 1
+            return true
+        }
+        return result!
+    }
+
+    func withFileNameBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { withBytes(of: .fileName, body) }
+    func withIdentifierBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { withBytes(of: .identifier, body) }
+    var fileName: String { withFileNameBytes { String(decoding: $0, as: UTF8.self) } }
+    var identifier: String { withIdentifierBytes { String(decoding: $0, as: UTF8.self) } }
+
     /// The contact exactly as it was given to `make`.
     var contact: Contact {
-        let strings = strings()
-        let emailCount = Int(header.emailCount)
-        let emails = Array(strings[1..<(1 + emailCount)])
-        let email: String? = header.preferredEmail == Self.noPreferredEmail ? nil : strings[1 + Int(header.preferredEmail)]
-        return Contact(identifier: header.identifier, name: strings[0], email: email, emails: emails, favorite: header.favorite)
+        var strings: [String] = []
+        forEachString { bytes in
+            strings.append(String(decoding: bytes, as: UTF8.self))
+            return true
+        }
+        let emails = Array(strings[Field.firstEmail.rawValue..<(Field.firstEmail.rawValue + Int(header.emailCount))])
+        let email: String? = header.preferredEmail == Self.noPreferredEmail
+            ? nil : strings[Field.firstEmail.rawValue + Int(header.preferredEmail)]
+        return Contact(
+            identifier: strings[Field.identifier.rawValue], name: strings[Field.name.rawValue], email: email, emails: emails,
+            favorite: header.favorite)
     }
 }

@@ -274,4 +274,30 @@ final class ContactIndexTests: XCTestCase {
         assertSameState(bulk, incremental)
         XCTAssertEqual(bulk.duplicateCount, 10)
     }
+
+    func testCanonicallyEquivalentPathsAndIdentifiersAreOneAsWithStringKeys() {
+        // "é" precomposed and decomposed: other bytes, the same `String`.
+        let files: [(path: String, result: Result<[Contact], ContactFileProblem>)] = [
+            ("/c/\u{e9}.vcf", .success([contact("caf\u{e9}", "First", favorite: true)])),
+            ("/c/b.vcf", .success([contact("cafe\u{301}", "Second", favorite: true)])),
+            ("/c/e\u{301}.vcf", .success([contact("other", "Replacement", favorite: true)])),
+        ]
+        var incremental = ContactIndex()
+        files.forEach { incremental.apply(path: $0.path, result: $0.result) }
+        var bulk = ContactIndex()
+        bulk.apply(files: files)
+        assertSameState(bulk, incremental)
+        XCTAssertEqual(bulk.paths.count, 2)
+        XCTAssertEqual(bulk.contact(identifier: "caf\u{e9}")?.name, "Second")
+        XCTAssertEqual(bulk.favorites.map(\.name), ["Replacement", "Second"])
+
+        // The other way round, the later file is the one sorted last: it replaces the earlier.
+        var incrementalReversed = ContactIndex()
+        files.reversed().forEach { incrementalReversed.apply(path: $0.path, result: $0.result) }
+        var bulkReversed = ContactIndex()
+        bulkReversed.apply(files: files.reversed())
+        assertSameState(bulkReversed, incrementalReversed)
+        XCTAssertEqual(bulkReversed.contact(identifier: "cafe\u{301}")?.name, "Second")
+        XCTAssertEqual(bulkReversed.duplicateCount, 1)
+    }
 }
