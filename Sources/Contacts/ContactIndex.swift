@@ -38,7 +38,7 @@ public struct ContactIndex: Sendable {
     /// What one file contributed, and the file's name: an element of its folder's set,
     /// hashed and compared by the name's bytes. One pointer (8 bytes in the set's table);
     /// the common one-card file is its `PackedContact` alone, which holds the name.
-    private struct FileSlot: Hashable, Sendable {
+    private struct FileSlot: PackedTextKey, Sendable {
         enum Storage: Sendable {
             case one(PackedContact)
             /// Several cards or none, or a problem; also a lookup by name (`probe`).
@@ -51,7 +51,7 @@ public struct ContactIndex: Sendable {
             FileSlot(storage: .other(OtherFile(name: name, contacts: [], problem: nil)))
         }
 
-        func withNameBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
             switch storage {
             case .one(let contact): return contact.withFileNameBytes(body)
             case .other(let file): return ContactIndex.withBytes(of: file.name, body)
@@ -77,13 +77,6 @@ public struct ContactIndex: Sendable {
             return nil
         }
 
-        static func == (lhs: FileSlot, rhs: FileSlot) -> Bool {
-            lhs.withNameBytes { left in rhs.withNameBytes { right in ContactIndex.textEqual(left, right) } }
-        }
-
-        func hash(into hasher: inout Hasher) {
-            withNameBytes { ContactIndex.hashText($0, into: &hasher) }
-        }
     }
 
     private final class OtherFile: Sendable {
@@ -111,7 +104,7 @@ public struct ContactIndex: Sendable {
     /// of `claims`, hashed and compared by the identifier's bytes: one pointer, and nearly
     /// every identifier has one card, which needs no array. Any card of the identifier
     /// (`.one(card)`) or `probe` finds it.
-    private struct ClaimSlot: Hashable, Sendable {
+    private struct ClaimSlot: PackedTextKey, Sendable {
         enum Storage: Sendable {
             case one(PackedContact)
             case several([PackedContact])
@@ -139,7 +132,7 @@ public struct ContactIndex: Sendable {
             }
         }
 
-        func withIdentifierBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
             switch storage {
             case .one(let contact): return contact.withIdentifierBytes(body)
             case .several(let contacts): return contacts[0].withIdentifierBytes(body)
@@ -147,13 +140,6 @@ public struct ContactIndex: Sendable {
             }
         }
 
-        static func == (lhs: ClaimSlot, rhs: ClaimSlot) -> Bool {
-            lhs.withIdentifierBytes { left in rhs.withIdentifierBytes { right in ContactIndex.textEqual(left, right) } }
-        }
-
-        func hash(into hasher: inout Hasher) {
-            withIdentifierBytes { ContactIndex.hashText($0, into: &hasher) }
-        }
     }
 
     private final class IdentifierProbe: Sendable {
@@ -161,16 +147,13 @@ public struct ContactIndex: Sendable {
         init(_ identifier: String) { self.identifier = identifier }
     }
 
-    /// Packed names and identifiers compare and hash as `String`s do (canonical
-    /// equivalence), as when the index's tables were keyed by `String`; equal bytes, or
-    /// two ASCII texts, are decided without making strings.
-    private static func textEqual(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+    fileprivate static func textEqual(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
         if left.elementsEqual(right) { return true }
         if left.allSatisfy({ $0 < 0x80 }) && right.allSatisfy({ $0 < 0x80 }) { return false }
         return String(decoding: left, as: UTF8.self) == String(decoding: right, as: UTF8.self)
     }
 
-    private static func hashText(_ text: UnsafeBufferPointer<UInt8>, into hasher: inout Hasher) {
+    fileprivate static func hashText(_ text: UnsafeBufferPointer<UInt8>, into hasher: inout Hasher) {
         hasher.combine(String(decoding: text, as: UTF8.self))
     }
 
@@ -543,5 +526,22 @@ public struct ContactIndex: Sendable {
             let keptPath = path(of: kept)
             return claimants.dropFirst().map { Duplicate(identifier: identifier, keptPath: keptPath, ignoredPath: path(of: $0)) }
         }
+    }
+}
+
+/// A set element found by one packed text (a file name, an identifier), which compares and
+/// hashes as `String`s do (canonical equivalence), as when the index's tables were keyed
+/// by `String`; equal bytes, or two ASCII texts, are decided without making strings.
+private protocol PackedTextKey: Hashable {
+    func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+}
+
+extension PackedTextKey {
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.withKeyBytes { left in rhs.withKeyBytes { right in ContactIndex.textEqual(left, right) } }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        withKeyBytes { ContactIndex.hashText($0, into: &hasher) }
     }
 }
