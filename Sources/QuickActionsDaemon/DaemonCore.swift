@@ -404,14 +404,17 @@ actor DaemonCore {
     }
 
     /// A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
-    /// queued in buffers that are freed only when the watcher lets go of the batch, after
-    /// `applyWatcherUpdate` returns; trimmed before that, the heap kept their pages for good
-    /// (~40 MiB at 100k contacts, measured with `malloc_info`). So the trim runs a moment
-    /// later, off the actor; it only hands free pages back, so its timing changes no state.
+    /// queued in buffers that are freed only when the watcher (or the start sequence) lets go
+    /// of the batch, after `applyWatcherUpdate` returns; trimmed before that, the heap kept
+    /// their pages for good (~40 MiB at 100k contacts, measured with `malloc_info`). So the
+    /// trim runs later, off the actor, and again in case the holder was slow (a loaded
+    /// machine); each costs milliseconds and only hands free pages back, changing no state.
     private static func releaseFreeHeapMemorySoon() {
         Task.detached(priority: .utility) {
-            try? await Task.sleep(for: .milliseconds(200))
-            _ = CLinux_releaseFreeHeapMemory()
+            for delay in [200, 800, 4000] {
+                try? await Task.sleep(for: .milliseconds(delay))
+                _ = CLinux_releaseFreeHeapMemory()
+            }
         }
     }
 
