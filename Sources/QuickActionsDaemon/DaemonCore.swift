@@ -417,12 +417,10 @@ actor DaemonCore {
     func applyWatcherUpdate(_ update: ContactsDirectoryUpdate) {
         watchHealth = update.health
         let favoritesBefore = index.favorites
-        for change in update.changes {
-            switch change {
-            case .file(let path, let result): index.apply(path: path, result: result)
-            case .removed(let path): index.remove(path: path)
-            case .removedTree(let directory): index.removeAll(under: directory)
-            }
+        if update.changes.count >= Self.largeBatch {
+            applyLargeBatch(update.changes)
+        } else {
+            for change in update.changes { apply(change, to: &index) }
         }
         activity.filesParsed += update.work.filesParsed
         activity.rescans += update.work.rescans
@@ -430,10 +428,47 @@ actor DaemonCore {
         // A rescan may have shown its progress in `STATUS=`: the summary replaces it even if unchanged.
         if update.work.rescans > 0 { lastStatusLine = "" }
         publishStatus()
-        // A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
-        // queued in buffers now freed; without this the heap keeps their pages for good.
-        if update.changes.count >= Self.largeBatch { _ = CLinux_releaseFreeHeapMemory() }
+        if update.changes.count >= Self.largeBatch { Self.releaseFreeHeapMemorySoon() }
         if index.favorites != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
+    }
+
+    /// A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
+    /// queued in buffers that are freed only when the watcher (or the start sequence) lets go
+    /// of the batch, after `applyWatcherUpdate` returns; trimmed before that, the heap kept
+    /// their pages for good (~40 MiB at 100k contacts, measured with `malloc_info`). So the
+    /// trim runs later, off the actor, and again in case the holder was slow (a loaded
+    /// machine); each costs milliseconds and only hands free pages back, changing no state.
+    private static func releaseFreeHeapMemorySoon() {
+        Task.detached(priority: .utility) {
+            for delay in [200, 800, 4000] {
+                try? await Task.sleep(for: .milliseconds(delay))
+                _ = CLinux_releaseFreeHeapMemory()
+            }
+        }
+    }
+
+    private func apply(_ change: ContactIndexChange, to index: inout ContactIndex) {
+        switch change {
+        case .file(let path, let result): index.apply(path: path, result: result)
+        case .removed(let path): index.remove(path: path)
+        case .removedTree(let directory): index.removeAll(under: directory)
+        }
+    }
+
+    /// A large batch (the start-up scan, a rescan) goes to the index's bulk path, run by run
+    /// of files, in order (a removal between two runs is applied between them).
+    private func applyLargeBatch(_ changes: [ContactIndexChange]) {
+        var files: [(path: String, result: Result<[Contact], ContactFileProblem>)] = []
+        for change in changes {
+            if case .file(let path, let result) = change {
+                files.append((path, result))
+                continue
+            }
+            if !files.isEmpty { index.apply(files: files) }
+            files.removeAll()
+            apply(change, to: &index)
+        }
+        if !files.isEmpty { index.apply(files: files) }
     }
 
     /// With `Recompute=change`, (re)starts the settle timer; also called at start, so the set

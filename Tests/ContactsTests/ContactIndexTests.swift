@@ -154,4 +154,150 @@ final class ContactIndexTests: XCTestCase {
         XCTAssertEqual(index.contactCount, 1)
         XCTAssertEqual(index.favoriteCount, 1)
     }
+
+    // MARK: Compact storage and the bulk path
+
+    func testStoredContactsAnswerExactlyTheBytesApplied() {
+        let longName = String(repeating: "Ñandú Ærøskøbing-", count: 12)  // length needs a 2-byte varint
+        let applied = [
+            Contact(identifier: "6f1c2a8e-9d34-4b7e-a1f0-2c5d8e9b7a31", name: longName, email: "b@x.org",
+                    emails: ["a@x.org", "b@x.org", "c@x.org"], favorite: true),
+            // The preferred email is not among the emails; NFC and NFD spellings stay apart.
+            Contact(identifier: "nfd", name: "Jose\u{301}", email: "jos\u{e9}@x.org", emails: ["jose\u{301}@x.org"]),
+            Contact(identifier: "", name: "", email: nil, emails: ["only@x.org"]),
+            Contact(identifier: "plain", name: "Plain"),
+        ]
+        var index = ContactIndex()
+        index.apply(path: "/c/" + String(repeating: "long-file-name-", count: 4) + ".vcf", result: .success(applied))
+        index.apply(path: "one.vcf", result: .success([applied[1]]))
+        let stored = try? index.entry(path: "/c/" + String(repeating: "long-file-name-", count: 4) + ".vcf")?.get()
+        XCTAssertEqual(stored, applied)
+        XCTAssertEqual(try? index.entry(path: "one.vcf")?.get(), [applied[1]])
+        func bytes(_ contact: Contact) -> [[UInt8]] {
+            [Array(contact.identifier.utf8), Array(contact.name.utf8), Array((contact.email ?? "-").utf8)]
+                + contact.emails.map { Array($0.utf8) }
+        }
+        XCTAssertEqual(stored?.map(bytes), applied.map(bytes))
+        XCTAssertEqual(index.contact(identifier: "nfd").map(bytes), bytes(applied[1]))
+        XCTAssertEqual(index.favorites, [applied[0]])
+        XCTAssertEqual(index.paths, ["/c/" + String(repeating: "long-file-name-", count: 4) + ".vcf", "one.vcf"])
+    }
+
+    /// Files with duplicates across and within files, invalid files, favorites, a path given
+    /// twice, several folders, out of order: the set every bulk test applies.
+    private func mixedFiles() -> [(path: String, result: Result<[Contact], ContactFileProblem>)] {
+        var files: [(path: String, result: Result<[Contact], ContactFileProblem>)] = []
+        for number in 0..<200 {
+            let folder = ["/c/home/", "/c/work/", "/c/", "/c/work/deep/"][number % 4]
+            let path = folder + "f\((number * 37) % 200).vcf"
+            switch number % 11 {
+            case 0: files.append((path, .failure(.binary)))
+            case 1: files.append((path, .success([contact("shared\(number % 3)", "Shared \(number)", favorite: number % 2 == 0),
+                                                  contact("own\(number)", "Ångström \(number)", favorite: true)])))
+            case 2: files.append((path, .success([contact("twice", "Twice \(number)"), contact("twice", "Again", favorite: true)])))
+            default: files.append((path, .success([contact("id\(number % 150)", "Émile \(number)", favorite: number % 3 == 0)])))
+            }
+        }
+        files.append((files[5].path, .success([contact("replaced", "Replaced", favorite: true)])))
+        files.append((files[0].path, .success([contact("fixed", "Fixed")])))
+        return files
+    }
+
+    private func assertSameState(_ bulk: ContactIndex, _ incremental: ContactIndex, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(bulk.paths, incremental.paths, file: file, line: line)
+        XCTAssertEqual(bulk.contactCount, incremental.contactCount, file: file, line: line)
+        XCTAssertEqual(bulk.favorites, incremental.favorites, file: file, line: line)
+        XCTAssertEqual(bulk.favoriteCount, incremental.favoriteCount, file: file, line: line)
+        XCTAssertEqual(bulk.duplicates, incremental.duplicates, file: file, line: line)
+        XCTAssertEqual(bulk.duplicateCount, incremental.duplicateCount, file: file, line: line)
+        XCTAssertEqual(bulk.invalidFiles, incremental.invalidFiles, file: file, line: line)
+        for path in incremental.paths {
+            XCTAssertEqual(bulk.entry(path: path), incremental.entry(path: path), path, file: file, line: line)
+            for contact in (try? incremental.entry(path: path)?.get()) ?? [] {
+                XCTAssertEqual(bulk.contact(identifier: contact.identifier), incremental.contact(identifier: contact.identifier),
+                               file: file, line: line)
+            }
+        }
+    }
+
+    func testBulkBuildEndsInTheSameStateAsOneApplyPerFile() {
+        let files = mixedFiles()
+        var incremental = ContactIndex()
+        files.forEach { incremental.apply(path: $0.path, result: $0.result) }
+        var bulk = ContactIndex()
+        bulk.apply(files: files)
+        XCTAssertGreaterThan(incremental.duplicateCount, 10)
+        XCTAssertGreaterThan(incremental.favoriteCount, 10)
+        XCTAssertFalse(incremental.invalidFiles.isEmpty)
+        assertSameState(bulk, incremental)
+        XCTAssertNotEqual(bulk.favoritesVersion, ContactIndex().favoritesVersion)
+
+        // The bulk-built index takes incremental updates like any other: winners go, the next takes over.
+        func update(_ index: inout ContactIndex) {
+            for file in files.prefix(60) where file.path.hasSuffix("3.vcf") || file.path.hasSuffix("7.vcf") {
+                index.remove(path: file.path)
+            }
+            index.apply(path: "/c/a.vcf", result: .success([contact("shared0", "Now first", favorite: true)]))
+            index.removeAll(under: "/c/work")
+        }
+        update(&bulk)
+        update(&incremental)
+        assertSameState(bulk, incremental)
+        XCTAssertEqual(bulk.contact(identifier: "shared0")?.name, "Now first")
+    }
+
+    func testBulkApplyToANonEmptyIndexIsOneApplyPerFile() {
+        let files = mixedFiles()
+        var incremental = ContactIndex()
+        var bulk = ContactIndex()
+        for file in files.prefix(50) {
+            incremental.apply(path: file.path, result: file.result)
+            bulk.apply(path: file.path, result: file.result)
+        }
+        files.dropFirst(50).forEach { incremental.apply(path: $0.path, result: $0.result) }
+        bulk.apply(files: Array(files.dropFirst(50)))
+        assertSameState(bulk, incremental)
+    }
+
+    func testBulkApplyOfSortedFilesAndOfNothing() {
+        var bulk = ContactIndex()
+        let before = bulk.favoritesVersion
+        bulk.apply(files: [])
+        XCTAssertEqual(bulk.favoritesVersion, before)
+        let files = (0..<50).map { number in
+            (path: "/c/p\(1000 + number).vcf", result: Result<[Contact], ContactFileProblem>.success(
+                [contact("p\(number % 40)", "Person \(number)", favorite: number % 5 == 0)]))
+        }
+        bulk.apply(files: files)
+        var incremental = ContactIndex()
+        files.forEach { incremental.apply(path: $0.path, result: $0.result) }
+        assertSameState(bulk, incremental)
+        XCTAssertEqual(bulk.duplicateCount, 10)
+    }
+
+    func testCanonicallyEquivalentPathsAndIdentifiersAreOneAsWithStringKeys() {
+        // "é" precomposed and decomposed: other bytes, the same `String`.
+        let files: [(path: String, result: Result<[Contact], ContactFileProblem>)] = [
+            ("/c/\u{e9}.vcf", .success([contact("caf\u{e9}", "First", favorite: true)])),
+            ("/c/b.vcf", .success([contact("cafe\u{301}", "Second", favorite: true)])),
+            ("/c/e\u{301}.vcf", .success([contact("other", "Replacement", favorite: true)])),
+        ]
+        var incremental = ContactIndex()
+        files.forEach { incremental.apply(path: $0.path, result: $0.result) }
+        var bulk = ContactIndex()
+        bulk.apply(files: files)
+        assertSameState(bulk, incremental)
+        XCTAssertEqual(bulk.paths.count, 2)
+        XCTAssertEqual(bulk.contact(identifier: "caf\u{e9}")?.name, "Second")
+        XCTAssertEqual(bulk.favorites.map(\.name), ["Replacement", "Second"])
+
+        // The other way round, the later file is the one sorted last: it replaces the earlier.
+        var incrementalReversed = ContactIndex()
+        files.reversed().forEach { incrementalReversed.apply(path: $0.path, result: $0.result) }
+        var bulkReversed = ContactIndex()
+        bulkReversed.apply(files: files.reversed())
+        assertSameState(bulkReversed, incrementalReversed)
+        XCTAssertEqual(bulkReversed.contact(identifier: "cafe\u{301}")?.name, "Second")
+        XCTAssertEqual(bulkReversed.duplicateCount, 1)
+    }
 }
