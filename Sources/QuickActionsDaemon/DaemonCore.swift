@@ -416,7 +416,10 @@ actor DaemonCore {
     /// a sync run, a folder moved in — makes one new generation, not many.
     func applyWatcherUpdate(_ update: ContactsDirectoryUpdate) {
         watchHealth = update.health
-        let favoritesBefore = index.favorites
+        // The version, not a copy of every favorite to compare: at 1k favorites the two
+        // copies cost more than the change itself. A favorite rewritten unchanged bumps it
+        // too; the recompute then finds the same set and writes nothing.
+        let favoritesBefore = index.favoritesVersion
         if update.changes.count >= Self.largeBatch {
             applyLargeBatch(update.changes)
         } else {
@@ -429,7 +432,7 @@ actor DaemonCore {
         if update.work.rescans > 0 { lastStatusLine = "" }
         publishStatus()
         if update.changes.count >= Self.largeBatch { Self.releaseFreeHeapMemorySoon() }
-        if index.favorites != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
+        if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
     }
 
     /// A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
