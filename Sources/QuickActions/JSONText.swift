@@ -26,8 +26,6 @@ public struct JSONTextWriter {
     private let pretty: Bool
     /// Per open container: whether nothing was written into it yet.
     private var empty: [Bool] = []
-    /// When set, items are copied from their text of the previous encoding (see `ShortcutItemTextCache`).
-    fileprivate var itemCache: ShortcutItemTextCache?
 
     public init(pretty: Bool, capacity: Int = 0) {
         self.pretty = pretty
@@ -179,19 +177,6 @@ extension JSONTextWriter {
     }
 
     public mutating func write(_ item: ShortcutItem) throws(JSONTextError) {
-        guard itemCache != nil else { return try writeEncoding(item) }
-        // The key holds the layout too: pretty text is indented for the depth it was written at.
-        let key = ShortcutItemTextCache.Key(item: item, pretty: pretty, depth: empty.count)
-        if let text = itemCache!.reuse(key) {
-            bytes.append(contentsOf: text)
-            return
-        }
-        let start = bytes.count
-        try writeEncoding(item)
-        itemCache!.keep(key, text: Array(bytes[start...]))
-    }
-
-    private mutating func writeEncoding(_ item: ShortcutItem) throws(JSONTextError) {
         beginObject()
         if let icon = item.icon {
             key("icon")
@@ -226,76 +211,9 @@ extension JSONTextWriter {
     }
 }
 
-/// The JSON text of shortcut items, kept from one encoding of a document to the next: when
-/// one favorite of a thousand changed, the next `Watch` payload and state file encode that one
-/// item and copy the others' text (issue 12: encoding every item again was most of an edit's
-/// cost, once for the watchers and once for the state file). An encoding keeps only the items
-/// it wrote, so the cache never holds more than one document's items.
-public struct ShortcutItemTextCache: Sendable {
-    struct Key: Hashable, Sendable {
-        var item: ShortcutItem
-        var pretty: Bool
-        var depth: Int
-    }
-
-    private var previous: [Key: [UInt8]] = [:]
-    private var current: [Key: [UInt8]] = [:]
-
-    public init() {}
-
-    /// How many items' text the last encoding left for the next one.
-    public var count: Int { previous.count }
-
-    fileprivate mutating func reuse(_ key: Key) -> [UInt8]? {
-        if let text = previous.removeValue(forKey: key) {
-            current[key] = text
-            return text
-        }
-        return current[key]
-    }
-
-    fileprivate mutating func keep(_ key: Key, text: [UInt8]) {
-        current[key] = text
-    }
-
-    fileprivate mutating func endEncoding() {
-        previous = current
-        current = [:]
-        current.reserveCapacity(previous.count)
-    }
-}
-
-/// A document with shortcut items that can be encoded with a `ShortcutItemTextCache`.
-public protocol ShortcutItemsJSONText: JSONTextRepresentable {
-    func write(into writer: inout JSONTextWriter) throws(JSONTextError)
-    var itemCountHint: Int { get }
-}
-
-extension ShortcutItemsJSONText {
+extension QuickActionsListing: JSONTextRepresentable {
     public func jsonText(pretty: Bool) throws(JSONTextError) -> [UInt8] {
-        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * itemCountHint)
-        try write(into: &writer)
-        return writer.bytes
-    }
-
-    /// The same text as `jsonText(pretty:)`, reusing the items' text of `itemCache`'s last encoding.
-    public func jsonText(pretty: Bool, itemCache: inout ShortcutItemTextCache) throws(JSONTextError) -> [UInt8] {
-        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * itemCountHint)
-        writer.itemCache = itemCache
-        itemCache = ShortcutItemTextCache()  // the writer's copy is now the only one: no copy on write
-        defer {
-            itemCache = writer.itemCache ?? ShortcutItemTextCache()
-            itemCache.endEncoding()
-        }
-        try write(into: &writer)
-        return writer.bytes
-    }
-}
-
-extension QuickActionsListing: ShortcutItemsJSONText {
-    public var itemCountHint: Int { items.count }
-
-    public func write(into writer: inout JSONTextWriter) throws(JSONTextError) {
+        var writer = JSONTextWriter(pretty: pretty, capacity: 64 + 300 * items.count)
         writer.beginObject()
         writer.key("generation")
         writer.integer(generation)
@@ -309,13 +227,13 @@ extension QuickActionsListing: ShortcutItemsJSONText {
         writer.key("launched")
         writer.bool(launched)
         writer.endObject()
+        return writer.bytes
     }
 }
 
-extension PersistedState: ShortcutItemsJSONText {
-    public var itemCountHint: Int { dynamicItems.count }
-
-    public func write(into writer: inout JSONTextWriter) throws(JSONTextError) {
+extension PersistedState: JSONTextRepresentable {
+    public func jsonText(pretty: Bool) throws(JSONTextError) -> [UInt8] {
+        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * dynamicItems.count)
         writer.beginObject()
         writer.key("appVersion")
         writer.string(appVersion)
@@ -344,5 +262,6 @@ extension PersistedState: ShortcutItemsJSONText {
         }
         writer.endObject()
         writer.endObject()
+        return writer.bytes
     }
 }

@@ -1,3 +1,4 @@
+import CLinux
 import Contacts
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -248,8 +249,13 @@ public struct Daemon: Service {
         // progress reaches `STATUS=` and the log only: the socket listens after it.
         let watcher = DirectoryWatcher(
             scanner: ContactsScan.scanner(for: configuration, notifier: notifier, logger: logger, replies: core.replies), logger: logger)
-        let initial = watcher.attach()
-        await core.applyWatcherUpdate(initial)
+        do {
+            let initial = watcher.attach()
+            await core.applyWatcherUpdate(initial)
+        }
+        // The first scan's batch (every file read and parsed) is freed now that `initial` is
+        // gone: its pages go back before READY=1, whatever the timing of the core's later trims.
+        _ = CLinux_releaseFreeHeapMemory()
         // The launchers show the set restored from the state file before anything changes it.
         await core.publishToLaunchers()
         ContactsScan.logDuplicates(in: await core.index, logger: logger)

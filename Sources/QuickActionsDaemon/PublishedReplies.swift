@@ -72,8 +72,6 @@ final class PublishedReplies: Sendable {
         var status: (epoch: UInt64, parameters: EncodedJSONObject)?
         var watched: (listing: QuickActionsListing, parameters: EncodedJSONObject)?
         var unchangedResignActive: UnchangedResignActive?
-        /// The items' text of the watched listing last encoded, for the next one.
-        var watchedItemText = ShortcutItemTextCache()
     }
 
     /// What a repeated `ResignActive` answers while nothing changed: the core publishes it at
@@ -172,19 +170,6 @@ final class PublishedReplies: Sendable {
 
     func store(watched listing: QuickActionsListing, encoded parameters: EncodedJSONObject) {
         contents.withLock { $0.watched = (listing, parameters) }
-    }
-
-    /// Encodes a new watched listing, copying the text of the items the last one had. The
-    /// cache is taken out while encoding, so no lock is held meanwhile; two encodings at
-    /// once (rare: the core hands out one listing per change) make the second start empty.
-    func encodeWatched(_ listing: QuickActionsListing) throws(JSONTextError) -> [UInt8] {
-        var cache = contents.withLock { contents in
-            let cache = contents.watchedItemText
-            contents.watchedItemText = ShortcutItemTextCache()
-            return cache
-        }
-        defer { contents.withLock { $0.watchedItemText = cache } }
-        return try listing.jsonText(pretty: false, itemCache: &cache)
     }
 
     /// The encoded `Status` reply if nothing it shows changed since it was encoded.

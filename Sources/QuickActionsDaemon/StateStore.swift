@@ -92,8 +92,6 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     /// Lets tests make every save slow (a sleep before the temporary file is created), to
     /// prove that a slow disk holds up nothing but the write itself.
     var delayBeforeWriting: Duration?
-    /// The items' text of the last state written, copied into the next one where unchanged.
-    private var itemTextCache = ShortcutItemTextCache()
 
     init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
         self.paths = paths
@@ -194,7 +192,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     mutating func save(_ payload: Payload) throws(StateStoreError) {
         var bytes: [UInt8]
         do {
-            bytes = try encode(payload)
+            bytes = try Self.encode(payload)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -259,8 +257,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Pretty-printed JSON with sorted keys, written directly when the payload can (the
     /// daemon's state can: one encoding, no tree of boxed values).
-    private mutating func encode(_ payload: Payload) throws -> [UInt8] {
-        if let payload = payload as? any ShortcutItemsJSONText { return try payload.jsonText(pretty: true, itemCache: &itemTextCache) }
+    private static func encode(_ payload: Payload) throws -> [UInt8] {
         if let payload = payload as? any JSONTextRepresentable { return try payload.jsonText(pretty: true) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]

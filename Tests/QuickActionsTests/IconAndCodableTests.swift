@@ -162,35 +162,6 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
-    /// With an item cache, each document is byte for byte what the uncached encoding writes,
-    /// across a run where items change, move, repeat, go and come back, in both layouts (the
-    /// state file is pretty, so a cached item's indentation must be its depth's); the cache
-    /// keeps only the last document's items.
-    func testCachedItemTextIsTheUncachedTextByteForByte() throws {
-        let favorites = (0..<6).map { ShortcutItem(type: "FavoriteAction", title: "Person \($0)", subtitle: "p\($0)@example.org",
-                                                    icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("p\($0)")]) }
-        var renamed = favorites
-        renamed[2] = ShortcutItem(type: "FavoriteAction", title: awkward, subtitle: awkward, icon: .symbol("star.fill"),
-                                  userInfo: ["contactIdentifier": .string(awkward)])
-        let sets: [[ShortcutItem]] = [favorites, renamed, Array(renamed.reversed()), [renamed[1], renamed[1]] + items, [], favorites]
-        for pretty in [false, true] {
-            var listingCache = ShortcutItemTextCache()
-            var stateCache = ShortcutItemTextCache()
-            for (generation, dynamicItems) in sets.enumerated() {
-                let listing = QuickActionsListing(generation: UInt64(generation), launched: true, items: ShortcutListing.compose(
-                    staticItems: [items[0]], dynamicItems: dynamicItems, launched: true, displayLimit: 4))
-                XCTAssertEqual(try listing.jsonText(pretty: pretty, itemCache: &listingCache), try listing.jsonText(pretty: pretty),
-                               "listing \(generation), pretty \(pretty)")
-                XCTAssertEqual(listingCache.count, Set(listing.items.map { $0.item }).count)
-                let state = QuickActionsState(staticItems: [], dynamicItems: dynamicItems, generation: UInt64(generation), appVersion: "1",
-                                              pendingLaunchItem: dynamicItems.first)
-                let persisted = PersistedState(state)
-                XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemCache: &stateCache), try persisted.jsonText(pretty: pretty),
-                               "state \(generation), pretty \(pretty)")
-            }
-        }
-    }
-
     func testANumberJSONCannotHoldIsRefusedAsByJSONEncoder() {
         let item = ShortcutItem(type: "T", title: "T", userInfo: ["x": .real(.infinity)])
         let listing = QuickActionsListing(generation: 1, launched: true, items: [ListedShortcut(item: item, source: .static, displayed: true, position: 1)])
