@@ -190,11 +190,9 @@ final class QactlEndToEndTests: XCTestCase {
         XCTAssertEqual(good.status, 0, good.stderr)
         XCTAssertTrue(good.stdout.contains("valid, 2 static items, app version 1.0"), good.stdout)
 
-        // The seeds' snippet, verbatim: no <plist> wrapper at all.
-        let snippet = fixture.root.appendingPathComponent("snippet.plist")
-        let seed = try String(contentsOfFile: DaemonFixture.repository.path + "/../shared/seeds/000_e6dc4bc3d4ad1ea9.txt", encoding: .utf8)
-        let lines = seed.split(separator: "\n", omittingEmptySubsequences: false)
-        try lines[19...41].joined(separator: "\n").write(to: snippet, atomically: true, encoding: .utf8)
+        // The seeds' snippet (lines 20–42 of the iOS seed document, kept verbatim in the
+        // repository so the test needs nothing outside it): no <plist> wrapper at all.
+        let snippet = DaemonFixture.repository.appendingPathComponent("Tests/integration/fixtures/seed-shortcut-items-snippet.plist")
         let fromSeed = try fixture.qactl(["validate", "--json", snippet.path]).json()
         XCTAssertEqual((fromSeed["items"] as? [[String: Any]])?.map { $0["type"] as? String }, ["SearchAction", "ShareAction"])
 
