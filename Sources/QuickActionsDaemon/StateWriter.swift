@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Logging
 import QuickActions
-import Synchronization
+import NIOConcurrencyHelpers
 import SystemCalls
 
 /// Writes the state file on a thread of its own (`qactd-state`), so the core actor never
@@ -68,7 +68,7 @@ final class StateWriter: Sendable {
 
     /// Hands over a new state to write; returns its ticket. Never waits.
     func submit(_ state: PersistedState) -> Ticket {
-        let (ticket, inline) = shared.mailbox.withLock { mailbox in
+        let (ticket, inline) = shared.mailbox.withLockedValue { mailbox in
             mailbox.lastTicket += 1
             mailbox.newest = (mailbox.lastTicket, state)
             mailbox.attemptWanted = true
@@ -78,15 +78,15 @@ final class StateWriter: Sendable {
         return ticket
     }
 
-    var outcome: Outcome { shared.mailbox.withLock { $0.outcome } }
+    var outcome: Outcome { shared.mailbox.withLockedValue { $0.outcome } }
 
     /// True once the file holds the state of `ticket` (or a newer one); false when the first
     /// attempt made for it after this call failed. A state already written answers at once.
     func waitUntilWritten(_ ticket: Ticket) async -> Bool {
-        if shared.mailbox.withLock({ $0.outcome.writtenTicket >= ticket }) { return true }
-        let inline = shared.mailbox.withLock { $0.inline }
+        if shared.mailbox.withLockedValue({ $0.outcome.writtenTicket >= ticket }) { return true }
+        let inline = shared.mailbox.withLockedValue { $0.inline }
         let written = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let written: Bool? = shared.mailbox.withLock { mailbox in
+            let written: Bool? = shared.mailbox.withLockedValue { mailbox in
                 if mailbox.outcome.writtenTicket >= ticket { return true }
                 if mailbox.stopped { return false }
                 mailbox.waiters.append(Waiter(ticket: ticket, afterAttempt: mailbox.attempts, continuation: continuation))
@@ -134,11 +134,14 @@ final class StateWriter: Sendable {
     /// touched by `attemptPendingWrite`, which runs on one thread at a time: the writer's, or
     /// the caller's under `inline`, serialised by `writing`).
     fileprivate final class Shared: @unchecked Sendable {
-        let mailbox: Mutex<Mailbox>
+        // NIO's pthread-based locks, not `Synchronization.Mutex`: ThreadSanitizer (run by
+        // `make check`) cannot see a contended `Mutex` handed over in the kernel and reports
+        // false races (see VarlinkServer).
+        let mailbox: NIOLockedValueBox<Mailbox>
         let wakeUp: WakeUpSocket
         private let logger: Logger
         private let onOutcome: @Sendable () -> Void
-        private let writing = Mutex<Void>(())
+        private let writing = NIOLock()
         private var store: StateStore<PersistedState>
         private var retryDelay = StateWriter.firstRetryDelay
         private var retryAt: ContinuousClock.Instant?
@@ -148,15 +151,15 @@ final class StateWriter: Sendable {
             self.logger = logger
             self.wakeUp = wakeUp
             self.onOutcome = onOutcome
-            mailbox = Mutex(Mailbox(outcome: Outcome(savedGeneration: store.lastPersisted?.generation)))
+            mailbox = NIOLockedValueBox(Mailbox(outcome: Outcome(savedGeneration: store.lastPersisted?.generation)))
         }
 
         func writeInline() {
-            mailbox.withLock { $0.inline = true }
+            mailbox.withLockedValue { $0.inline = true }
         }
 
         func stop() {
-            mailbox.withLock { $0.stopping = true }
+            mailbox.withLockedValue { $0.stopping = true }
             wakeUp.wake()
         }
 
@@ -164,7 +167,7 @@ final class StateWriter: Sendable {
         /// newest, and at `stop` writes what is still pending once before it ends.
         func run() {
             while true {
-                let (due, stopping) = mailbox.withLock { mailbox in
+                let (due, stopping) = mailbox.withLockedValue { mailbox in
                     let due = mailbox.newest != nil && (mailbox.attemptWanted || mailbox.stopping || retryAt.map { .now >= $0 } ?? false)
                     return (due, mailbox.stopping)
                 }
@@ -176,7 +179,7 @@ final class StateWriter: Sendable {
                 if stopping { break }
                 sleepUntilWokenOrRetryDue()
             }
-            let abandoned = mailbox.withLock { mailbox in
+            let abandoned = mailbox.withLockedValue { mailbox in
                 mailbox.stopped = true
                 defer { mailbox.waiters = [] }
                 return mailbox.waiters
@@ -203,8 +206,8 @@ final class StateWriter: Sendable {
 
         /// Writes the newest pending state, records the outcome and resumes whom it answers.
         func attemptPendingWrite() {
-            writing.withLock { _ in
-                guard let job = mailbox.withLock({ mailbox -> (ticket: Ticket, state: PersistedState)? in
+            writing.withLock {
+                guard let job = mailbox.withLockedValue({ mailbox -> (ticket: Ticket, state: PersistedState)? in
                     mailbox.attemptWanted = false
                     return mailbox.newest
                 }) else { return }
@@ -216,7 +219,7 @@ final class StateWriter: Sendable {
                     failure = String(describing: error)
                 }
                 let savedGeneration = store.lastPersisted?.generation
-                let (answered, previousError) = mailbox.withLock { mailbox in
+                let (answered, previousError) = mailbox.withLockedValue { mailbox in
                     mailbox.attempts += 1
                     let previousError = mailbox.outcome.error
                     mailbox.outcome.savedGeneration = savedGeneration
