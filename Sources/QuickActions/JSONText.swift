@@ -26,10 +26,28 @@ public struct JSONTextWriter {
     private let pretty: Bool
     /// Per open container: whether nothing was written into it yet.
     private var empty: [Bool] = []
+    /// When remembering: the previous document's item texts, and where this one's items lie.
+    private var itemTexts: ItemTextRecorder?
 
     public init(pretty: Bool, capacity: Int = 0) {
         self.pretty = pretty
         bytes.reserveCapacity(capacity)
+    }
+
+    /// A writer that remembers where each `ShortcutItem` it writes lies, and copies an item's
+    /// text from `previous` (the texts of the document written before) when that document had
+    /// the same item at the same place in its order; `finishRemembering()` returns the texts.
+    public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts) {
+        self.init(pretty: pretty, capacity: capacity)
+        itemTexts = ItemTextRecorder(previous: previous.pretty == pretty ? previous : ShortcutItemTexts(), pretty: pretty)
+    }
+
+    /// The finished document's item texts, for the next document's writer.
+    public mutating func finishRemembering() -> ShortcutItemTexts {
+        guard let recorder = itemTexts else { return ShortcutItemTexts() }
+        itemTexts = nil
+        recorder.current.text = bytes
+        return recorder.current
     }
 
     public mutating func beginObject() { open(UInt8(ascii: "{")) }
@@ -83,7 +101,20 @@ public struct JSONTextWriter {
     }
 
     public mutating func integer<Value: BinaryInteger>(_ value: Value) {
-        bytes.append(contentsOf: String(value).utf8)
+        guard let value = Int64(exactly: value) else { return bytes.append(contentsOf: String(value).utf8) }
+        // Digits written straight in: `String(value)` allocated a string per position and count.
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for UInt64's 20 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
+        }
     }
 
     public mutating func bool(_ value: Bool) {
@@ -177,6 +208,23 @@ extension JSONTextWriter {
     }
 
     public mutating func write(_ item: ShortcutItem) throws(JSONTextError) {
+        guard let recorder = itemTexts else { return try writeEncoding(item) }
+        let depth = empty.count
+        let start = bytes.count
+        if let index = recorder.previous.items.take(item, depth: depth, cursor: &recorder.itemCursor) {
+            copyPrevious(recorder.previous.items.places[index], from: recorder)
+        } else {
+            try writeEncoding(item)
+        }
+        recorder.current.items.record(item, at: .init(start: start, end: bytes.count, depth: depth))
+    }
+
+    private mutating func copyPrevious(_ place: ShortcutItemTexts.Place, from recorder: ItemTextRecorder) {
+        recorder.previous.text.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[place.start..<place.end])) }
+        recorder.current.copiedCount += 1
+    }
+
+    private mutating func writeEncoding(_ item: ShortcutItem) throws(JSONTextError) {
         beginObject()
         if let icon = item.icon {
             key("icon")
@@ -197,7 +245,32 @@ extension JSONTextWriter {
         endObject()
     }
 
+    /// A listing's row; with a recorder, copied whole when the previous listing had the same
+    /// row (item, place, display) at its place in the order, else written with its item copied
+    /// when only the row's position moved.
     public mutating func write(_ row: ListedShortcut) throws(JSONTextError) {
+        guard let recorder = itemTexts else { return try writeEncoding(row) }
+        let depth = empty.count
+        let start = bytes.count
+        let itemStart: Int
+        if let index = recorder.previous.rows.take(row, depth: depth, cursor: &recorder.rowCursor) {
+            let place = recorder.previous.rows.places[index]
+            copyPrevious(place, from: recorder)
+            // The row's item is recorded too, so a later listing where rows moved copies it.
+            itemStart = start + place.itemOffset
+            recorder.current.items.record(row.item, at: .init(start: itemStart, end: itemStart + place.itemLength, depth: depth + 1))
+            recorder.itemCursor = place.itemIndex + 1
+        } else {
+            try writeEncoding(row)
+            itemStart = recorder.current.items.places[recorder.current.items.count - 1].start
+        }
+        let item = recorder.current.items.places[recorder.current.items.count - 1]
+        recorder.current.rows.record(row, at: .init(
+            start: start, end: bytes.count, depth: depth, itemIndex: recorder.current.items.count - 1,
+            itemOffset: itemStart - start, itemLength: item.end - item.start))
+    }
+
+    private mutating func writeEncoding(_ row: ListedShortcut) throws(JSONTextError) {
         beginObject()
         key("displayed")
         bool(row.displayed)
@@ -211,9 +284,111 @@ extension JSONTextWriter {
     }
 }
 
-extension QuickActionsListing: JSONTextRepresentable {
+/// Where each shortcut item (and each listing row) of one encoded document lies in its text,
+/// so the next document copies the text of every item and row that did not change (issue 12:
+/// when one favorite of a thousand changes, encoding all of them again — once for the watchers,
+/// once for the state file — was most of the edit's cost). Elements are matched by their place
+/// in the order, not looked up by value: a favorite added, removed or edited shifts the match
+/// by one at most, and the check is one comparison of equal values (which share storage, so it
+/// is quick), not hashing: a dictionary keyed by items was tried, and cost more than the
+/// encoding it saved.
+public struct ShortcutItemTexts: Sendable {
+    struct Place: Sendable {
+        var start: Int
+        var end: Int
+        /// Pretty text is indented for the depth it was written at.
+        var depth: Int
+        /// For a row: its item's index among the items, and where the item lies within the row.
+        var itemIndex = 0
+        var itemOffset = 0
+        var itemLength = 0
+    }
+
+    /// Elements of one kind in the order written, each with its place.
+    struct Elements<Element: Equatable & Sendable>: Sendable {
+        private(set) var elements: [Element] = []
+        private(set) var places: [Place] = []
+
+        var count: Int { elements.count }
+
+        mutating func reserve(_ count: Int) {
+            elements.reserveCapacity(count)
+            places.reserveCapacity(count)
+        }
+
+        mutating func record(_ element: Element, at place: Place) {
+            elements.append(element)
+            places.append(place)
+        }
+
+        /// The index of an element equal to `element`, written at `depth`, at `cursor` or the
+        /// one after it (the one at `cursor` was removed or changed); moves the cursor past it.
+        func take(_ element: Element, depth: Int, cursor: inout Int) -> Int? {
+            for candidate in cursor..<min(cursor + 2, elements.count) where places[candidate].depth == depth && elements[candidate] == element {
+                cursor = candidate + 1
+                return candidate
+            }
+            return nil
+        }
+    }
+
+    var items = Elements<ShortcutItem>()
+    var rows = Elements<ListedShortcut>()
+    var text: [UInt8] = []
+    var pretty = false
+
+    public init() {}
+
+    /// How many items' text this document leaves for the next.
+    public var count: Int { items.count }
+    /// How many items and rows were copied from the document before rather than written.
+    public internal(set) var copiedCount = 0
+}
+
+/// A writer's record of what it wrote and its place in the previous document: a class, so
+/// recording changes it in place (copying it in and out of the writer per item retained and
+/// released every array it holds, a fifth of an encoding).
+final class ItemTextRecorder {
+    let previous: ShortcutItemTexts
+    var itemCursor = 0
+    var rowCursor = 0
+    var current = ShortcutItemTexts()
+
+    init(previous: ShortcutItemTexts, pretty: Bool) {
+        self.previous = previous
+        current.pretty = pretty
+        current.items.reserve(previous.items.count)
+        current.rows.reserve(previous.rows.count)
+    }
+}
+
+/// A document holding shortcut items, whose text can reuse the previous document's item texts.
+public protocol ShortcutItemsJSONText: JSONTextRepresentable {
+    func write(into writer: inout JSONTextWriter) throws(JSONTextError)
+    var itemCountHint: Int { get }
+}
+
+extension ShortcutItemsJSONText {
     public func jsonText(pretty: Bool) throws(JSONTextError) -> [UInt8] {
-        var writer = JSONTextWriter(pretty: pretty, capacity: 64 + 300 * items.count)
+        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * itemCountHint)
+        try write(into: &writer)
+        return writer.bytes
+    }
+
+    /// The same text as `jsonText(pretty:)`, copying unchanged items from `itemTexts` (the
+    /// texts of the document written before), which it replaces with this document's.
+    public func jsonText(pretty: Bool, itemTexts: inout ShortcutItemTexts) throws(JSONTextError) -> [UInt8] {
+        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * itemCountHint, reusing: itemTexts)
+        try write(into: &writer)
+        itemTexts = writer.finishRemembering()
+        return writer.bytes
+    }
+}
+
+extension QuickActionsListing: ShortcutItemsJSONText {
+    public var itemCountHint: Int { items.count }
+
+    public func write(into writer: inout JSONTextWriter) throws(JSONTextError) {
         writer.beginObject()
         writer.key("generation")
         writer.integer(generation)
@@ -227,13 +402,13 @@ extension QuickActionsListing: JSONTextRepresentable {
         writer.key("launched")
         writer.bool(launched)
         writer.endObject()
-        return writer.bytes
     }
 }
 
-extension PersistedState: JSONTextRepresentable {
-    public func jsonText(pretty: Bool) throws(JSONTextError) -> [UInt8] {
-        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * dynamicItems.count)
+extension PersistedState: ShortcutItemsJSONText {
+    public var itemCountHint: Int { dynamicItems.count }
+
+    public func write(into writer: inout JSONTextWriter) throws(JSONTextError) {
         writer.beginObject()
         writer.key("appVersion")
         writer.string(appVersion)
@@ -262,6 +437,5 @@ extension PersistedState: JSONTextRepresentable {
         }
         writer.endObject()
         writer.endObject()
-        return writer.bytes
     }
 }

@@ -92,6 +92,8 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     /// Lets tests make every save slow (a sleep before the temporary file is created), to
     /// prove that a slow disk holds up nothing but the write itself.
     var delayBeforeWriting: Duration?
+    /// Where the items of the last state written lie in its text, copied into the next one where unchanged.
+    private var itemTexts = ShortcutItemTexts()
 
     init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
         self.paths = paths
@@ -192,7 +194,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     mutating func save(_ payload: Payload) throws(StateStoreError) {
         var bytes: [UInt8]
         do {
-            bytes = try Self.encode(payload)
+            bytes = try encode(payload)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -257,7 +259,8 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Pretty-printed JSON with sorted keys, written directly when the payload can (the
     /// daemon's state can: one encoding, no tree of boxed values).
-    private static func encode(_ payload: Payload) throws -> [UInt8] {
+    private mutating func encode(_ payload: Payload) throws -> [UInt8] {
+        if let payload = payload as? any ShortcutItemsJSONText { return try payload.jsonText(pretty: true, itemTexts: &itemTexts) }
         if let payload = payload as? any JSONTextRepresentable { return try payload.jsonText(pretty: true) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]

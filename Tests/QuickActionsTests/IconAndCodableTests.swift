@@ -162,6 +162,95 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
+    /// With the previous document's item texts, each document is byte for byte what a fresh
+    /// encoding writes, across a run where favorites are edited, added, removed, reordered,
+    /// repeated, emptied and restored, in both layouts (the state file is pretty, so a copied
+    /// item's indentation must be its depth's: the launch item equals a favorite at another depth).
+    func testReusedItemTextIsTheFreshTextByteForByte() throws {
+        let favorites = (0..<8).map { ShortcutItem(type: "FavoriteAction", title: "Person \($0)", subtitle: "p\($0)@example.org",
+                                                    icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("p\($0)")]) }
+        var edited = favorites
+        edited[2] = ShortcutItem(type: "FavoriteAction", title: awkward, subtitle: awkward, icon: .symbol("star.fill"),
+                                 userInfo: ["contactIdentifier": .string(awkward)])
+        var added = edited
+        added.insert(items[1], at: 4)
+        var removed = added
+        removed.remove(at: 0)
+        let sets: [[ShortcutItem]] = [favorites, edited, added, removed, Array(removed.reversed()), [edited[1], edited[1]] + items, [], favorites,
+                                      Array(favorites.dropLast()), favorites.filter { $0 != favorites[3] && $0 != favorites[4] }]
+        for pretty in [false, true] {
+            var listingTexts = ShortcutItemTexts()
+            var stateTexts = ShortcutItemTexts()
+            for (generation, dynamicItems) in sets.enumerated() {
+                let listing = QuickActionsListing(generation: UInt64(generation), launched: true, items: ShortcutListing.compose(
+                    staticItems: [items[0]], dynamicItems: dynamicItems, launched: true, displayLimit: 4))
+                XCTAssertEqual(try listing.jsonText(pretty: pretty, itemTexts: &listingTexts), try listing.jsonText(pretty: pretty),
+                               "listing \(generation), pretty \(pretty)")
+                XCTAssertEqual(listingTexts.count, listing.items.count)
+                let state = QuickActionsState(staticItems: [], dynamicItems: dynamicItems, generation: UInt64(generation), appVersion: "1",
+                                              pendingLaunchItem: dynamicItems.last)
+                let persisted = PersistedState(state)
+                XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &stateTexts), try persisted.jsonText(pretty: pretty),
+                               "state \(generation), pretty \(pretty)")
+            }
+            // Texts of the other layout are not reused: a pretty item in a compact document would break it.
+            let listing = QuickActionsListing(generation: 99, launched: true, items: ShortcutListing.compose(
+                staticItems: [], dynamicItems: favorites, launched: true, displayLimit: 4))
+            var otherLayout = ShortcutItemTexts()
+            _ = try listing.jsonText(pretty: !pretty, itemTexts: &otherLayout)
+            XCTAssertEqual(try listing.jsonText(pretty: pretty, itemTexts: &otherLayout), try listing.jsonText(pretty: pretty))
+        }
+    }
+
+    func testIntegersAreWrittenAsSwiftPrintsThem() {
+        let values: [Int64] = [0, 7, 9, 10, 99, 100, -1, -10, 1_000_000_007, .max, .min, .min + 1]
+        for value in values {
+            var writer = JSONTextWriter(pretty: false)
+            writer.integer(value)
+            XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), String(value))
+        }
+        var writer = JSONTextWriter(pretty: false)
+        writer.integer(UInt64.max)
+        writer.integer(UInt8(255))
+        XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), "18446744073709551615255")
+    }
+
+    /// A favorite added before the others moves every row's position: the rows are written
+    /// again, but their items' text is copied (rows and items are matched separately).
+    func testRowsThatMovedCopyTheirItems() throws {
+        let favorites = (0..<6).map { ShortcutItem(type: "F", title: "P\($0)", userInfo: ["contactIdentifier": .string("p\($0)")]) }
+        let newcomer = ShortcutItem(type: "F", title: "A newcomer", userInfo: ["contactIdentifier": .string("new")])
+        for pretty in [false, true] {
+            var texts = ShortcutItemTexts()
+            for (generation, dynamicItems) in [favorites, [newcomer] + favorites, [newcomer] + favorites, favorites].enumerated() {
+                let listing = QuickActionsListing(generation: UInt64(generation), launched: true, items: ShortcutListing.compose(
+                    staticItems: [items[0]], dynamicItems: dynamicItems, launched: true, displayLimit: 3))
+                XCTAssertEqual(try listing.jsonText(pretty: pretty, itemTexts: &texts), try listing.jsonText(pretty: pretty))
+                // First: nothing to copy. Then the static row copied whole, and 6 items in rows that
+                // moved (the newcomer is written). Then the same listing: 8 rows copied whole. Last:
+                // the static row and 6 items again.
+                XCTAssertEqual(texts.copiedCount, [0, 7, 8, 7][generation], "generation \(generation), pretty \(pretty)")
+            }
+        }
+    }
+
+    /// An edited favorite is the only item written again: the others' text is copied from the
+    /// previous document.
+    func testOnlyChangedItemsAreWrittenAgain() throws {
+        let favorites = (0..<5).map { ShortcutItem(type: "F", title: "P\($0)", userInfo: ["contactIdentifier": .string("p\($0)")]) }
+        var texts = ShortcutItemTexts()
+        let first = try PersistedState(QuickActionsState(dynamicItems: favorites, generation: 1, appVersion: "1"))
+            .jsonText(pretty: false, itemTexts: &texts)
+        var edited = favorites
+        edited[1] = ShortcutItem(type: "F", title: "P1 renamed", userInfo: ["contactIdentifier": .string("p1")])
+        let second = try PersistedState(QuickActionsState(dynamicItems: edited, generation: 2, appVersion: "1"))
+            .jsonText(pretty: false, itemTexts: &texts)
+        XCTAssertEqual(second, try PersistedState(QuickActionsState(dynamicItems: edited, generation: 2, appVersion: "1")).jsonText(pretty: false))
+        XCTAssertNotEqual(first, second)
+        XCTAssertEqual(texts.count, 5)
+        XCTAssertEqual(texts.copiedCount, 4, "four unchanged items copied, one written")
+    }
+
     func testANumberJSONCannotHoldIsRefusedAsByJSONEncoder() {
         let item = ShortcutItem(type: "T", title: "T", userInfo: ["x": .real(.infinity)])
         let listing = QuickActionsListing(generation: 1, launched: true, items: [ListedShortcut(item: item, source: .static, displayed: true, position: 1)])

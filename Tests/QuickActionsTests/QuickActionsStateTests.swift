@@ -125,6 +125,50 @@ final class QuickActionsStateTests: XCTestCase {
                        RecomputeOutcome(changed: false, generation: 5, dynamicCount: 0))
     }
 
+    /// Items kept from the last derivation (for favorites that did not change) give exactly
+    /// the set a fresh derivation gives, across edits, additions, removals, moves, duplicates,
+    /// a new app version and a new configuration; the generation moves only when the set does.
+    func testKeptItemsMatchAFreshDerivationThroughEveryKindOfChange() {
+        var generator = SystemRandomNumberGenerator()
+        var state = QuickActionsState(staticItems: [search])
+        var favorites = (0..<12).map { Contact(identifier: "c\($0)", name: "Person \($0)", email: "p\($0)@example.org", favorite: true) }
+        var appVersion = "1.0"
+        var itemConfiguration = configuration
+        var previous: [ShortcutItem] = []
+        for round in 0..<400 {
+            switch Int.random(in: 0..<8, using: &generator) {
+            case 0 where !favorites.isEmpty:
+                let index = Int.random(in: 0..<favorites.count, using: &generator)
+                favorites[index].name += " e\(round)"
+            case 1:
+                favorites.insert(Contact(identifier: "n\(round)", name: "New \(round)", favorite: true),
+                                 at: Int.random(in: 0...favorites.count, using: &generator))
+            case 2 where !favorites.isEmpty:
+                favorites.remove(at: Int.random(in: 0..<favorites.count, using: &generator))
+            case 3 where favorites.count > 1:
+                favorites.swapAt(Int.random(in: 0..<favorites.count, using: &generator), Int.random(in: 0..<favorites.count, using: &generator))
+            case 4 where !favorites.isEmpty:
+                favorites.append(favorites[Int.random(in: 0..<favorites.count, using: &generator)])
+            case 5 where round % 5 == 0:
+                appVersion = "1.\(round)"
+            case 6 where round % 7 == 0:
+                itemConfiguration = DynamicItemConfiguration(favoriteType: "T\(round)", favoriteIcon: round % 2 == 0 ? nil : .symbol("s"))
+            default:  // two neighbours change places, or nothing changes
+                if favorites.count > 1 && round % 2 == 0 {
+                    let first = Int.random(in: 0..<favorites.count - 1, using: &generator)
+                    favorites[first...first + 1].reverse()
+                }
+            }
+            let generation = state.generation
+            let outcome = state.resignActive(favorites: favorites, appVersion: appVersion, configuration: itemConfiguration)
+            let fresh = dynamicItems(for: favorites, appVersion: appVersion, configuration: itemConfiguration)
+            XCTAssertEqual(state.dynamicItems, fresh, "round \(round)")
+            XCTAssertEqual(outcome.changed, fresh != previous, "round \(round)")
+            XCTAssertEqual(state.generation, generation + (outcome.changed ? 1 : 0), "round \(round)")
+            previous = fresh
+        }
+    }
+
     func testEmptyFirstRecomputeIsUnchangedButMarksLaunched() {
         var state = QuickActionsState(staticItems: [search])
         XCTAssertEqual(state.resignActive(favorites: [], appVersion: nil, configuration: configuration),
