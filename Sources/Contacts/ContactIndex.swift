@@ -169,8 +169,11 @@ public struct ContactIndex: Sendable {
     private var claims: Set<ClaimSlot> = []
     private var invalidPaths: Set<String> = []
     private var duplicatedIdentifiers: Set<String> = []
-    /// Favorites among the winners, kept sorted so reading them costs nothing.
-    private var sortedFavorites: [(key: FavoriteSortKey, contact: Contact)] = []
+    /// Favorites among the winners, kept sorted so reading them costs nothing: their sort keys,
+    /// and the contacts in the same order as an array of their own, which `favorites` hands out
+    /// as it is (shared, not copied contact by contact: that copy was a fifth of a recompute).
+    private var favoriteKeys: [FavoriteSortKey] = []
+    private var sortedFavorites: [Contact] = []
 
     public private(set) var duplicateCount = 0
 
@@ -299,7 +302,9 @@ public struct ContactIndex: Sendable {
 
     private mutating func mergeFavorites(_ newFavorites: inout [(key: FavoriteSortKey, contact: Contact)]) {
         guard !newFavorites.isEmpty else { return }
-        sortedFavorites = (sortedFavorites + newFavorites).sorted { $0.key < $1.key }
+        let merged = (zip(favoriteKeys, sortedFavorites).map { (key: $0, contact: $1) } + newFavorites).sorted { $0.key < $1.key }
+        favoriteKeys = merged.map(\.key)
+        sortedFavorites = merged.map(\.contact)
         newFavorites = []
         favoritesChanged()
     }
@@ -423,7 +428,9 @@ public struct ContactIndex: Sendable {
 
     private mutating func insertFavorite(_ contact: Contact) {
         let key = FavoriteSortKey(contact)
-        sortedFavorites.insert((key, contact), at: favoritePosition(of: key))
+        let position = favoritePosition(of: key)
+        favoriteKeys.insert(key, at: position)
+        sortedFavorites.insert(contact, at: position)
         favoritesChanged()
     }
 
@@ -434,7 +441,8 @@ public struct ContactIndex: Sendable {
     private mutating func removeFavorite(_ contact: Contact) {
         let key = FavoriteSortKey(contact)
         let position = favoritePosition(of: key)
-        if position < sortedFavorites.endIndex, sortedFavorites[position].key == key {
+        if position < favoriteKeys.endIndex, favoriteKeys[position] == key {
+            favoriteKeys.remove(at: position)
             sortedFavorites.remove(at: position)
             favoritesChanged()
         }
@@ -442,11 +450,11 @@ public struct ContactIndex: Sendable {
 
     /// Binary search: the first position whose key is not less than `key`.
     private func favoritePosition(of key: FavoriteSortKey) -> Int {
-        var low = sortedFavorites.startIndex
-        var high = sortedFavorites.endIndex
+        var low = favoriteKeys.startIndex
+        var high = favoriteKeys.endIndex
         while low < high {
             let middle = low + (high - low) / 2
-            if sortedFavorites[middle].key < key {
+            if favoriteKeys[middle] < key {
                 low = middle + 1
             } else {
                 high = middle
@@ -490,7 +498,7 @@ public struct ContactIndex: Sendable {
     public var favoriteCount: Int { sortedFavorites.count }
 
     /// Favorites in display order: by name, case- and accent-insensitive, ties broken by identifier.
-    public var favorites: [Contact] { sortedFavorites.map(\.contact) }
+    public var favorites: [Contact] { sortedFavorites }
 
     public func contact(identifier: String) -> Contact? {
         claims.firstIndex(of: .probe(identifier)).flatMap { claims[$0].winner }?.contact

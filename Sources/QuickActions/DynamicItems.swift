@@ -23,17 +23,20 @@ public enum DynamicItemUserInfoKey {
 public func dynamicItems(
     for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration
 ) -> [ShortcutItem] {
-    favorites.map { contact in
-        ShortcutItem(
-            type: configuration.favoriteType,
-            title: contact.name,
-            subtitle: contact.email,
-            icon: configuration.favoriteIcon,
-            userInfo: [
-                DynamicItemUserInfoKey.contactIdentifier: .string(contact.identifier),
-                DynamicItemUserInfoKey.appVersion: .string(appVersion),
-            ])
-    }
+    favorites.map { dynamicItem(for: $0, appVersion: appVersion, configuration: configuration) }
+}
+
+/// The dynamic item of one favorite.
+public func dynamicItem(for contact: Contact, appVersion: String, configuration: DynamicItemConfiguration) -> ShortcutItem {
+    ShortcutItem(
+        type: configuration.favoriteType,
+        title: contact.name,
+        subtitle: contact.email,
+        icon: configuration.favoriteIcon,
+        userInfo: [
+            DynamicItemUserInfoKey.contactIdentifier: .string(contact.identifier),
+            DynamicItemUserInfoKey.appVersion: .string(appVersion),
+        ])
 }
 
 extension ShortcutItem {

@@ -27,7 +27,9 @@ public struct JSONTextWriter {
     /// Per open container: whether nothing was written into it yet.
     private var empty: [Bool] = []
     /// When remembering: the previous document's item texts, and where this one's items lie.
-    private var itemTexts: ItemTextRecorder?
+    /// What a remembering writer (`reusing:`) recorded so far; unused otherwise.
+    private var recorder = ItemTextRecorder()
+    private var remembering = false
 
     public init(pretty: Bool, capacity: Int = 0) {
         self.pretty = pretty
@@ -39,15 +41,22 @@ public struct JSONTextWriter {
     /// the same item at the same place in its order; `finishRemembering()` returns the texts.
     public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts) {
         self.init(pretty: pretty, capacity: capacity)
-        itemTexts = ItemTextRecorder(previous: previous.pretty == pretty ? previous : ShortcutItemTexts(), pretty: pretty)
+        recorder = ItemTextRecorder(previous: previous.pretty == pretty ? previous : ShortcutItemTexts(), pretty: pretty)
+        remembering = true
     }
 
     /// The finished document's item texts, for the next document's writer.
     public mutating func finishRemembering() -> ShortcutItemTexts {
-        guard let recorder = itemTexts else { return ShortcutItemTexts() }
-        itemTexts = nil
+        guard remembering else { return ShortcutItemTexts() }
+        remembering = false
         recorder.current.text = bytes
         return recorder.current
+    }
+
+    /// A newline after the document.
+    public mutating func endLine() {
+        precondition(empty.isEmpty, "a line ends after the document, not inside it")
+        bytes.append(UInt8(ascii: "\n"))
     }
 
     public mutating func beginObject() { open(UInt8(ascii: "{")) }
@@ -208,19 +217,20 @@ extension JSONTextWriter {
     }
 
     public mutating func write(_ item: ShortcutItem) throws(JSONTextError) {
-        guard let recorder = itemTexts else { return try writeEncoding(item) }
+        guard remembering else { return try writeEncoding(item) }
         let depth = empty.count
         let start = bytes.count
         if let index = recorder.previous.items.take(item, depth: depth, cursor: &recorder.itemCursor) {
-            copyPrevious(recorder.previous.items.places[index], from: recorder)
+            copyPrevious(recorder.previous.items.places[index])
         } else {
             try writeEncoding(item)
         }
         recorder.current.items.record(item, at: .init(start: start, end: bytes.count, depth: depth))
     }
 
-    private mutating func copyPrevious(_ place: ShortcutItemTexts.Place, from recorder: ItemTextRecorder) {
-        recorder.previous.text.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[place.start..<place.end])) }
+    private mutating func copyPrevious(_ place: ShortcutItemTexts.Place) {
+        let text = recorder.previous.text
+        text.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[place.start..<place.end])) }
         recorder.current.copiedCount += 1
     }
 
@@ -249,13 +259,13 @@ extension JSONTextWriter {
     /// row (item, place, display) at its place in the order, else written with its item copied
     /// when only the row's position moved.
     public mutating func write(_ row: ListedShortcut) throws(JSONTextError) {
-        guard let recorder = itemTexts else { return try writeEncoding(row) }
+        guard remembering else { return try writeEncoding(row) }
         let depth = empty.count
         let start = bytes.count
         let itemStart: Int
         if let index = recorder.previous.rows.take(row, depth: depth, cursor: &recorder.rowCursor) {
             let place = recorder.previous.rows.places[index]
-            copyPrevious(place, from: recorder)
+            copyPrevious(place)
             // The row's item is recorded too, so a later listing where rows moved copies it.
             itemStart = start + place.itemOffset
             recorder.current.items.record(row.item, at: .init(start: itemStart, end: itemStart + place.itemLength, depth: depth + 1))
@@ -345,14 +355,17 @@ public struct ShortcutItemTexts: Sendable {
     public internal(set) var copiedCount = 0
 }
 
-/// A writer's record of what it wrote and its place in the previous document: a class, so
-/// recording changes it in place (copying it in and out of the writer per item retained and
-/// released every array it holds, a fifth of an encoding).
-final class ItemTextRecorder {
-    let previous: ShortcutItemTexts
+/// A writer's record of what it wrote and its place in the previous document. Kept in the
+/// writer as a plain stored value, changed in place: taken out of an optional and put back per
+/// item, it retained and released every array it holds (a fifth of an encoding); as a class,
+/// every access paid a dynamic exclusivity check.
+struct ItemTextRecorder {
+    var previous = ShortcutItemTexts()
     var itemCursor = 0
     var rowCursor = 0
     var current = ShortcutItemTexts()
+
+    init() {}
 
     init(previous: ShortcutItemTexts, pretty: Bool) {
         self.previous = previous
@@ -377,9 +390,12 @@ extension ShortcutItemsJSONText {
 
     /// The same text as `jsonText(pretty:)`, copying unchanged items from `itemTexts` (the
     /// texts of the document written before), which it replaces with this document's.
-    public func jsonText(pretty: Bool, itemTexts: inout ShortcutItemTexts) throws(JSONTextError) -> [UInt8] {
+    /// `lineEnd`: a newline after the document (a file's last line), written before the texts
+    /// are kept, so adding it after would not copy the whole text.
+    public func jsonText(pretty: Bool, itemTexts: inout ShortcutItemTexts, lineEnd: Bool = false) throws(JSONTextError) -> [UInt8] {
         var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * itemCountHint, reusing: itemTexts)
         try write(into: &writer)
+        if lineEnd { writer.endLine() }
         itemTexts = writer.finishRemembering()
         return writer.bytes
     }

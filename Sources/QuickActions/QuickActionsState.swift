@@ -208,12 +208,21 @@ private struct DerivationMemo: Hashable, Sendable {
         var derived: [ShortcutItem] = []
         derived.reserveCapacity(favorites.count)
         var cursor = 0
-        for favorite in favorites {
-            if let kept = (cursor..<min(cursor + 2, self.favorites.count)).first(where: { self.favorites[$0] == favorite }) {
-                derived.append(items[kept])
-                cursor = kept + 1
-            } else {
-                derived.append(contentsOf: QuickActions.dynamicItems(for: [favorite], appVersion: appVersion, configuration: configuration))
+        // Compared where they lie (borrowed, not copied out of the arrays): copying a contact
+        // retains and releases each of its strings, which was most of this loop.
+        self.favorites.withUnsafeBufferPointer { previous in
+            favorites.withUnsafeBufferPointer { favorites in
+                for index in favorites.indices {
+                    if cursor < previous.count && previous[cursor] == favorites[index] {
+                        derived.append(items[cursor])
+                        cursor += 1
+                    } else if cursor + 1 < previous.count && previous[cursor + 1] == favorites[index] {
+                        derived.append(items[cursor + 1])
+                        cursor += 2
+                    } else {
+                        derived.append(dynamicItem(for: favorites[index], appVersion: appVersion, configuration: configuration))
+                    }
+                }
             }
         }
         return derived

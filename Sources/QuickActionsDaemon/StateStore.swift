@@ -192,13 +192,12 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
     mutating func save(_ payload: Payload) throws(StateStoreError) {
-        var bytes: [UInt8]
+        let bytes: [UInt8]
         do {
             bytes = try encode(payload)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
-        bytes.append(UInt8(ascii: "\n"))
 
         if let delayBeforeWriting {
             let (seconds, attoseconds) = delayBeforeWriting.components
@@ -257,14 +256,23 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         }
     }
 
-    /// Pretty-printed JSON with sorted keys, written directly when the payload can (the
-    /// daemon's state can: one encoding, no tree of boxed values).
+    /// Pretty-printed JSON with sorted keys and a final newline, written directly when the
+    /// payload can (the daemon's state can: one encoding, no tree of boxed values, and the
+    /// text of unchanged items copied from the last state written).
     private mutating func encode(_ payload: Payload) throws -> [UInt8] {
-        if let payload = payload as? any ShortcutItemsJSONText { return try payload.jsonText(pretty: true, itemTexts: &itemTexts) }
-        if let payload = payload as? any JSONTextRepresentable { return try payload.jsonText(pretty: true) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return Array(try encoder.encode(payload))
+        if let payload = payload as? any ShortcutItemsJSONText {
+            return try payload.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)
+        }
+        var bytes: [UInt8]
+        if let payload = payload as? any JSONTextRepresentable {
+            bytes = try payload.jsonText(pretty: true)
+        } else {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            bytes = Array(try encoder.encode(payload))
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     private func failIfInjected(_ step: StateSaveStep, _ path: String) throws(SystemCallError) {
