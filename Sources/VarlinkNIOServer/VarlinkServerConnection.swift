@@ -261,8 +261,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let channel = context.channel
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let errorInterface = server.configuration.errorInterface
+        let frames = server.frames
         runningCall = Task {
-            await VarlinkReplyForwarder.forward(stream, for: call, to: channel, errorInterface: errorInterface)
+            await VarlinkReplyForwarder.forward(stream, for: call, to: channel, frames: frames, errorInterface: errorInterface)
             channel.eventLoop.execute { handler.value.callFinished() }
         }
     }
@@ -317,7 +318,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func write(_ reply: VarlinkReply, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        guard let frame = try? context.channel.allocator.frame(of: reply) else {
+        guard let frame = try? server.frames.frame(of: reply, allocator: context.channel.allocator) else {
             return context.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
         }
         return context.writeAndFlush(wrapOutboundOut(frame))
@@ -330,7 +331,7 @@ enum VarlinkReplyForwarder {
     /// A failure with no Varlink name becomes `InternalError` of `errorInterface`.
     static func forward(
         _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel,
-        errorInterface: String
+        frames: SharedReplyFrames, errorInterface: String
     ) async {
         var replies = stream.makeAsyncIterator()
         do {
@@ -339,7 +340,7 @@ enum VarlinkReplyForwarder {
                 // Only a `more` call may be answered with `continues`; an error always ends the call.
                 if !call.more || reply.error != nil { reply.continues = false }
                 if !call.oneway {
-                    try await channel.writeAndFlush(try channel.allocator.frame(of: reply)).get()
+                    try await channel.writeAndFlush(try frames.frame(of: reply, allocator: channel.allocator)).get()
                 }
                 if !reply.continues { return }
             }

@@ -42,6 +42,9 @@ final class Counter: Sendable {
 enum TestInterface {
     static let name = "org.example.test"
 
+    /// `Big`'s parameters, the same encoded value for every caller (as a service's published listing).
+    static let bigParameters = try! EncodedJSONObject(objectText: Array(#"{"padding":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 300_000) + Array(#""}"#.utf8))
+
     static let description = """
         # Just enough of an interface to exercise the server.
         interface org.example.test
@@ -59,6 +62,9 @@ enum TestInterface {
 
         # count replies (endless without count), each padded to 64 KiB.
         method Watch(count: ?int) -> (generation: int, padding: string)
+
+        # A reply whose parameters were encoded once, beforehand: padding of 300,000 bytes.
+        method Big() -> (padding: string)
 
         # One reply, then the stream stays open until the peer leaves.
         method Connect() -> (pendingItem: ?string)
@@ -134,6 +140,8 @@ struct TestInterfaceHandler: VarlinkInterfaceHandler {
                 let last = count.map { sequence == $0 } ?? false
                 return VarlinkReply(parameters: ["generation": .int(Int64(sequence)), "padding": padding], continues: !last)
             })
+        case "Big":
+            return .single { VarlinkReply(encodedParameters: TestInterface.bigParameters) }
         case "Connect":
             return AsyncThrowingStream { continuation in
                 continuation.yield(VarlinkReply(parameters: ["pendingItem": .null], continues: true))
