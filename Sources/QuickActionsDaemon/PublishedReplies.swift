@@ -72,6 +72,7 @@ final class PublishedReplies: Sendable {
         var status: (epoch: UInt64, parameters: EncodedJSONObject)?
         var watched: (listing: QuickActionsListing, parameters: EncodedJSONObject)?
         var unchangedResignActive: UnchangedResignActive?
+        var encodedUnchangedResignActive: (outcome: RecomputeOutcome, parameters: EncodedJSONObject)?
         /// Where the items of the watched listing last encoded lie in its text, for the next one.
         var watchedItemTexts = ShortcutItemTexts()
     }
@@ -113,6 +114,14 @@ final class PublishedReplies: Sendable {
     /// Set by the core last in its turn, after every change the turn made (each of which cleared it).
     func publish(unchangedResignActive: UnchangedResignActive) {
         contents.withLock { $0.unchangedResignActive = unchangedResignActive }
+    }
+
+    /// The parameters of an unchanged `ResignActive`'s reply, encoded once for its repeats.
+    func encoded(unchangedResignActive outcome: RecomputeOutcome) throws -> EncodedJSONObject {
+        if let cached = contents.withLock({ $0.encodedUnchangedResignActive }), cached.outcome == outcome { return cached.parameters }
+        let parameters = try EncodedJSONObject(encoding: outcome)
+        contents.withLock { $0.encodedUnchangedResignActive = (outcome, parameters) }
+        return parameters
     }
 
     func unchangedResignActive(appVersion: String?) -> UnchangedResignActive? {

@@ -54,11 +54,27 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         case .status?:
             return core.replies.status().map { VarlinkReply(encodedParameters: $0) }
         case .resignActive?:
-            // A parameter error takes the full path, which names it.
-            guard let parameters = try? call.decodeBoundedParameters(AppVersionParameters.self),
-                  let outcome = core.unchangedResignActive(appVersion: parameters.appVersion)
+            guard let appVersion = Self.plainAppVersion(of: call),
+                  let outcome = core.unchangedResignActive(appVersion: appVersion),
+                  let parameters = try? core.replies.encoded(unchangedResignActive: outcome)
             else { return nil }
-            return try? VarlinkReply(encoding: outcome)
+            return VarlinkReply(encodedParameters: parameters)
+        default:
+            return nil
+        }
+    }
+
+    /// The `appVersion` of a `ResignActive` whose parameters are the everyday ones — none, or
+    /// just an `appVersion` string (or null) within its limit — read from the parsed call
+    /// without a decoder (the decoder and encoder were two thirds of a repeated call); nil for
+    /// anything else, which takes the full path, which names any problem.
+    private static func plainAppVersion(of call: VarlinkCall) -> String?? {
+        let parameters = call.parameters
+        switch (parameters.count, parameters["appVersion"]) {
+        case (0, _), (1, .null?):
+            return .some(nil)
+        case (1, .string(let appVersion)?) where AppVersionParameters(appVersion: appVersion).oversizedParameter == nil:
+            return .some(appVersion)
         default:
             return nil
         }

@@ -231,4 +231,40 @@ final class DaemonCoreTests: XCTestCase {
         let statusAfter = try await onlyReply(handler.handle(status, context: context))
         XCTAssertEqual(statusAfter.parameters["contacts"], 2)
     }
+
+    /// A repeated `ResignActive` is answered on the event loop with the full path's reply, for
+    /// the everyday parameters only: a wrong type, an extra key or an oversized version goes
+    /// the full way, which names the problem.
+    func testARepeatedResignActiveOnTheEventLoopAnswersAsTheFullPathAndOnlyForPlainParameters() async throws {
+        let core = makeCore(try settings(""))
+        let handler = QuickActionsHandler(core: core, reload: { () async throws(QuickActionsCallError) -> ReloadReply in
+            throw .invalidConfiguration("not in this test")
+        })
+        let context = VarlinkCallContext(connectionID: 1, peer: VarlinkPeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
+        func resign(_ parameters: [String: JSONValue]) -> VarlinkCall {
+            VarlinkCall(method: QuickActionsInterface.Method.resignActive.qualifiedName, parameters: parameters)
+        }
+        await core.applyWatcherUpdate(update([favorite(1)]))
+        let first = try await onlyReply(handler.handle(resign(["appVersion": "1.0"]), context: context))
+        XCTAssertEqual(first.parameters["changed"], true)
+        let full = try await onlyReply(handler.handle(resign(["appVersion": "1.0"]), context: context))
+        XCTAssertEqual(full.parameters["changed"], false)
+        XCTAssertEqual(handler.immediateReply(to: resign(["appVersion": "1.0"]), context: context)?.parameters, full.parameters)
+        XCTAssertNil(handler.immediateReply(to: resign([:]), context: context), "no version is another call than version 1.0")
+        for odd: [String: JSONValue] in [["appVersion": 1], ["appVersion": "1.0", "extra": true],
+                                          ["appVersion": .string(String(repeating: "9", count: 100_000))]] {
+            XCTAssertNil(handler.immediateReply(to: resign(odd), context: context), "\(odd.keys.sorted())")
+        }
+        do {
+            _ = try await onlyReply(handler.handle(resign(["appVersion": 1]), context: context))
+            XCTFail("a number as the version was accepted")
+        } catch {
+            XCTAssertTrue("\(error)".contains("InvalidParameter") && "\(error)".contains("appVersion"), "\(error)")
+        }
+        // Without a version, and with a null one, the same call.
+        _ = try await onlyReply(handler.handle(resign([:]), context: context))
+        let none = try XCTUnwrap(handler.immediateReply(to: resign([:]), context: context))
+        XCTAssertEqual(handler.immediateReply(to: resign(["appVersion": .null]), context: context), none)
+        XCTAssertEqual(none.parameters["generation"], first.parameters["generation"])
+    }
 }
