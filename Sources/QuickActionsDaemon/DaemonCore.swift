@@ -254,7 +254,18 @@ actor DaemonCore {
         let contactIdentifier = resolution.contact?.identifier ?? ""
         logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
                     metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
-        return TriggerOutcome(resolution: resolution, delivery: deliver(resolution))
+        var delivered = resolution
+        delivered.item = forTheApp(resolution.item)
+        return TriggerOutcome(resolution: delivered, delivery: deliver(delivered))
+    }
+
+    /// An item as the app and the caller see it: a static item's title and subtitle in the
+    /// daemon's language, as `List` shows them (iOS hands the app `localizedTitle`). The state
+    /// keeps the keys — the pending launch item too — so a later language applies on delivery.
+    /// Only the static items' titles are keys: a favorite's title is a name, never looked up.
+    private func forTheApp(_ item: ShortcutItem) -> ShortcutItem {
+        guard state.staticItems.contains(item) else { return item }
+        return settings.localization.localizing(item, for: settings.language)
     }
 
     /// A launcher's menu item was chosen (a click in the quicklist): the same path as `Trigger`,
@@ -376,7 +387,8 @@ actor DaemonCore {
         appStreams[session] = messages
         messages.onTermination = { _ in Task { await self.appStreamEnded(session) } }
         logger.info("The app connected (\(session))\(pending.map { ", handing it the pending item '\($0.type)'" } ?? "").")
-        let first = AppMessage.connected(pendingItem: pending, contact: pending.flatMap(contact(for:)), stale: pending.map(state.isStale))
+        let first = AppMessage.connected(
+            pendingItem: pending.map(forTheApp), contact: pending.flatMap(contact(for:)), stale: pending.map(state.isStale))
         if case .terminated = messages.yield(first) {
             // The peer left before the stream was registered: no termination handler will
             // run, and the item it was to be handed still waits for an app.

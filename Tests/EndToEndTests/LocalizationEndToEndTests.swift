@@ -41,8 +41,11 @@ final class LocalizationEndToEndTests: XCTestCase {
         // No German: the development language (en here), then the key itself.
         XCTAssertEqual(try titles(fixture, ["--language", "de"]), ["Search", "Share it"])
         XCTAssertEqual(try titles(fixture, ["--language", "fr_CA.UTF-8"]), ["Rechercher", "Partager"])
-        // The model keeps the keys: a type still names the item, whatever the language.
-        XCTAssertEqual(fixture.qactl(["trigger", "--type", "SearchAction"]).status, 0)
+        // The model keeps the keys: a type still names the item, whatever the language; the
+        // item triggered is shown as `List` shows it.
+        let triggered = fixture.qactl(["trigger", "--type", "SearchAction", "--json"])
+        XCTAssertEqual(triggered.status, 0, triggered.stderr)
+        XCTAssertEqual((try triggered.json()["item"] as? [String: Any])?["title"] as? String, "Rechercher", triggered.stdout)
 
         // Reload re-reads the strings files.
         try writeStrings(#""Search" = "Chercher"; "Share" = "Partager";"#, language: "fr", in: fixture)

@@ -177,8 +177,24 @@ final class DaemonCoreTests: XCTestCase {
         let second = await iterator.next()
         XCTAssertEqual(second?.items.map(\.item.title), ["Chercher"])
         continuation.finish()
+        // The caller and the app get the item as `List` shows it (iOS's `localizedTitle`); the
+        // model keeps the key, so the pending launch item is translated when it is handed over.
         let triggered = try await core.trigger(.type("SearchAction", contactIdentifier: nil))
-        XCTAssertEqual(triggered.resolution.item.title, "SEARCH", "the model keeps the key")
+        XCTAssertEqual(triggered.resolution.item.title, "Chercher")
+        XCTAssertEqual(triggered.resolution.item.type, "SearchAction")
+        let pendingInTheModel = await core.status().pendingLaunchItem
+        XCTAssertEqual(pendingInTheModel?.title, "SEARCH", "the model keeps the key")
+        let (messages, appContinuation) = AsyncThrowingStream<AppMessage, any Error>.makeStream()
+        await core.connectApp(appVersion: nil, messages: appContinuation)
+        var appMessages = messages.makeAsyncIterator()
+        guard case .connected(let pending?, _, _)? = try await appMessages.next() else { return XCTFail("no pending item handed over") }
+        XCTAssertEqual(pending.title, "Chercher")
+        XCTAssertEqual(pending.subtitle, "SEARCH_SUB", "no translation of the subtitle in the new strings: the key")
+        let delivered = try await core.trigger(.type("SearchAction", contactIdentifier: nil))
+        guard case .perform(let performed, _, _, _)? = try await appMessages.next() else { return XCTFail("not delivered to the app") }
+        XCTAssertEqual(performed.title, "Chercher")
+        XCTAssertEqual(delivered.resolution.item, performed)
+        appContinuation.finish()
     }
 
     // MARK: Replies published for the event loop
