@@ -26,7 +26,6 @@ public struct JSONTextWriter {
     private let pretty: Bool
     /// Per open container: whether nothing was written into it yet.
     private var empty: [Bool] = []
-    /// When remembering: the previous document's item texts, and where this one's items lie.
     /// What a remembering writer (`reusing:`) recorded so far; unused otherwise.
     private var recorder = ItemTextRecorder()
     private var remembering = false
@@ -36,9 +35,9 @@ public struct JSONTextWriter {
         bytes.reserveCapacity(capacity)
     }
 
-    /// A writer that remembers where each `ShortcutItem` it writes lies, and copies an item's
-    /// text from `previous` (the texts of the document written before) when that document had
-    /// the same item at the same place in its order; `finishRemembering()` returns the texts.
+    /// A writer that remembers where each `ShortcutItem` and listing row it writes lies, and
+    /// copies one's text from `previous` (the texts of the document written before) when that
+    /// document had the same at the same place in its order; `finishRemembering()` returns the texts.
     public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts) {
         self.init(pretty: pretty, capacity: capacity)
         recorder = ItemTextRecorder(previous: previous.pretty == pretty ? previous : ShortcutItemTexts(), pretty: pretty)

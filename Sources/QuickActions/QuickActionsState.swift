@@ -86,9 +86,9 @@ public struct QuickActionsState: Hashable, Sendable {
         let favorites = favorites()
         let derived = lastDerivation.derive(favorites, appVersion: appVersion, configuration: configuration)
         // Cheap when little changed: the items derived from unchanged favorites are the very
-        // values of the last derivation, and equal strings and dictionaries that share storage
-        // compare at once (so do the comparisons of the listing, the watchers' copy and the
-        // state file's texts after this).
+        // values of the last derivation, and items that share their fields' box compare at once
+        // (so do the comparisons of the listing, the watchers' copy and the state file's texts
+        // after this).
         let changed = derived != dynamicItems
         if changed {
             dynamicItems = derived
@@ -208,8 +208,8 @@ private struct DerivationMemo: Hashable, Sendable {
         var derived: [ShortcutItem] = []
         derived.reserveCapacity(favorites.count)
         var cursor = 0
-        // Compared where they lie (borrowed, not copied out of the arrays): copying a contact
-        // retains and releases each of its strings, which was most of this loop.
+        // Compared where they lie (borrowed, not copied out of the arrays: a copy of a contact
+        // retains and releases each of its strings).
         self.favorites.withUnsafeBufferPointer { previous in
             favorites.withUnsafeBufferPointer { favorites in
                 for index in favorites.indices {
