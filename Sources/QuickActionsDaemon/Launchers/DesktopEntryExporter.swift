@@ -200,8 +200,10 @@ struct DesktopEntryExporter: Sendable {
             try makeDirectories(folder, mode: 0o755)
             // Where there was no file, a file someone else writes meanwhile is not replaced either.
             try FileIO.replaceAtomically(target, with: bytes, mode: 0o644, replacing: existing != nil)
-        } catch let error as SystemCallError where error.errno == EEXIST {
+        } catch let error as AtomicReplaceError where error.error.errno == EEXIST {
             throw .foreignFile(target, isSource: false)
+        } catch let error as AtomicReplaceError {
+            throw .unwritable(target, error.description)
         } catch let error as DesktopEntryExportProblem {
             throw error
         } catch let error as SystemCallError {

@@ -1,9 +1,29 @@
 import CLinux
 import Glibc
+import Synchronization
 import SystemCalls
 
-/// Small file helpers built on `retryingSystemCall`, shared by the configuration
-/// loader and the state store.
+/// The numbers of this process's temporary files, so two replacements never pick the same name.
+private let temporaryFileNumbers = Atomic<Int>(0)
+
+/// A step of `FileIO.replaceAtomically`, named in its errors so a failure says what was being done.
+enum AtomicReplaceStep: String, Sendable, Equatable {
+    case createTemporaryFile = "create the temporary file", write = "write the temporary file"
+    case syncFile = "fsync the temporary file", close = "close the temporary file"
+    case rename = "rename the temporary file over", syncFolder = "fsync the folder of"
+}
+
+/// A failed `FileIO.replaceAtomically`: the step and the system call's error. Up to `.rename`
+/// the old file is untouched and the temporary file removed; at `.syncFolder` the new file is
+/// in place but its entry may not survive a crash.
+struct AtomicReplaceError: Error, Equatable, Sendable, CustomStringConvertible {
+    var step: AtomicReplaceStep
+    var error: SystemCallError
+    var description: String { error.description }
+}
+
+/// Small file helpers built on `retryingSystemCall`, shared by the configuration loader,
+/// the state store and the desktop-entry exporter.
 enum FileIO {
     /// Reads a whole file, or returns nil when it does not exist (so "absent" is data, not an error).
     static func readFileIfPresent(_ path: String) throws(SystemCallError) -> [UInt8]? {
@@ -37,28 +57,75 @@ enum FileIO {
         }
     }
 
-    /// Replaces `path` whole: a temporary file in the same folder (`O_EXCL`), written and
-    /// synced, then renamed over it, so a reader sees the old file or the new one, never a part.
-    /// With `replacing: false` the rename fails with `EEXIST` if a file appeared at `path` meanwhile.
-    static func replaceAtomically(_ path: String, with bytes: [UInt8], mode: mode_t, replacing: Bool = true) throws(SystemCallError) {
+    /// Replaces `path` whole: a temporary file in the same folder (`.NAME.tmp-PID-N`, `O_EXCL`,
+    /// `mode`), written and synced, then renamed over it, so a reader sees the old file or the
+    /// new one, never a part. With `replacing: false` the rename fails with `EEXIST` if a file
+    /// appeared at `path` meanwhile. With `syncFolder` the folder is synced after the rename, so
+    /// the new entry survives a crash; the file is in place even when that last step fails.
+    /// This is the only place the daemon replaces a file: the state file and the exported
+    /// desktop entry both come here. `failing` lets tests fail one step in place of its call.
+    static func replaceAtomically(
+        _ path: String, with bytes: [UInt8], mode: mode_t, replacing: Bool = true, syncFolder: Bool = false,
+        failing: AtomicReplaceStep? = nil
+    ) throws(AtomicReplaceError) {
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        let temporaryPath = String(path[..<slash]) + ".\(path[slash...]).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
-        let descriptor = try retryingSystemCall("open", path: temporaryPath) {
-            open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        let folder = slash == path.startIndex ? "." : String(path[..<path.index(before: slash)])
+        let prefix = String(path[..<slash]) + ".\(path[slash...]).tmp-\(getpid())-"
+        var step = AtomicReplaceStep.createTemporaryFile
+        var descriptor: CInt = -1
+        var temporaryPath = ""
+        func fail(_ path: String) throws(SystemCallError) {
+            if failing == step { throw SystemCallError(call: "injected", path: path, errno: EIO) }
         }
         do throws(SystemCallError) {
+            try fail(folder)
+            // A crashed earlier process with the same (reused) pid may have left a file of the
+            // same name: O_EXCL refuses it, and the next number is tried.
+            while descriptor < 0 {
+                let number = temporaryFileNumbers.add(1, ordering: .relaxed).newValue
+                let candidate = prefix + String(number)
+                do {
+                    descriptor = try retryingSystemCall("open", path: candidate) {
+                        open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+                    }
+                    temporaryPath = candidate
+                } catch where error.errno == EEXIST && number % 1000 != 0 {
+                    continue
+                }
+            }
+            step = .write
+            try fail(temporaryPath)
             try writeAll(descriptor, bytes, path: temporaryPath)
+            step = .syncFile
+            try fail(temporaryPath)
             try retryingSystemCall("fsync", path: temporaryPath) { fsync(descriptor) }
+            step = .close
             // close(2) must not be retried on EINTR on Linux: the descriptor is gone either way.
             let closeResult = close(descriptor)
+            descriptor = -1
             if closeResult != 0 { throw SystemCallError(call: "close", path: temporaryPath, errno: errno) }
+            step = .rename
+            try fail(temporaryPath)
             try retryingSystemCall("rename", path: temporaryPath) {
                 replacing ? rename(temporaryPath, path) : CLinux_renameNoReplace(temporaryPath, path)
             }
         } catch {
-            close(descriptor)
-            unlink(temporaryPath)
-            throw error
+            if descriptor >= 0 { close(descriptor) }
+            // Only a file this call created is removed; an empty path means open never succeeded.
+            if !temporaryPath.isEmpty { unlink(temporaryPath) }
+            throw AtomicReplaceError(step: step, error: error)
+        }
+        guard syncFolder else { return }
+        step = .syncFolder
+        do throws(SystemCallError) {
+            try fail(folder)
+            let folderDescriptor = try retryingSystemCall("open", path: folder) {
+                open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
+            defer { close(folderDescriptor) }
+            try retryingSystemCall("fsync", path: folder) { fsync(folderDescriptor) }
+        } catch {
+            throw AtomicReplaceError(step: step, error: error)
         }
     }
 

@@ -38,11 +38,25 @@ struct StatePaths: Equatable, Sendable {
     }
 }
 
-/// The step of an atomic save, named in errors so a failure says what was being done.
-enum StateSaveStep: String, Sendable, Equatable {
-    case encode, createDirectory = "create the state folder", createTemporaryFile = "create the temporary file"
-    case write = "write the temporary file", syncFile = "fsync the temporary file", close = "close the temporary file"
-    case rename = "rename the temporary file over the state file", syncDirectory = "fsync the state folder"
+/// The step of a save, named in errors so a failure says what was being done: encoding,
+/// the folder, or a step of the atomic replacement.
+enum StateSaveStep: Sendable, Equatable, CustomStringConvertible {
+    case encode, createDirectory
+    case replace(AtomicReplaceStep)
+
+    static let createTemporaryFile = replace(.createTemporaryFile), write = replace(.write)
+    static let syncFile = replace(.syncFile), close = replace(.close), rename = replace(.rename)
+    static let syncDirectory = replace(.syncFolder)
+
+    var description: String {
+        switch self {
+        case .encode: "encode"
+        case .createDirectory: "create the state folder"
+        case .replace(.rename): "rename the temporary file over the state file"
+        case .replace(.syncFolder): "fsync the state folder"
+        case .replace(let step): step.rawValue
+        }
+    }
 }
 
 enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -56,7 +70,7 @@ enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noStateDirectory:
             return "Neither STATE_DIRECTORY, XDG_STATE_HOME nor HOME is set, so there is no folder to keep state in."
         case .saveFailed(let step, let path, let reason):
-            return "Could not save the state: failed to \(step.rawValue) \"\(path)\": \(reason) The previous state file is unchanged."
+            return "Could not save the state: failed to \(step) \"\(path)\": \(reason) The previous state file is unchanged."
         case .loadFailed(let path, let reason):
             return "Could not read the state file \"\(path)\": \(reason)"
         case .moveAsideFailed(let path, let reason):
@@ -85,7 +99,6 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     let paths: StatePaths
     /// What the state file holds, as far as this process knows (loaded or last saved).
     private(set) var lastPersisted: Payload?
-    private var temporaryFileCounter = 0
     private let now: @Sendable () -> Date
     /// Lets tests fail a chosen step in place of its system call, to prove the clean-up path.
     var injectedFailure: StateSaveStep?
@@ -206,54 +219,20 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
             while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
         }
         try ensureDirectory()
-        var step = StateSaveStep.createTemporaryFile
-        var descriptor: CInt = -1
-        var temporaryPath = ""
-        do throws(SystemCallError) {
-            try failIfInjected(step, paths.directory)
-            // A crashed earlier daemon with the same (reused) pid may have left a file of
-            // the same name: O_EXCL refuses it, and the next counter value is tried.
-            while descriptor < 0 {
-                temporaryFileCounter += 1
-                let candidate =
-                    paths.directory + "/.\(StatePaths.stateFileName).tmp-\(getpid())-\(temporaryFileCounter)"
-                do {
-                    descriptor = try retryingSystemCall("open", path: candidate) {
-                        open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                    }
-                    temporaryPath = candidate
-                } catch where error.errno == EEXIST && temporaryFileCounter % 1000 != 0 {
-                    continue
-                }
+        var injected: AtomicReplaceStep?
+        if case .replace(let step) = injectedFailure { injected = step }
+        do throws(AtomicReplaceError) {
+            try FileIO.replaceAtomically(paths.stateFile, with: bytes, mode: 0o600, syncFolder: true, failing: injected)
+        } catch {
+            // The rename is only durable once the folder entry is on disk; the new file is in
+            // place either way, so the payload counts as persisted even if that fsync fails.
+            if error.step == .syncFolder {
+                lastPersisted = payload
+                throw .saveFailed(step: .syncDirectory, path: paths.directory, reason: error.error.description)
             }
-            step = .write
-            try failIfInjected(step, temporaryPath)
-            try FileIO.writeAll(descriptor, bytes, path: temporaryPath)
-            step = .syncFile
-            try failIfInjected(step, temporaryPath)
-            try retryingSystemCall("fsync", path: temporaryPath) { fsync(descriptor) }
-            step = .close
-            // close(2) must not be retried on EINTR on Linux: the descriptor is gone either way.
-            let closeResult = close(descriptor)
-            descriptor = -1
-            if closeResult != 0 { throw SystemCallError(call: "close", path: temporaryPath, errno: errno) }
-            step = .rename
-            try failIfInjected(step, temporaryPath)
-            try retryingSystemCall("rename", path: temporaryPath) { rename(temporaryPath, paths.stateFile) }
-        } catch {
-            if descriptor >= 0 { close(descriptor) }
-            // Only a file this call created is removed; an empty path means open never succeeded.
-            if !temporaryPath.isEmpty { unlink(temporaryPath) }
-            throw .saveFailed(step: step, path: error.path ?? paths.stateFile, reason: error.description)
+            throw .saveFailed(step: .replace(error.step), path: error.error.path ?? paths.stateFile, reason: error.error.description)
         }
-        // The rename is only durable once the folder entry is on disk; the new file is in
-        // place either way, so the payload counts as persisted even if this fsync fails.
         lastPersisted = payload
-        do {
-            try syncDirectory()
-        } catch {
-            throw .saveFailed(step: .syncDirectory, path: paths.directory, reason: error.description)
-        }
     }
 
     /// Pretty-printed JSON with sorted keys and a final newline, written directly when the
@@ -273,21 +252,6 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         }
         bytes.append(UInt8(ascii: "\n"))
         return bytes
-    }
-
-    private func failIfInjected(_ step: StateSaveStep, _ path: String) throws(SystemCallError) {
-        if injectedFailure == step {
-            throw SystemCallError(call: "injected", path: path, errno: EIO)
-        }
-    }
-
-    private func syncDirectory() throws(SystemCallError) {
-        let directory = paths.directory
-        let descriptor = try retryingSystemCall("open", path: directory) {
-            open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        }
-        defer { close(descriptor) }
-        try retryingSystemCall("fsync", path: directory) { fsync(descriptor) }
     }
 
     /// Creates the state folder (and missing parents) with mode 0700: state may name contacts.
