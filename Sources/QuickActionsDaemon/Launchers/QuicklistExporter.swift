@@ -103,12 +103,7 @@ final class QuicklistExporter: Sendable {
             }
             guard case .on = wanted else { return nil }
             mailbox.threadStarted = true
-            do {
-                mailbox.wakeUp = try WakeUpSocket()
-            } catch {
-                logger.error("Cannot create the session bus thread's wake-up socket pair: \(error); the quicklist follows changes within 200 ms.")
-                mailbox.wakeUp = .unavailable
-            }
+            mailbox.wakeUp = WakeUpSocket.make(for: "the session bus thread", logger: logger)
             return mailbox.wakeUp
         }
         if case .off(let reason) = wanted, startThread == nil, mailbox.withLock({ !$0.threadStarted }) {
@@ -223,22 +218,13 @@ final class QuicklistExporter: Sendable {
 
     /// Sleeps in `poll` until the bus has work, the core published or asked to stop, or `deadline`.
     private func waitForWork(_ wakeUp: WakeUpSocket, bus: QuicklistBusSession?, until deadline: ContinuousClock.Instant?) {
-        var descriptors = [pollfd(fd: wakeUp.receiver, events: Int16(POLLIN), revents: 0)]
-        var timeout: Int32 = -1
-        if let deadline {
-            let remaining = deadline - ContinuousClock.now
-            timeout = max(0, Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
-        }
+        var descriptors: [pollfd] = []
+        var timeout = WakeUpSocket.milliseconds(until: deadline)
         if let bus {
             descriptors.append(pollfd(fd: bus.descriptor, events: bus.pollEvents, revents: 0))
             if let busTimeout = bus.timeoutMilliseconds { timeout = timeout < 0 ? busTimeout : min(timeout, busTimeout) }
         }
-        if !wakeUp.isAvailable {
-            timeout = timeout < 0 ? 200 : min(timeout, 200)
-        }
-        if poll(&descriptors, nfds_t(descriptors.count), timeout) > 0, descriptors[0].revents != 0 {
-            wakeUp.drain()
-        }
+        wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
     }
 
     // MARK: - What to show

@@ -1,21 +1,23 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import SystemCalls
 // SOCK_STREAM & co.: Glibc's module leaves <bits/socket_type.h> to the module that includes it
 // first, which for this target is CSystemd (sd-daemon.h).
 import CSystemd
 
-/// Wakes a thread blocked in `poll` (the watcher's, the session bus's) when another thread has
-/// queued work for it: a non-blocking socket pair whose reading end the thread polls beside its
-/// own descriptors (Glibc offers no `eventfd` to Swift).
+/// How each of the daemon's own threads (the watcher's, the state writer's, the session bus's)
+/// sleeps: in `poll` on its own descriptors plus this socket pair's reading end, which another
+/// thread writes to when it has queued work for it (Glibc offers no `eventfd` to Swift).
+/// `sleep(polling:timeoutMilliseconds:)` is that one sleep, for every such thread.
 struct WakeUpSocket: Sendable {
     /// The end the sleeping thread polls; -1 when the pair could not be created.
     let receiver: Int32
     private let sender: Int32
 
     /// Throws when the pair cannot be created; `unavailable` then stands in, and the thread
-    /// must poll with a short timeout instead.
+    /// polls with a short timeout instead (`sleep` does that by itself).
     init() throws(SystemCallError) {
         var pair: [Int32] = [-1, -1]
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
@@ -43,6 +45,45 @@ struct WakeUpSocket: Sendable {
     func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
         while bytes.withUnsafeMutableBytes({ recv(receiver, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+    }
+
+    /// A wake-up socket for `thread`, or `unavailable` (logged) when none can be created.
+    static func make(for thread: String, logger: Logger) -> WakeUpSocket {
+        do {
+            return try WakeUpSocket()
+        } catch {
+            logger.warning("No wake-up socket for \(thread) (\(error)); it looks for work every \(fallbackMilliseconds) ms.")
+            return .unavailable
+        }
+    }
+
+    /// How often a thread without a wake-up socket looks for queued work.
+    static let fallbackMilliseconds: Int32 = 200
+
+    /// Sleeps in `poll` until one of `descriptors` is ready, another thread calls `wake()`, or
+    /// `timeoutMilliseconds` pass (-1: no limit). Fills in each descriptor's `revents`, drains
+    /// the wake-ups, and returns `poll`'s result and its errno (0 when it succeeded).
+    @discardableResult
+    func sleep(polling descriptors: inout [pollfd], timeoutMilliseconds: Int32) -> (ready: Int32, errno: Int32) {
+        var timeout = timeoutMilliseconds
+        if !isAvailable { timeout = timeout < 0 ? Self.fallbackMilliseconds : min(timeout, Self.fallbackMilliseconds) }
+        var all = descriptors
+        all.append(pollfd(fd: receiver, events: Int16(POLLIN), revents: 0))
+        let ready = poll(&all, nfds_t(all.count), timeout)
+        let error = ready < 0 ? errno : 0
+        if ready > 0, let own = all.last, own.revents != 0 { drain() }
+        for index in descriptors.indices { descriptors[index].revents = all[index].revents }
+        return (ready, error)
+    }
+
+    /// `poll`'s timeout for sleeping until `deadline` (rounded up, so the sleeper wakes after it,
+    /// not just before); -1 without one.
+    static func milliseconds(until deadline: ContinuousClock.Instant?) -> Int32 {
+        guard let deadline else { return -1 }
+        let left = (deadline - .now).components
+        guard left.seconds >= 0 else { return 0 }
+        let milliseconds = left.seconds * 1000 + (left.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
     }
 
     func close() {

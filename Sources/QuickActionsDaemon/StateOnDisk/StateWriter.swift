@@ -45,13 +45,7 @@ final class StateWriter: Sendable {
     /// Starts the thread. `onOutcome` runs on it after each attempt (the core's status epoch).
     init(store: StateStore<PersistedState>, logger: Logger, onOutcome: @escaping @Sendable () -> Void) {
         stateFile = store.paths.stateFile
-        let wakeUp: WakeUpSocket
-        do {
-            wakeUp = try WakeUpSocket()
-        } catch {
-            logger.warning("No wake-up socket for the state writer (\(error)); it polls every 200 ms.")
-            wakeUp = .unavailable
-        }
+        let wakeUp = WakeUpSocket.make(for: "the state writer", logger: logger)
         shared = Shared(store: store, logger: logger, wakeUp: wakeUp, onOutcome: onOutcome)
         do {
             try startDetachedThread(named: "qactd-state") { [shared] in shared.run() }
@@ -194,14 +188,8 @@ final class StateWriter: Sendable {
         }
 
         private func sleepUntilWokenOrRetryDue() {
-            var timeout: Int32 = -1
-            if let retryAt {
-                let left = retryAt - .now
-                timeout = Int32(clamping: max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
-            }
-            if !wakeUp.isAvailable { timeout = timeout < 0 ? 200 : min(timeout, 200) }
-            var descriptor = pollfd(fd: wakeUp.receiver, events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, timeout) > 0 { wakeUp.drain() }
+            var none: [pollfd] = []
+            wakeUp.sleep(polling: &none, timeoutMilliseconds: WakeUpSocket.milliseconds(until: retryAt))
         }
 
         /// Writes the newest pending state, records the outcome and resumes whom it answers.

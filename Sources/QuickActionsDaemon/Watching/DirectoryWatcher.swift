@@ -67,12 +67,7 @@ final class DirectoryWatcher: Sendable {
         probeWriter: @escaping WriterProbe = OpenForWritingProbe.acquireReadLease
     ) {
         engine = Mutex(WatcherEngine(scanner: scanner, logger: logger, timing: timing, addWatch: addWatch, probeWriter: probeWriter))
-        do {
-            wakeUp = try WakeUpSocket()
-        } catch {
-            logger.error("Cannot create the watcher's wake-up socket pair: \(error); reloads and stop wait for the next event.")
-            wakeUp = .unavailable
-        }
+        wakeUp = WakeUpSocket.make(for: "the contacts watcher", logger: logger)
     }
 
     /// Creates the inotify instance and walks the tree once, adding a watch to each folder
@@ -152,23 +147,15 @@ final class DirectoryWatcher: Sendable {
     private func loop(_ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
         var stopRequests: [CheckedContinuation<Void, Never>] = []
         while stopRequests.isEmpty {
-            var (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
-            if !wakeUp.isAvailable {
-                // Without the wake-up socket (it could not be created) requests are noticed by polling.
-                timeout = timeout < 0 ? 200 : min(timeout, 200)
-            }
-            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeUp.receiver, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            let pollError = ready < 0 ? errno : 0
+            let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
+            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
+            let (ready, pollError) = wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
             if ready < 0 && pollError != EINTR {
                 // Not expected with valid descriptors; back off instead of spinning.
                 engine.withLock { $0.logger.error("poll() on the inotify descriptor failed: \(errnoText(pollError)).") }
                 usleep(100_000)
             }
             var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
-            if ready > 0 && descriptors[1].revents != 0 {
-                wakeUp.drain()
-            }
             let requests = control.withLock { control -> [Request] in
                 defer { control.requests = [] }
                 return control.requests
