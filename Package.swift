@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "qactd",
             dependencies: [
-                "QuickActionsDaemon",
+                "QuickActionsDaemon", "QuickActionsProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -140,9 +140,8 @@ struct SettingsLoader: Sendable {
     /// System-wide defaults: next to the installed binary (`PREFIX/etc/qactd`), then `/etc/qactd`.
     static func systemCandidates() -> [String] {
         var candidates: [String] = []
-        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let prefix = URL(fileURLWithPath: executable).deletingLastPathComponent().deletingLastPathComponent().path
-            candidates.append("\(prefix == "/" ? "" : prefix)/etc/qactd/\(ConfigurationLoader.fileName)")
+        if let prefix = RunningExecutable.prefix {
+            candidates.append("\(prefix)/etc/qactd/\(ConfigurationLoader.fileName)")
         }
         let etc = "/etc/qactd/\(ConfigurationLoader.fileName)"
         if !candidates.contains(etc) { candidates.append(etc) }

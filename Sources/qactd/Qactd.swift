@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import QuickActionsDaemon
+import QuickActionsProtocol
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

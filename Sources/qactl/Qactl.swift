@@ -1,4 +1,5 @@
 import ArgumentParser
+import QuickActionsProtocol
 
 @main
 struct Qactl: ParsableCommand {
@@ -16,7 +17,7 @@ struct Qactl: ParsableCommand {
             file does not validate), 64 on a usage error, 69 when the daemon cannot be \
             reached.
             """,
-        version: QactlVersion.string,
+        version: QactdVersion.string,
         subcommands: [
             StatusCommand.self, ListCommand.self, TriggerCommand.self, ResignActiveCommand.self,
             ReloadCommand.self, ContactCommand.self, ValidateCommand.self, WatchCommand.self, AppCommand.self,
@@ -36,8 +37,4 @@ struct Qactl: ParsableCommand {
             exit(withError: error)
         }
     }
-}
-
-enum QactlVersion {
-    static let string = "0.1.0"
 }

@@ -15,6 +15,22 @@ final class ReferenceClientEndToEndTests: XCTestCase {
         XCTAssertEqual(probe.status, 0, "the Python varlink package is missing: scripts/install-deps --test installs it\n\(probe.stderr)")
     }
 
+    /// The version is declared once: `qactd --version`, `qactl --version` and `GetInfo` agree.
+    func testOneVersionForTheDaemonTheClientAndGetInfo() throws {
+        let fixture = try DaemonFixture()
+        try fixture.start()
+        let daemon = DaemonFixture.run(DaemonFixture.qactd, ["--version"])
+        let client = DaemonFixture.run(DaemonFixture.qactl, ["--version"])
+        XCTAssertEqual(daemon.status, 0, daemon.stderr)
+        XCTAssertEqual(client.status, 0, client.stderr)
+        let version = daemon.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertFalse(version.isEmpty)
+        XCTAssertEqual(client.stdout.trimmingCharacters(in: .whitespacesAndNewlines), version)
+        let info = varlinkCLI(["call", "unix:" + fixture.socketPath + "/org.varlink.service.GetInfo", "{}"], fixture: fixture)
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertEqual(try info.json()["version"] as? String, version)
+    }
+
     func testInfoHelpAndCallsAgainstTheRunningDaemon() throws {
         let fixture = try DaemonFixture()
         try fixture.start()

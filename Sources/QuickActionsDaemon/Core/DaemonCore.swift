@@ -722,10 +722,6 @@ enum ContactIndexChange: Sendable {
     case removedTree(directory: String)
 }
 
-public enum QactdVersion {
-    public static let string = "0.1.0"
-}
-
 extension DaemonConfiguration {
     /// The configuration file in effect, or nil for built-in defaults.
     var configFile: String? {

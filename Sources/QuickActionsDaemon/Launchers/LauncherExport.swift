@@ -70,11 +70,7 @@ struct LauncherExporters: Sendable {
     /// The `qactl` installed beside the running `qactd` (`/proc/self/exe`'s folder), so the
     /// launcher runs the client of the same version; nil, with a notice, when there is none.
     static func qactlBesideDaemon(logger: Logger) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if length > 0 {
-            let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let folder = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if let folder = RunningExecutable.folder {
             let candidate = folder + "/qactl"
             if access(candidate, X_OK) == 0 { return candidate }
             logger.notice(
