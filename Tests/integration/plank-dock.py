@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plank, a real dock, shows qactd's quick actions and runs the one chosen (issue 13, item 4).
+"""Plank, a real dock, shows qactd's quick actions and runs the one chosen.
 
   plank-dock.py --bin DIR --mode quicklist|desktop-entry [--choose TITLE] [--screenshot FILE]
 
