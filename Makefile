@@ -68,7 +68,7 @@ check: test-deps
 
 test: check
 
-# The long versions of the crash, convergence and load loops (issue 14): thousands of kill -9s,
+# The long versions of the crash, convergence and load loops: thousands of kill -9s,
 # tens of thousands of file operations, and a minute of 64 clients under churn. `make check`
 # runs their short versions.
 stress: test-deps

@@ -73,9 +73,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // A short-lived process: resolving the Swift runtime's shared libraries at each start
-            // cost it about a fifth of its time (issue 12), so the runtime is linked in. It stays a
-            // PIE (address-space randomization) although linking it without would save the loader
-            // ~39,000 relative relocations, about a tenth of `qactl list`: the target is met without.
+            // would be a large part of its run, so the runtime is linked in. It stays a PIE
+            // (address-space randomization) although linking it without would spare the loader
+            // its relative relocations: `qactl list` meets its target in scripts/bench (≤ 1.5× socat)
+            // with them.
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),

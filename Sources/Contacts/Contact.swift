@@ -1,4 +1,4 @@
-/// One contact as read from the contacts directory (SPEC §2.4, §3).
+/// One contact as read from the contacts directory: what a favorite's quick action needs.
 public struct Contact: Hashable, Sendable, Codable {
     /// vCard `UID`, else the file name without its extension (`#2`, `#3`, … for
     /// later cards of a several-card file). Contacts are identified by this, never by name.

@@ -1,4 +1,4 @@
-/// Which files of the contacts directory hold contacts (SPEC §3). Everything else is
+/// Which files of the contacts directory hold contacts (by extension). Everything else is
 /// ignored: hidden names, editors' temporary and backup files, and vdir metadata files
 /// such as `displayname` or `color`, which have no extension.
 public enum ContactFileKind: Hashable, Sendable {

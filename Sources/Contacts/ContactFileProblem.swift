@@ -1,5 +1,6 @@
-/// Why a file in the contacts directory contributes no contacts (SPEC §3: skipped,
-/// counted and listed in status). Descriptions are full sentences without the path,
+/// Why a file in the contacts directory contributes no contacts. Such a file is skipped, not
+/// fatal (one bad card must not hide the others), and counted and listed in status so the
+/// user can find it. Descriptions are full sentences without the path,
 /// which the index and the status output pair them with.
 public enum ContactFileProblem: Error, Hashable, Sendable, CustomStringConvertible {
     case parse(ContactParseError)

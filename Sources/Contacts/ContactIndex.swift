@@ -1,5 +1,4 @@
-/// The live contacts of the contacts directory, keyed by the file each came from
-/// (SPEC §2.4, §3).
+/// The live contacts of the contacts directory, keyed by the file each came from.
 ///
 /// Built for incremental updates from inotify: replacing or removing one file costs
 /// work proportional to that file's contacts (plus a logarithmic search in the
@@ -171,7 +170,7 @@ public struct ContactIndex: Sendable {
     private var duplicatedIdentifiers: Set<String> = []
     /// Favorites among the winners, kept sorted so reading them costs nothing: their sort keys,
     /// and the contacts in the same order as an array of their own, which `favorites` hands out
-    /// as it is (shared, not copied contact by contact: that copy was a fifth of a recompute).
+    /// as it is: every recompute reads all of them, so they are shared, not copied contact by contact.
     private var favoriteKeys: [FavoriteSortKey] = []
     private var sortedFavorites: [Contact] = []
 

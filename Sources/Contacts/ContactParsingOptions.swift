@@ -1,4 +1,4 @@
-/// What the parsers need from the configuration (SPEC §3, §5 `FavoriteCategories`).
+/// What the parsers need from the configuration (`[Contacts] FavoriteCategories`).
 public struct ContactParsingOptions: Hashable, Sendable {
     /// Lowercased category names that mark a contact as a favorite.
     public var favoriteCategories: Set<String>

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The sample app's own format (SPEC §3):
+/// The sample app's own format, one contact per `.json` file:
 /// `{"identifier": "...", "name": "...", "email": "...", "favorite": true}`.
 /// Every key is optional; the identifier and name fall back like a vCard's do.
 public enum JSONContactParser {

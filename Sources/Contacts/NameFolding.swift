@@ -1,4 +1,5 @@
-/// Case- and accent-insensitive keys for ordering favorites (SPEC §2.4).
+/// Case- and accent-insensitive keys for ordering favorites, so that "émile" sorts beside
+/// "Emile" rather than after "Zoë"; ties are broken by identifier, so the order is total.
 ///
 /// The standard library has no public normalization and FoundationEssentials no
 /// diacritic folding, so letters with diacritics are folded by a table covering

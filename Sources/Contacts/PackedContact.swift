@@ -1,5 +1,6 @@
 /// One contact as the index stores it: a single allocation per contact instead of one
-/// per string and per email array (issue 12: the index was ~0.7 KiB per contact).
+/// per string and per email array. The index is most of the daemon's memory, so each contact
+/// costs one header and its bytes, and each string is stored once.
 ///
 /// Behind a small header, the strings are packed as UTF-8 bytes, each preceded by its
 /// length as a LEB128 varint: the file name (without its folder), the identifier, the

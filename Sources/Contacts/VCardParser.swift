@@ -1,4 +1,5 @@
-/// vCard 2.1, 3.0 and 4.0 (RFC 2426, RFC 6350) → contacts (SPEC §2.4, §3).
+/// vCard 2.1, 3.0 and 4.0 (RFC 2426, RFC 6350) → contacts: the format address books and
+/// vdirsyncer leave in the contacts directory.
 ///
 /// Only what a contact's identity, name, emails and favorite flag need is decoded, so a
 /// malformed value in a property nobody reads (a photo, a note) does not cost the contact.

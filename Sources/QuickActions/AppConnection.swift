@@ -21,7 +21,7 @@ public enum AppDeliveryFailure: Hashable, Sendable {
     case appDisconnected
 }
 
-/// The app side of SPEC §2.7 and §6 as a value: which app process is connected,
+/// The app side of triggering and delivering actions, as a value: which app process is connected,
 /// which delivered actions wait for `Complete`, and what each event means.
 ///
 /// The Linux twin of `scene(_:willConnectTo:options:)` (an app connects) and

@@ -1,6 +1,6 @@
 import Contacts
 
-/// How favorites become dynamic items (SPEC §2.5); set from `[Shortcuts]` in the configuration.
+/// How favorites become dynamic items; set from `[Shortcuts]` in the configuration.
 public struct DynamicItemConfiguration: Hashable, Sendable {
     public var favoriteType: String
     public var favoriteIcon: ShortcutIcon?

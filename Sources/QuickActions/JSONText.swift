@@ -7,8 +7,8 @@ import Foundation
 /// A value whose JSON text is written straight into bytes, in the same shape its `Codable`
 /// conformance gives (keys sorted, slashes not escaped): the state file and the `List` and
 /// `Watch` payloads. `JSONEncoder` builds a tree of boxed values and sorts each object's keys
-/// as it writes, which made it three quarters of a changed `ResignActive` (profiled at 1,000
-/// favorites); these types are few and their keys fixed, so they are written directly.
+/// as it writes, which costs more than the rest of a changed `ResignActive` together; these
+/// types are few and their keys fixed, so they are written directly.
 public protocol JSONTextRepresentable {
     /// Compact text, or `pretty`: two-space indentation and `"key" : value`, as
     /// `JSONEncoder`'s `.prettyPrinted` writes it.
@@ -77,8 +77,8 @@ public struct JSONTextWriter {
 
     public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Runs of bytes that need no escape are copied whole: byte-by-byte appends were a third
-        // of a changed listing's (and the state file's) encoding.
+        // Runs of bytes that need no escape are copied whole: titles and identifiers are most
+        // of a listing's (and the state file's) bytes, and an append per byte is slow.
         var text = text
         text.withUTF8 { utf8 in
             var unescaped = 0
@@ -294,13 +294,13 @@ extension JSONTextWriter {
 }
 
 /// Where each shortcut item (and each listing row) of one encoded document lies in its text,
-/// so the next document copies the text of every item and row that did not change (issue 12:
-/// when one favorite of a thousand changes, encoding all of them again — once for the watchers,
-/// once for the state file — was most of the edit's cost). Elements are matched by their place
-/// in the order, not looked up by value: a favorite added, removed or edited shifts the match
-/// by one at most, and the check is one comparison of equal values (which share storage, so it
-/// is quick), not hashing: a dictionary keyed by items was tried, and cost more than the
-/// encoding it saved.
+/// so the next document copies the text of every item and row that did not change: when one
+/// favorite of a thousand changes, encoding all of them again — once for the watchers, once for
+/// the state file — would be most of the edit's cost. Elements are matched by their place in
+/// the order, not looked up by value: a favorite added, removed or edited shifts the match by
+/// one at most, and the check is one comparison of equal values (which share storage, so it is
+/// quick), not hashing: hashing whole items costs more than encoding them, so a dictionary
+/// keyed by items would save nothing.
 public struct ShortcutItemTexts: Sendable {
     struct Place: Sendable {
         var start: Int
@@ -356,8 +356,8 @@ public struct ShortcutItemTexts: Sendable {
 
 /// A writer's record of what it wrote and its place in the previous document. Kept in the
 /// writer as a plain stored value, changed in place: taken out of an optional and put back per
-/// item, it retained and released every array it holds (a fifth of an encoding); as a class,
-/// every access paid a dynamic exclusivity check.
+/// item, it would retain and release every array it holds each time; as a class, every access
+/// would pay a dynamic exclusivity check.
 struct ItemTextRecorder {
     var previous = ShortcutItemTexts()
     var itemCursor = 0

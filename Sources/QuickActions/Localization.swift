@@ -1,4 +1,5 @@
-/// Which languages the user prefers, most preferred first (SPEC §2.3), read much as gettext
+/// Which languages the user prefers, most preferred first (to pick the `.lproj` whose strings
+/// translate the static items), read much as gettext
 /// reads them: `LANGUAGE` (a colon-separated list) first, then the locale of messages, which
 /// is the first set of `LC_ALL`, `LC_MESSAGES`, `LANG`. Unlike gettext, `LANGUAGE` counts
 /// under the `C` locale too: a service manager often starts the daemon without a locale. Each entry loses its encoding and

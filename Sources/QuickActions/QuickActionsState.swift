@@ -1,6 +1,6 @@
 import Contacts
 
-/// The result of deriving the dynamic set (SPEC §2.8).
+/// The result of deriving the dynamic set from the favorites and the configuration.
 public struct RecomputeOutcome: Hashable, Sendable {
     /// False when the derived set equals the current one: nothing was replaced
     /// and nothing needs persisting or announcing.
@@ -240,7 +240,8 @@ private struct DerivationMemo: Hashable, Sendable {
     func hash(into hasher: inout Hasher) {}
 }
 
-/// What the state file holds (SPEC §4). Static items are absent on purpose:
+/// What the state file holds, so that a restart serves the set the app last saw. Static items
+/// are absent on purpose:
 /// they come from the plist, so editing it takes effect without a stale copy.
 public struct PersistedState: Codable, Hashable, Sendable {
     public static let currentFormatVersion = 1

@@ -7,7 +7,7 @@ public enum SystemIconType: String, CaseIterable, Hashable, Sendable, Codable {
 }
 
 /// The icon of a shortcut item. When a static item names several, the symbol
-/// wins over the file and the file over the type (SPEC §2.2).
+/// wins over the file and the file over the type, as iOS reads the same `Info.plist` keys.
 public enum ShortcutIcon: Hashable, Sendable {
     case system(SystemIconType)
     case symbol(String)

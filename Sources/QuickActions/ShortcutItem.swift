@@ -1,11 +1,11 @@
-/// An immutable quick action (SPEC §2.1). The dynamic set is always replaced as
+/// An immutable quick action, as `UIApplicationShortcutItem` is. The dynamic set is always replaced as
 /// a whole, never edited in place, so there are no mutating members.
 ///
 /// Its fields live in one shared, immutable box: an item is copied far more often than made
 /// (into each listing, the watchers' copy, the state handed to the writer, the texts kept for
-/// the next encoding), and a copy of five separately counted fields was a third of an edited
-/// favorite's cost at 1,000 favorites (issue 12's profiles); a copy is now one reference, and two
-/// copies of one item compare equal without reading their fields.
+/// the next encoding), and a copy of five separately counted fields costs five reference counts
+/// per item per copy, which at a thousand favorites is a large part of an edit; a copy is one
+/// reference, and two copies of one item compare equal without reading their fields.
 public struct ShortcutItem: Hashable, Sendable {
     private final class Fields: Sendable {
         let type: String

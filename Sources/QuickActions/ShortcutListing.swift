@@ -21,7 +21,7 @@ public struct ListedShortcut: Hashable, Sendable {
     }
 }
 
-/// What the launcher shows (SPEC §2.6).
+/// What the launcher shows: the static items first, then the dynamic ones, up to the limit.
 public enum ShortcutListing {
     /// Every item, each marked displayed or not. Before the app's first launch
     /// only static items are displayed: iOS shows dynamic items only after the

@@ -1,4 +1,5 @@
-/// The static quick actions read from an `Info.plist`-compatible file (SPEC §2.3).
+/// The static quick actions read from an `Info.plist`-compatible file, so an iOS app's
+/// `UIApplicationShortcutItems` can be used as they are.
 public struct StaticItemsFile: Hashable, Sendable {
     public static let shortcutItemsKey = "UIApplicationShortcutItems"
     public static let appVersionKey = "CFBundleShortVersionString"

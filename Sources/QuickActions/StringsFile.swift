@@ -1,4 +1,5 @@
-/// The old-style strings format of `<lang>.lproj/InfoPlist.strings` (SPEC §2.3): `"key" = "value";`
+/// The old-style strings format of `<lang>.lproj/InfoPlist.strings`, which translates the static
+/// items' titles and subtitles: `"key" = "value";`
 /// pairs, keys and values quoted (`"…"` or `'…'`) or unquoted (letters, digits and `_$+/:.-`),
 /// `"key";` as a short form of `"key" = "key";`, `/* … */` and `//` comments, the escapes
 /// `\n \t \r \" \' \\ \a \b \f \v`, `\U` with 1–4 hex digits (a UTF-16 unit: two in a row

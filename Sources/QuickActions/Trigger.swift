@@ -1,6 +1,7 @@
 import Contacts
 
-/// How a trigger names an item (SPEC §2.7).
+/// How a trigger names an item: by where the launcher showed it, or by its type (and, for a
+/// favorite, its contact), which still names the same item when the list changed since.
 public enum TriggerTarget: Hashable, Sendable {
     /// 1-based position among the displayed items.
     case position(Int)

@@ -1,6 +1,7 @@
 import Varlink
 
-/// The `io.qactd.QuickActions` interface: the daemon's control socket API (SPEC §6).
+/// The `io.qactd.QuickActions` interface: the daemon's control socket API, for the app, the
+/// launcher and `qactl`.
 /// Served verbatim by `org.varlink.service.GetInterfaceDescription`, so every Varlink client
 /// (the Python `varlink` package included) can list and call it.
 public enum QuickActionsInterface {

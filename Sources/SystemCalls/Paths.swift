@@ -54,8 +54,7 @@ public struct UnixSocketAddress {
 
 /// The name of an entry `readdir` returned. Read through a pointer, never by copying
 /// `d_name`: the kernel packs entries by their real length, so the full 256-byte field of
-/// the last entry in its buffer may reach into an unmapped page (copying it crashed the
-/// start-up scan now and then).
+/// the last entry in its buffer may reach into an unmapped page, and copying it then crashes.
 public func directoryEntryName(_ entry: UnsafePointer<dirent>) -> String {
     let name = UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \.d_name)!
     return String(cString: name.assumingMemoryBound(to: CChar.self))

@@ -1,8 +1,8 @@
 /// The everyday invocations — `qactl list` and `qactl status` with their plain options — read
 /// straight from the arguments. swift-argument-parser finds a command's options by reflecting
-/// over every command type, which made it more than half of a `qactl list` process (issue 12:
-/// each new type it inspects costs the Swift runtime a scan of every protocol conformance in
-/// the binary). Anything this does not recognise exactly — help, a version request, an
+/// over every command type, and each new type it inspects costs the Swift runtime a scan of
+/// every protocol conformance in the binary: more work than the rest of a `qactl list`
+/// process. Anything this does not recognise exactly — help, a version request, an
 /// abbreviation, a repeated or unknown option, a value swift-argument-parser would reject or
 /// read otherwise — is `nil`, and swift-argument-parser parses it, so it still words every
 /// error and help text, and what is accepted here it would read the same way.

@@ -53,8 +53,8 @@ final class BackgroundProcess {
     }
 }
 
-/// SPEC §2.7 and §6 end to end: the built qactd, the built qactl as the app, and the
-/// reference Python Varlink client as the app.
+/// Triggering and delivering actions to the app, end to end: the built qactd, the built qactl
+/// as the app, and the reference Python Varlink client as the app.
 final class AppDeliveryEndToEndTests: XCTestCase {
     private func appConnected(_ fixture: DaemonFixture) -> Bool {
         ((try? fixture.qactl(["status", "--json"]).json())?["appConnected"] as? Bool) == true

@@ -41,9 +41,8 @@ func assertIndexEqualsDisk(
 ) throws -> Bool {
     let expected = try disk.walk(favoritesOnly: true)
     var indexed: [String: String] = [:]
-    let converged = waitUntil(timeout: 30) {
+    let converged = waitUntil(timeout: 30, every: .milliseconds(50)) {
         indexed = (try? indexedFavorites(daemon)) ?? [:]
-        if indexed != expected { usleep(50_000) }
         return indexed == expected
     }
     guard converged else {

@@ -3,9 +3,9 @@ import TestSupport
 import Varlink
 import XCTest
 
-/// `kill -9` at random instants while favorites change and `ResignActive` writes (SPEC §4: a
-/// crash at any instant leaves the old or the new file, complete). 200 kills here, 3000 under
-/// `make stress`.
+/// `kill -9` at random instants while favorites change and `ResignActive` writes: a crash at
+/// any instant leaves the old or the new state file, complete, never a mix or a truncated
+/// one. 200 kills here, 3000 under `make stress`.
 final class CrashSafetyEndToEndTests: XCTestCase {
     func testKillNineAtRandomInstantsLeavesTheLastAcknowledgedOrTheInFlightState() throws {
         let kills = isStressRun ? 3000 : 200

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// The state folder on a tiny tmpfs that fills up, then on one remounted read-only (SPEC §4):
+/// The state folder on a tiny tmpfs that fills up, then on one remounted read-only:
 /// the write fails, the previous file is intact, the reply, status and log say so, the daemon
 /// keeps serving, and the pending state is written once the folder takes writes again, with
 /// no further change. The tmpfs lives in a mount namespace of the daemon's own (`unshare -m`),

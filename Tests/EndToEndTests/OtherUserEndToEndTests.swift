@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-/// A client running as another user (SPEC §6: peers are checked with SO_PEERCRED).
+/// A client running as another user: the socket serves only its owner, and peers are checked
+/// with SO_PEERCRED.
 final class OtherUserEndToEndTests: XCTestCase {
     func testAnotherUserIsRefusedWithAClearErrorEveryTimeAndTheRefusalIsLogged() throws {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
@@ -34,8 +35,9 @@ final class OtherUserEndToEndTests: XCTestCase {
         XCTAssertEqual(fixture.qactl(["status"]).status, 0)
     }
 
-    /// SPEC §6 keeps the socket in a 0700 folder; a folder the user made writable for everyone
-    /// is still used (it is their choice), but never without a word.
+    /// The socket lives in a 0700 folder so that only its owner can reach it; a folder the
+    /// user made writable for everyone is still used (it is their choice), but never without
+    /// a word.
     func testAnExistingSocketFolderWritableByOthersIsWarnedAbout() throws {
         let fixture = try DaemonFixture()
         let socketFolder = (fixture.socketPath as NSString).deletingLastPathComponent

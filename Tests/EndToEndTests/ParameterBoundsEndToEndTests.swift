@@ -4,7 +4,7 @@ import Varlink
 import XCTest
 
 /// Every string a client can make the daemon keep is bounded, and a bad number names its
-/// parameter (issue 14, item 5): `InvalidParameter` naming it, and nothing kept.
+/// parameter: `InvalidParameter` naming it, and nothing kept.
 final class ParameterBoundsEndToEndTests: XCTestCase {
     private func invalidParameter(_ fixture: DaemonFixture, _ method: String, _ parameters: JSONValue) -> String? {
         do {

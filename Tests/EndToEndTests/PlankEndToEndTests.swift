@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Issue 13, item 4: a real dock. Tests/integration/plank-dock.py runs Debian's Plank under Xvfb
+/// A real dock. Tests/integration/plank-dock.py runs Debian's Plank under Xvfb
 /// with the built qactd exporting the demo app, right-clicks the dock icon, reads the menu with
 /// tesseract and clicks one quick action; here it runs in both modes (about 6 s each).
 final class PlankEndToEndTests: XCTestCase {

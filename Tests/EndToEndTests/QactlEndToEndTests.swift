@@ -128,7 +128,7 @@ final class QactlEndToEndTests: XCTestCase {
     }
 
     /// `qactl list` and `qactl status` with plain options are read without swift-argument-parser
-    /// (start-up time, issue 12); the `--option=value` spelling still goes through it. Both
+    /// (for start-up time); the `--option=value` spelling still goes through it. Both
     /// paths must print the same bytes and exit the same way, and anything unusual must reach
     /// swift-argument-parser's own errors and help.
     func testEverydayInvocationsReadTheSameOnTheFastAndTheFullParser() throws {

@@ -36,7 +36,7 @@ final class PrivateSessionBus {
     }
 }
 
-/// Issue 13, item 2: the live quicklist on the session bus, read by libdbusmenu's own client
+/// The live quicklist on the session bus, read by libdbusmenu's own client
 /// (the library Plank and Dash to Dock use) through Debian's python3-gi, on a private
 /// dbus-daemon, with the built qactd. Each test takes a few seconds.
 final class QuicklistEndToEndTests: XCTestCase {

@@ -17,7 +17,7 @@ private func commandExists(_ name: String) -> Bool {
     DaemonFixture.run("/bin/sh", ["-c", "command -v \(name)"]).status == 0
 }
 
-/// SPEC §7: the installed units under a real systemd user manager (and journald), driven by
+/// The installed units under a real systemd user manager (and journald), driven by
 /// `Tests/integration/systemd-user-manager.sh`; see that script for every step it checks.
 final class SystemdUserManagerTests: XCTestCase {
     func testInstalledUnitsUnderARealUserManager() throws {

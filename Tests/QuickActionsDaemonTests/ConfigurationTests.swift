@@ -169,7 +169,7 @@ final class ConfigurationTests: XCTestCase {
         assertError(
             "[Shortcuts]\nFavoriteIcon=emoji:x\n",
             "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteIcon: \"emoji:x\" has the unknown icon kind \"emoji\": use \"symbol:NAME\", \"type:NAME\" (or \"system:NAME\") or \"file:PATH\"")
-        // An unknown icon type used to pass here and fail later without a line.
+        // An unknown icon type fails here, with its line, not later without one.
         assertError(
             "[Shortcuts]\n\nFavoriteIcon=type:nonsense\n",
             "/etc/qactd/qactd.conf:3: [Shortcuts] FavoriteIcon: \"type:nonsense\" names the unknown icon type \"nonsense\"; expected one of \(SystemIconType.allSpellings)")

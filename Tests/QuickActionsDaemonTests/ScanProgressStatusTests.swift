@@ -13,7 +13,7 @@ import XCTest
 
 @testable import QuickActionsDaemon
 
-/// A long scan shows in `Status` and in `qactl status` while it runs (issue 12, item 5): the
+/// A long scan shows in `Status` and in `qactl status` while it runs: the
 /// real watcher rescans a real folder on its thread (as `Reload` and an overflow do), the
 /// scanner's progress is held at two points, and a real socket answers meanwhile.
 final class ScanProgressStatusTests: XCTestCase {

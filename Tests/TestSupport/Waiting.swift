@@ -3,14 +3,18 @@ import Foundation
 // Tests wait for an event, never for a fixed time: each helper polls until its condition
 // holds, and the timeout only bounds a failing test.
 
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass; returns whether it held.
-/// Blocks the calling thread: for synchronous tests.
+/// Polls `condition` every `interval` (5 ms unless a poll is costly) until it holds or
+/// `timeout` seconds pass; returns whether it held. Blocks the calling thread: for synchronous
+/// tests.
 @discardableResult
-public func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+public func waitUntil(
+    timeout: TimeInterval = 10, every interval: Duration = .milliseconds(5), _ condition: () -> Bool
+) -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+    let pause = useconds_t(interval / .microseconds(1))
     while ContinuousClock.now < deadline {
         if condition() { return true }
-        usleep(5_000)
+        usleep(pause)
     }
     return condition()
 }

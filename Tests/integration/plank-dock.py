@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plank, a real dock, shows qactd's quick actions and runs the one chosen (issue 13, item 4).
+"""Plank, a real dock, shows qactd's quick actions and runs the one chosen.
 
   plank-dock.py --bin DIR --mode quicklist|desktop-entry [--choose TITLE] [--screenshot FILE]
 
@@ -162,6 +162,12 @@ class Session:
                        capture_output=True)
         return shot
 
+    def pixels(self, x, y, width, height):
+        """The screen's raw RGB bytes in a rectangle."""
+        return subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root",
+                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "rgb:-"],
+                              env=self.env, check=True, capture_output=True).stdout
+
     def read_lines(self, shot):
         """tesseract's words grouped into lines: [(text, (x, y) centre in screen pixels)].
         Words are grouped by their height on screen, not by tesseract's own lines, which
@@ -283,8 +289,14 @@ def main():
             if not hits:
                 raise Failure("'%s' is not a displayed quick action" % arguments.choose)
             x, y = hits[0][1]
+            # GTK takes a click on a menu item only once it has selected the item under the
+            # pointer, which it shows by highlighting the row: a strip of the row left of the
+            # pointer (the pointer itself never in it) must change before the click.
+            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
+            unselected = session.pixels(*strip)
             subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=session.env, check=True)
-            time.sleep(0.3)  # GTK selects the item under the pointer before it takes the click
+            wait_for("'%s' to show as selected under the pointer" % arguments.choose,
+                     lambda: session.pixels(*strip) != unselected, timeout=10, interval=0.05)
             subprocess.run(["xdotool", "click", "1"], env=session.env, check=True)
             pending = wait_for("the trigger", lambda: session.status().get("pendingLaunchItem"), timeout=10)
             report["chosen"] = arguments.choose

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the installed qactd units under a real systemd user manager and journald
-# (SPEC §7), each started by hand inside a private mount namespace so nothing of
+# Runs the installed qactd units under a real systemd user manager and journald,
+# each started by hand inside a private mount namespace so nothing of
 # the host's /run is touched. The manager runs as the unprivileged user
 # "nobody", as a real user's manager would, so the unit's sandboxing settings
 # are tested where they must work: without privileges.
