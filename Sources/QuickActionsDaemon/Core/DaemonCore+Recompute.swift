@@ -1,0 +1,63 @@
+import Contacts
+import Logging
+import QuickActions
+import QuickActionsProtocol
+
+extension DaemonCore {
+    // MARK: App lifecycle and recompute
+
+    /// The Linux twin of `sceneWillResignActive(_:)`: derive the dynamic set from
+    /// the live index; only a set that differs bumps the generation and is written.
+    /// `persisted` tells the app whether the state file holds the result: the wait for the
+    /// write happens outside the actor, so other calls and contact changes go on meanwhile.
+    nonisolated func resignActive(appVersion: String?) async -> RecomputeOutcome {
+        let (recomputed, ticket) = await recomputeOnResignActive(appVersion: appVersion)
+        var outcome = recomputed
+        outcome.persisted = await writer.waitUntilWritten(ticket)
+        return outcome
+    }
+
+    /// A `ResignActive` that would change nothing (the same call as the last one, nothing
+    /// changed since, its state on disk), answered on the event loop without a hop to the
+    /// actor; nil when the actor must decide.
+    nonisolated func unchangedResignActive(appVersion: String?) -> RecomputeOutcome? {
+        guard let unchanged = replies.unchangedResignActive(appVersion: appVersion),
+              writer.outcome.writtenTicket >= unchanged.ticket
+        else { return nil }
+        return unchanged.outcome
+    }
+
+    /// `ResignActive`'s change of state, and the ticket of the write that holds it.
+    func recomputeOnResignActive(appVersion: String?) -> (RecomputeOutcome, StateWriter.Ticket) {
+        let outcome = state.resignActive(
+            favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: appVersion,
+            configuration: settings.dynamicItemConfiguration)
+        if outcome.changed {
+            logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                        metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
+        }
+        let ticket = persist()
+        // Last in this turn: every change above cleared the previous one.
+        replies.publish(unchangedResignActive: .init(
+            appVersion: appVersion, outcome: RecomputeOutcome(changed: false, generation: outcome.generation, dynamicCount: outcome.dynamicCount),
+            ticket: ticket))
+        return (outcome, ticket)
+    }
+
+    /// `BecomeActive` and `EnterBackground`: the app counts as launched from its first message.
+    func recordLifecycleMessage(appVersion: String?) {
+        state.recordLifecycleMessage(appVersion: appVersion)
+        persist()
+    }
+
+    /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
+    /// so this is not a launch; an unchanged set writes nothing.
+    func recomputeAfterIndexChange() {
+        let outcome = state.recompute(
+            favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration)
+        guard outcome.changed else { return }
+        logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
+                    metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
+        persist()
+    }
+}

@@ -1,0 +1,91 @@
+import Contacts
+import Logging
+import QuickActions
+import QuickActionsProtocol
+
+extension DaemonCore {
+    // MARK: Settings
+
+    /// A reload: new settings replace the old ones whole; settings that failed to load
+    /// (a malformed value, a broken static-items file) leave every old one in place.
+    func reload(_ loaded: Result<DaemonSettings, DaemonStartupError>) throws(QuickActionsCallError) {
+        let newSettings: DaemonSettings
+        switch loaded {
+        case .success(let loaded): newSettings = loaded
+        case .failure(let error):
+            logger.error("Reload failed, keeping the previous configuration: \(error.description)")
+            throw .invalidConfiguration(error.description)
+        }
+        if newSettings.configuration.socketPath != settings.configuration.socketPath {
+            logger.warning("Socket changed to '\(newSettings.configuration.socketPath)'; it takes effect at the next start.")
+        }
+        replaceSettings(newSettings)
+    }
+
+    func replaceSettings(_ newSettings: DaemonSettings) {
+        settings = newSettings
+        // A reload also retries an export that failed (a foreign file moved away, a folder made writable).
+        launchers.forgetLastPublication()
+        launcherPublicationKey = nil
+        state.replaceStaticItems(newSettings.staticItems.items)
+        if let declared = newSettings.declaredAppVersion { state.appVersion = declared }
+        persist()
+    }
+
+    /// Called before exit: no recompute starts any more, and the last state is on disk when
+    /// this returns (a write still failing is tried once more, so nothing is lost that can be kept).
+    func finishPendingWork() async {
+        pendingRecompute?.cancel()
+        pendingRecompute = nil
+        let ticket = persist()
+        _ = await writer.waitUntilWritten(ticket)
+    }
+
+    // MARK: Persistence
+
+    /// Every state change passes through here: watchers hear of it, systemd's `STATUS=`
+    /// follows, and the persisted part, if it changed, goes to the writer's thread (which
+    /// keeps the previous file when a write fails, and retries). Returns the ticket the
+    /// writer gives the current state; `writer.waitUntilWritten` tells when it is on disk.
+    @discardableResult
+    func persist() -> StateWriter.Ticket {
+        watchers.announce(watchedListing(), version: listingKey)
+        publishToLaunchers()
+        publishStatus()
+        let persisted = PersistedState(state)
+        // Cheap when nothing changed: the arrays and dictionary share their storage.
+        if persisted != lastSubmitted {
+            lastSubmitted = persisted
+            submittedTicket = writer.submit(persisted)
+            replies.statusChanged()
+        }
+        return submittedTicket
+    }
+
+    /// Hands what `List` shows (without `all`, in the daemon's language) to every launcher
+    /// exporter: called from `persist()`, so every change reaches them, and once at start-up.
+    /// Each exporter does nothing when the publication is the one it already has.
+    func publishToLaunchers() {
+        // Without `DesktopFile=` the exporters use nothing of the rows, so once per settings
+        // epoch is enough; otherwise once per listing key (what the rows are composed from).
+        let key = settings.configuration.launcherDesktopFileID == nil
+            ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch) : listingKey
+        guard key != launcherPublicationKey else { return }
+        launcherPublicationKey = key
+        let untranslated = composedListing(all: false, translated: false)
+        launchers.publish(
+            LauncherPublication(
+                displayed: settings.localization.localizing(untranslated, for: settings.language),
+                untranslated: untranslated, localization: settings.localization,
+                configuration: settings.configuration, socketPath: socketPath),
+            logger: logger)
+    }
+
+    /// Keeps systemd's `STATUS=` current; sends only when the line changed.
+    func publishStatus() {
+        let line = statusLine()
+        guard line != lastStatusLine else { return }
+        lastStatusLine = line
+        notifier.notify(.status(line))
+    }
+}
