@@ -170,8 +170,15 @@ public struct Daemon: Service {
         self.group = group
     }
 
+    /// Runs the daemon on the calling thread's behalf until SIGTERM or SIGINT and returns the
+    /// process exit status. Every task of the daemon runs on the socket's event loops (see
+    /// `EventLoopExecution`), so an idle daemon sleeps until something happens.
+    public static func main(_ options: DaemonOptions) -> Int32 {
+        EventLoopExecution.runBlocking { await run(options) }
+    }
+
     /// Runs until SIGTERM or SIGINT; returns the process exit status.
-    public static func run(_ options: DaemonOptions) async -> Int32 {
+    static func run(_ options: DaemonOptions) async -> Int32 {
         let logger = LogDestination.logger(level: options.logLevel, environment: options.environment)
         // Trapped before start-up, so a SIGHUP meanwhile is neither fatal nor lost: it reloads after READY=1.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -279,6 +286,8 @@ public struct Daemon: Service {
         parts += [
             // Stopped after the state's last write: the docks lose the menu only at the very end.
             .init(service: StartedPart { await launchers.quicklist.stop() }, serviceName: "quicklist"),
+            // Timers and streams ending reach the core until its last write is done.
+            .init(service: CoreEventService(core: core), serviceName: "core events"),
             // Every core method runs whole on the actor, so once this call returns any state
             // write that was under way has finished.
             .init(service: StartedPart { await core.finishPendingWork() }, serviceName: "state"),

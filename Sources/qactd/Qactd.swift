@@ -14,7 +14,7 @@ import Glibc
 #endif
 
 @main
-struct Qactd: AsyncParsableCommand {
+struct Qactd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qactd",
         abstract: "Home Screen quick actions daemon: favorites and static items for a launcher.",
@@ -37,13 +37,13 @@ struct Qactd: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    func run() throws {
         var environment = ProcessInfo.processInfo.environment
         // HOME anchors the default paths; a service started without it still has a passwd entry.
         if environment["HOME"].map(\.isEmpty) ?? true, let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
             environment["HOME"] = String(cString: directory)
         }
-        let status = await Daemon.run(
+        let status = Daemon.main(
             DaemonOptions(configPath: config, logLevel: Logger.Level(argument: logLevel) ?? .info, environment: environment))
         if status != 0 { throw ExitCode(status) }
     }

@@ -31,9 +31,11 @@ final class DaemonCoreTests: XCTestCase {
     }
 
     private func makeCore(_ settings: DaemonSettings, notifier: RecordingNotifier = RecordingNotifier()) -> DaemonCore {
-        DaemonCore(
+        let core = DaemonCore(
             settings: settings, restored: nil, index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state")),
             socketPath: folder + "/qactd.sock", logger: Logger.recording(level: .debug).0, notifier: notifier)
+        runEvents(of: core)
+        return core
     }
 
     private func favorite(_ number: Int) -> ContactIndexChange {

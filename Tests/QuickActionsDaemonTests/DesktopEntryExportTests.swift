@@ -61,6 +61,7 @@ final class DesktopEntryExportTests: XCTestCase {
             settings: settings, restored: nil, index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state")),
             socketPath: folder + "/run/qactd.sock", logger: logger, notifier: RecordingNotifier(),
             launchers: LauncherExporters(environment: environment, qactlPath: qactl))
+        runEvents(of: core)
         return (core, records)
     }
 

@@ -58,6 +58,7 @@ final class ScanProgressStatusTests: XCTestCase {
         let core = DaemonCore(
             settings: settings, restored: nil, index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state")),
             socketPath: folder + "/qactd.sock", logger: logger, notifier: RecordingNotifier())
+        runEvents(of: core)
         let watcher = DirectoryWatcher(scanner: ContactsScan.scanner(for: settings.configuration), logger: logger)
         await core.applyWatcherUpdate(watcher.attach())
         watcher.run { update in await core.applyWatcherUpdate(update) }

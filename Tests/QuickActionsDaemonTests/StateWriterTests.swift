@@ -28,10 +28,12 @@ final class StateWriterTests: XCTestCase {
             text: "", file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
         var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state"))
         store.delayBeforeWriting = writeDelay
-        return DaemonCore(
+        let core = DaemonCore(
             settings: DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: [])),
             restored: nil, index: ContactIndex(), store: store,
             socketPath: folder + "/qactd.sock", logger: logger, notifier: RecordingNotifier())
+        runEvents(of: core)
+        return core
     }
 
     private func addFavorite(_ number: Int, to core: DaemonCore) async {

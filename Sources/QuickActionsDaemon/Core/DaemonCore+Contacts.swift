@@ -1,4 +1,3 @@
-import CLinux
 import Contacts
 import Logging
 import QuickActions
@@ -29,23 +28,8 @@ extension DaemonCore {
         // A rescan may have shown its progress in `STATUS=`: the summary replaces it even if unchanged.
         if update.work.rescans > 0 { lastStatusLine = "" }
         publishStatus()
-        if update.changes.count >= Self.largeBatch { Self.releaseFreeHeapMemorySoon() }
+        if update.changes.count >= Self.largeBatch { HeapTrimming.releaseFreeMemorySoon() }
         if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
-    }
-
-    /// A large batch (the start-up scan, a rescan after an overflow) was read, parsed and
-    /// queued in buffers that are freed only when the watcher (or the start sequence) lets go
-    /// of the batch, after `applyWatcherUpdate` returns; trimmed before that, the heap kept
-    /// their pages for good (~40 MiB at 100k contacts, measured with `malloc_info`). So the
-    /// trim runs later, off the actor, and again in case the holder was slow (a loaded
-    /// machine); each costs milliseconds and only hands free pages back, changing no state.
-    static func releaseFreeHeapMemorySoon() {
-        Task.detached(priority: .utility) {
-            for delay in [200, 800, 4000] {
-                try? await Task.sleep(for: .milliseconds(delay))
-                _ = CLinux_releaseFreeHeapMemory()
-            }
-        }
     }
 
     func apply(_ change: ContactIndexChange, to index: inout ContactIndex) {
@@ -77,18 +61,15 @@ extension DaemonCore {
     func scheduleRecomputeIfFollowingContacts() {
         guard settings.configuration.recompute == .change else { return }
         pendingRecompute?.cancel()
-        let settle = settings.configuration.recomputeSettle
-        pendingRecompute = Task {
-            do {
-                try await Task.sleep(for: settle)
-            } catch {
-                return  // a later change restarted the delay, or the daemon is stopping
-            }
-            self.settleElapsed()
+        settleRound &+= 1
+        pendingRecompute = EventLoopExecution.schedule(in: settings.configuration.recomputeSettle) { [events, settleRound] in
+            events.yield(.settleElapsed(round: settleRound))
         }
     }
 
-    func settleElapsed() {
+    func settleElapsed(round: UInt64) {
+        // A change restarted the delay (or the daemon is stopping) after this timer fired.
+        guard round == settleRound, pendingRecompute != nil else { return }
         pendingRecompute = nil
         // A reload during the delay may have switched back to `resign-active`.
         guard settings.configuration.recompute == .change else { return }

@@ -27,7 +27,7 @@ extension DaemonCore {
         let pending = state.takePendingLaunchItem()
         persist()
         appStreams[session] = messages
-        messages.onTermination = { _ in Task { await self.appStreamEnded(session) } }
+        messages.onTermination = { [events] _ in events.yield(.appStreamEnded(session)) }
         logger.info("The app connected (\(session))\(pending.map { ", handing it the pending item '\($0.type)'" } ?? "").")
         let first = AppMessage.connected(
             pendingItem: pending.map(forTheApp), contact: pending.flatMap(contact(for:)), stale: pending.map(state.isStale))
@@ -54,7 +54,7 @@ extension DaemonCore {
     /// A `Watch` call: the current set now, then one listing per change.
     func watch(_ listings: WatchBroadcaster.Listings) {
         guard let watcher = watchers.add(listings, current: watchedListing()) else { return }
-        listings.onTermination = { _ in Task { await self.watcherEnded(watcher) } }
+        listings.onTermination = { [events] _ in events.yield(.watcherEnded(watcher)) }
     }
 
     func watcherEnded(_ watcher: UInt64) {

@@ -50,13 +50,9 @@ extension DaemonCore {
             logger.warning("A quick action chosen in a launcher could not be triggered: \(error.description)")
             return
         }
-        guard case .running(let token, let results) = outcome.delivery else { return }
-        let logger = self.logger
-        Task {
-            for await result in results {
-                logger.debug("The app answered the launcher's action '\(token)': \(result).")
-            }
-        }
+        // Nobody waits for the app's answer here; `finishTriggers` logs it.
+        guard case .running(let token, _) = outcome.delivery else { return }
+        launcherTokens.insert(token)
     }
 
     /// The app's `Complete(token, handled)`.
@@ -76,11 +72,8 @@ extension DaemonCore {
             let message = AppMessage.perform(resolution.item, contact: resolution.contact, token: token, stale: resolution.stale)
             switch appStreams[session]?.yield(message) {
             case .enqueued?:
-                let timeout = settings.configuration.responseTimeout
-                responseTimers[token] = Task {
-                    try? await Task.sleep(for: timeout)
-                    guard !Task.isCancelled else { return }
-                    self.responseTimedOut(token: token)
+                responseTimers[token] = EventLoopExecution.schedule(in: settings.configuration.responseTimeout) { [events] in
+                    events.yield(.responseTimedOut(token: token))
                 }
             case .terminated?:
                 // The connection closed and its end has not reached us yet: the app is gone,
@@ -127,6 +120,9 @@ extension DaemonCore {
     func finishTriggers(_ tokens: [String], with result: AppDeliveryResult) {
         for token in tokens {
             responseTimers.removeValue(forKey: token)?.cancel()
+            if launcherTokens.remove(token) != nil {
+                logger.debug("The app answered the launcher's action '\(token)': \(result).")
+            }
             guard let waiting = waitingTriggers.removeValue(forKey: token) else { continue }
             waiting.yield(result)
             waiting.finish()

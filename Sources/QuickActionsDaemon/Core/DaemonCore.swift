@@ -1,6 +1,6 @@
-import CLinux
 import Contacts
 import Logging
+import NIOCore
 import QuickActions
 import QuickActionsProtocol
 
@@ -58,11 +58,19 @@ actor DaemonCore {
     var waitingTriggers: [String: AsyncStream<AppDeliveryResult>.Continuation] = [:]
     /// One per waiting trigger, cancelled when it ends some other way, so a high trigger rate
     /// with a long `ResponseTimeoutSec` leaves no sleeping tasks behind.
-    var responseTimers: [String: Task<Void, Never>] = [:]
+    var responseTimers: [String: Scheduled<Void>] = [:]
+    /// Tokens of actions chosen in a launcher: nobody waits for their answer, which is logged.
+    var launcherTokens: Set<String> = []
     var watchers = WatchBroadcaster() { didSet { replies.statusChanged() } }
     let launcher: LaunchCommandRunner
-    /// `Recompute=change`: the settle timer restarted by each favorites change.
-    var pendingRecompute: Task<Void, Never>?
+    /// `Recompute=change`: the settle timer restarted by each favorites change, and its round
+    /// (a timer that fired just before it was restarted is recognised as an old one).
+    var pendingRecompute: Scheduled<Void>?
+    var settleRound: UInt64 = 0
+    /// What happens to the core from outside a call: timers, streams ending, a launcher's
+    /// click. They queue here and `runEvents` carries them into the actor in order.
+    nonisolated let events: AsyncStream<CoreEvent>.Continuation
+    let eventQueue: AsyncStream<CoreEvent>
     /// Where the displayed quick actions go besides the socket: launchers' menus (issue 13).
     var launchers: LauncherExporters { didSet { replies.statusChanged() } }
     /// What the launchers were last handed (see `publishToLaunchers`), so an event that
@@ -84,6 +92,7 @@ actor DaemonCore {
         // A prefix per daemon run, so tokens of a previous run never match.
         appMachine = AppConnectionStateMachine(tokenPrefix: String(UInt32.random(in: .min ... .max), radix: 16))
         launcher = LaunchCommandRunner(logger: logger)
+        (eventQueue, events) = AsyncStream<CoreEvent>.makeStream()
         var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
@@ -94,8 +103,8 @@ actor DaemonCore {
         writer = StateWriter(store: store, logger: logger, onOutcome: { replies.statusChanged() })
         // Last, once the core is whole: a click in a dock's quicklist takes the path of `Trigger`.
         // (The exporter is a class, shared with the stored copy.)
-        launchers.quicklist.onActivate { [weak self] entry in
-            Task { await self?.triggerFromLauncher(entry.target) }
+        launchers.quicklist.onActivate { [events] entry in
+            events.yield(.chosenInLauncher(entry.target))
         }
         // The quicklist's state changes on the bus thread (a bus lost or found): a `Status`
         // reply encoded before that must not be served after it.

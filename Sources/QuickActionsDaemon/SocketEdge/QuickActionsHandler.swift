@@ -27,13 +27,13 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             let parameters: AppVersionParameters
             do { parameters = try call.decodeBoundedParameters(AppVersionParameters.self) } catch { return .failing(error) }
             let (messages, continuation) = AsyncThrowingStream<AppMessage, any Error>.makeStream(bufferingPolicy: DaemonCore.appBufferingPolicy)
-            Task { [core] in await core.connectApp(appVersion: parameters.appVersion, messages: continuation) }
+            core.events.yield(.appConnected(appVersion: parameters.appVersion, messages: continuation))
             return Self.relay(messages) { message in try VarlinkReply(encoding: ConnectReply(message), continues: true) }
         case .watch:
             guard call.more else { return .failing(.expectedMore) }
             do { _ = try call.decodeBoundedParameters(NoParameters.self) } catch { return .failing(error) }
             let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
-            Task { [core] in await core.watch(continuation) }
+            core.events.yield(.watchStarted(continuation))
             return Self.relay(listings) { [replies = core.replies] listing in
                 VarlinkReply(encodedParameters: try Self.encode(watched: listing, replies: replies), continues: true)
             }

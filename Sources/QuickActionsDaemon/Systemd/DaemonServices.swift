@@ -41,8 +41,14 @@ struct ReloadOnHangup: Service {
     let reload: @Sendable () async -> Void
 
     func run() async {
-        for await _ in hangups.cancelOnGracefulShutdown() {
-            await reload()
+        // Not `hangups.cancelOnGracefulShutdown()`: that merges two sequences through a task of
+        // its own on Swift's default executor, which would keep an idle daemon waking (see
+        // `EventLoopExecution`). Cancelling ends the wait for the next signal; a reload under way
+        // observes no cancellation and finishes first.
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                await reload()
+            }
         }
     }
 }
@@ -54,12 +60,12 @@ struct WatchdogPinger: Service {
     let interval: Duration
     let notifier: any ServiceManagerNotifier
     let isHealthy: @Sendable () async -> Bool
-    /// `Task.sleep`; tests drive a clock of their own.
+    /// An event loop's timer (`EventLoopExecution.sleep`); tests drive a clock of their own.
     let sleep: @Sendable (Duration) async throws -> Void
 
     init(
         interval: Duration, notifier: any ServiceManagerNotifier,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await EventLoopExecution.sleep(for: $0) },
         isHealthy: @escaping @Sendable () async -> Bool
     ) {
         self.interval = interval

@@ -1,0 +1,83 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// Where the daemon's Swift tasks run and how they wait: on SwiftNIO's event loops (the
+/// threads that already serve the socket), never on Swift's default executor.
+///
+/// Why: on Linux the default executor is libdispatch's thread pool, and once any task has run
+/// there, libdispatch's pool monitor wakes the process once a second for as long as it lives —
+/// a daemon that sits in every session would never sleep. An event loop sleeps in `epoll`
+/// until a socket, a timer or a job needs it. So the daemon's root task runs with this
+/// executor as its preference, which its child tasks and the actors they call inherit; an
+/// unstructured task does not inherit it and is made here, with it (`detached`); and timers
+/// are the event loops' own (`sleep`, `schedule`), not `Task.sleep`, which would wake a
+/// libdispatch thread.
+enum EventLoopExecution {
+    /// The event loops every daemon task runs on.
+    static let executor = EventLoopTaskExecutor(group: MultiThreadedEventLoopGroup.singleton)
+
+    /// Runs `operation` as the daemon's root task and blocks the calling thread (the process's
+    /// main thread, which has nothing else to do) until it returns.
+    static func runBlocking<Result: Sendable>(_ operation: sending @escaping () async -> Result) -> Result {
+        let done = ConditionLock(value: false)
+        let outcome = NIOLockedValueBox<Result?>(nil)
+        // The root task: the calling thread waits for it, so it outlives nothing.
+        Task(executorPreference: executor) {
+            let result = await operation()
+            outcome.withLockedValue { $0 = result }
+            done.lock()
+            done.unlock(withValue: true)
+        }
+        done.lock(whenValue: true)
+        done.unlock()
+        return outcome.withLockedValue { $0! }
+    }
+
+    /// An unstructured task on the event loops, for work that must leave a thread that is not
+    /// the daemon's (a watcher's, a timer's) and enter an actor. Each caller says why nothing owns it.
+    @discardableResult
+    static func detached(_ operation: sending @escaping () async -> Void) -> Task<Void, Never> {
+        Task(executorPreference: executor, operation: operation)
+    }
+
+    /// Sleeps `duration` on an event loop's timer; throws `CancellationError` when the task is cancelled.
+    static func sleep(for duration: Duration) async throws {
+        let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: timeAmount(duration)) {}
+        do {
+            try await withTaskCancellationHandler {
+                try await scheduled.futureResult.get()
+            } onCancel: {
+                scheduled.cancel()
+            }
+        } catch {
+            throw CancellationError()
+        }
+    }
+
+    /// Runs `action` on an event loop after `duration`; cancel the result to stop it.
+    static func schedule(in duration: Duration, _ action: @escaping @Sendable () -> Void) -> Scheduled<Void> {
+        MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: timeAmount(duration), action)
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000)
+    }
+}
+
+/// Runs each job on one of `group`'s event loops (the one it is already on, when it is on one).
+final class EventLoopTaskExecutor: TaskExecutor {
+    let group: any EventLoopGroup
+
+    init(group: any EventLoopGroup) {
+        self.group = group
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        group.any().execute {
+            job.runSynchronously(on: self.asUnownedTaskExecutor())
+        }
+    }
+}
