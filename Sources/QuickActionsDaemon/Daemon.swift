@@ -32,123 +32,6 @@ public struct DaemonOptions: Sendable {
     }
 }
 
-/// A reason the daemon refuses to start; printed as one sentence naming what is wrong.
-struct DaemonStartupError: Error, CustomStringConvertible {
-    let description: String
-    /// sysexits-style status: 78 (EX_CONFIG) for configuration and static items, 1 otherwise.
-    let exitStatus: Int32
-
-    init(_ description: String, exitStatus: Int32 = 1) {
-        self.description = description
-        self.exitStatus = exitStatus
-    }
-}
-
-/// Reads configuration and static items from disk into `DaemonSettings`.
-/// Used at start-up (failure refuses to start) and on reload (failure keeps the old settings).
-struct SettingsLoader: Sendable {
-    let environment: [String: String]
-    let explicitConfigPath: String?
-    let systemCandidates: [String]
-    let logger: Logger
-
-    func load() throws(DaemonStartupError) -> DaemonSettings {
-        let loaded: LoadedConfiguration
-        do {
-            loaded = try ConfigurationLoader.load(
-                explicitPath: explicitConfigPath, environment: environment, systemCandidates: systemCandidates)
-        } catch {
-            throw DaemonStartupError(error.description, exitStatus: 78)
-        }
-        for warning in loaded.warnings {
-            logger.warning("\(warning), ignoring.", metadata: ["QACTD_PATH": "\(warning.file)"])
-        }
-        let configuration = loaded.configuration
-        let staticItems = try readStaticItems(at: configuration.staticItemsPath)
-            .expandingBuildSettings(bundleIdentifier: configuration.bundleIdentifier)
-        for (index, setting) in staticItems.unexpandedBuildSettings {
-            logger.warning(
-                "\(configuration.staticItemsPath): item \(index + 1): the type holds '\(setting)', which BundleIdentifier= does not expand; using the type as written.",
-                metadata: ["QACTD_PATH": "\(configuration.staticItemsPath)"])
-        }
-        let tables = try readStringsTables(besides: configuration.staticItemsPath)
-        let language = LanguagePreference(environment: environment)
-        if !tables.isEmpty {
-            logger.debug(
-                "Static titles translated into \(tables.keys.sorted().joined(separator: ", ")); the daemon's language: \(language.languages.isEmpty ? "none" : language.languages.joined(separator: ", ")).")
-        }
-        return DaemonSettings(
-            configuration: configuration, staticItems: staticItems,
-            localization: Localization(tables: tables, developmentRegion: staticItems.developmentRegion),
-            language: language)
-    }
-
-    /// Every `<lang>.lproj/InfoPlist.strings` in the static-items file's folder, by language.
-    /// A folder without the file is skipped; a file that does not parse refuses the settings,
-    /// like a broken static-items file.
-    private func readStringsTables(besides staticItemsPath: String) throws(DaemonStartupError) -> [String: [String: String]] {
-        let folder = URL(fileURLWithPath: staticItemsPath).deletingLastPathComponent().path
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: folder)
-        } catch {
-            // No folder means no static-items file either, which already means "no static items".
-            return [:]
-        }
-        var tables: [String: [String: String]] = [:]
-        for name in names.sorted() {
-            guard let language = Localization.language(ofFolder: name) else { continue }
-            let path = "\(folder == "/" ? "" : folder)/\(name)/\(Localization.stringsFileName)"
-            let bytes: [UInt8]
-            do {
-                guard let read = try FileIO.readFileIfPresent(path) else { continue }
-                bytes = read
-            } catch where error.errno == ENOTDIR {
-                continue  // a file that merely ends in .lproj holds no translations
-            } catch {
-                throw DaemonStartupError("Cannot read the strings file: \(error)", exitStatus: 78)
-            }
-            do {
-                tables[language] = try StringsFile.parse(bytes: bytes, fileName: path)
-            } catch {
-                throw DaemonStartupError(error.description, exitStatus: 78)
-            }
-        }
-        return tables
-    }
-
-    private func readStaticItems(at path: String) throws(DaemonStartupError) -> StaticItemsFile {
-        let bytes: [UInt8]
-        do {
-            guard let read = try FileIO.readFileIfPresent(path) else {
-                // The daemon must start with no configuration at all, so the default
-                // static-items file may be missing: that means "no static items".
-                logger.notice("No static items file at '\(path)': serving no static items.", metadata: ["QACTD_PATH": "\(path)"])
-                return StaticItemsFile(items: [], appVersion: nil)
-            }
-            bytes = read
-        } catch {
-            throw DaemonStartupError("Cannot read the static items file: \(error)", exitStatus: 78)
-        }
-        do {
-            return try StaticItemsFile.decode(bytes, fileName: path)
-        } catch {
-            throw DaemonStartupError(error.description, exitStatus: 78)
-        }
-    }
-
-    /// System-wide defaults: next to the installed binary (`PREFIX/etc/qactd`), then `/etc/qactd`.
-    static func systemCandidates() -> [String] {
-        var candidates: [String] = []
-        if let prefix = RunningExecutable.prefix {
-            candidates.append("\(prefix)/etc/qactd/\(ConfigurationLoader.fileName)")
-        }
-        let etc = "/etc/qactd/\(ConfigurationLoader.fileName)"
-        if !candidates.contains(etc) { candidates.append(etc) }
-        return candidates
-    }
-}
-
 /// The running daemon (SPEC §7): start-up in the order systemd expects (READY=1 only once
 /// state is loaded, the first scan is done and the socket listens), then its long-lived parts
 /// as the services of a `ServiceGroup`, which stops them one at a time, in reverse order.
@@ -223,7 +106,7 @@ public struct Daemon: Service {
         do {
             paths = try StatePaths.resolve(environment: options.environment)
         } catch {
-            throw DaemonStartupError(error.description)
+            throw .state(error)
         }
         var store = StateStore<PersistedState>(paths: paths)
         for leftover in store.removeLeftoverTemporaryFiles() {
@@ -241,7 +124,7 @@ public struct Daemon: Service {
                              metadata: ["QACTD_PATH": "\(paths.stateFile)"])
             }
         } catch {
-            throw DaemonStartupError(error.description)
+            throw .state(error)
         }
 
         let launchers = LauncherExporters(
@@ -327,7 +210,7 @@ public struct Daemon: Service {
         do {
             inherited = try SocketActivation.listeningDescriptors()
         } catch {
-            throw DaemonStartupError(error.description)
+            throw .socketActivation(error)
         }
         do {
             if let descriptor = inherited.first {
@@ -341,69 +224,8 @@ public struct Daemon: Service {
                 }
             }
         } catch {
-            throw DaemonStartupError(error.description)
+            throw .socket(error)
         }
         return server
-    }
-}
-
-/// `Reload` and SIGHUP: re-reads configuration, static items and the contacts directory
-/// between RELOADING=1 and READY=1; on failure keeps everything as it was and reports the error.
-struct DaemonReloader: Sendable {
-    let loader: SettingsLoader
-    let core: DaemonCore
-    let watcher: DirectoryWatcher
-    let notifier: any ServiceManagerNotifier
-    let logger: Logger
-
-    func reload() async throws(QuickActionsCallError) -> ReloadReply {
-        notifier.notify(.reloading)
-        let loaded = Result { () throws(DaemonStartupError) in try loader.load() }
-        do {
-            try await core.reload(loaded)
-        } catch {
-            notifier.notify(.ready, .status(await core.statusLine()))
-            throw error
-        }
-        let settings = await core.settings
-        // Through the watcher, so the rescan is ordered with the events around it.
-        await watcher.reload(scanner: ContactsScan.scanner(
-            for: settings.configuration, notifier: notifier, logger: logger, replies: core.replies))
-        ContactsScan.logDuplicates(in: await core.index, logger: logger)
-        let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
-        logger.notice("Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")
-        notifier.notify(.ready, .status(await core.statusLine()))
-        return reply
-    }
-}
-
-/// How the configuration turns into a contacts scanner, and the start-up report.
-enum ContactsScan {
-    /// The scanner; with a notifier, a long scan's progress goes to systemd's `STATUS=` and the
-    /// log, and to `Status` replies through `replies` (which the core reads).
-    static func scanner(
-        for configuration: DaemonConfiguration, notifier: (any ServiceManagerNotifier)? = nil, logger: Logger? = nil,
-        replies: PublishedReplies? = nil
-    ) -> ContactsDirectoryScanner {
-        var scanner = ContactsDirectoryScanner(
-            root: configuration.contactsDirectory, maxFileBytes: configuration.maxFileBytes,
-            options: ContactParsingOptions(favoriteCategories: Set(configuration.favoriteCategories)))
-        if let notifier {
-            scanner.progress = { progress in
-                notifier.notify(.status(progress.description))
-                logger?.notice("\(progress.description).", metadata: ["QACTD_PATH": "\(progress.tree)"])
-                replies?.publish(scanProgress: progress)
-            }
-            scanner.progressEnded = { replies?.publish(scanProgress: nil) }
-        }
-        return scanner
-    }
-
-    static func logDuplicates(in index: ContactIndex, logger: Logger) {
-        for duplicate in index.duplicates {
-            logger.warning(
-                "Contact identifier '\(duplicate.identifier)' in '\(duplicate.ignoredPath)' is already used by '\(duplicate.keptPath)', ignoring.",
-                metadata: ["QACTD_CONTACT_ID": "\(duplicate.identifier)", "QACTD_PATH": "\(duplicate.ignoredPath)"])
-        }
     }
 }

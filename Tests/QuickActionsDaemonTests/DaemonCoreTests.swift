@@ -93,7 +93,10 @@ final class DaemonCoreTests: XCTestCase {
         let before = try await core.listing(all: false)
         XCTAssertEqual(before.items.map(\.item), [search])
 
-        let failure = DaemonStartupError("qactd.conf:2: [Shortcuts] DisplayLimit: \"x\" is not a positive integer", exitStatus: 78)
+        let failure = DaemonStartupError.configuration(.invalidValue(
+            file: "qactd.conf", line: 2, section: "Shortcuts", key: "DisplayLimit", value: "x", expectation: "is not a positive integer"))
+        XCTAssertEqual(failure.description, "qactd.conf:2: [Shortcuts] DisplayLimit: \"x\" is not a positive integer", "the same text as before")
+        XCTAssertEqual(failure.exitStatus, 78)
         do {
             try await core.reload(.failure(failure))
             XCTFail("a failed reload is an error for the caller")

@@ -97,6 +97,10 @@ final class DaemonLifecycleTests: XCTestCase {
         } catch let error as DaemonStartupError {
             XCTAssertEqual(error.exitStatus, 78)
             XCTAssertTrue(error.description.contains("DisplayLimit"), error.description)
+            guard case .configuration(.invalidValue(_, let line, "Shortcuts", "DisplayLimit", "many", _)) = error else {
+                return XCTFail("not the invalid DisplayLimit value: \(error)")
+            }
+            XCTAssertEqual(line, 6, "the line of the value: four lines come before its section")
         }
         XCTAssertEqual(notifier.calls, [], "systemd hears nothing: no READY=1, no STOPPING=1")
     }
