@@ -7,7 +7,7 @@ import XCTest
 
 @testable import VarlinkNIOServer
 
-/// Each attack the server must survive (issue 14, item 5) while a well-behaved client keeps
+/// Each attack the server must survive while a well-behaved client keeps
 /// being answered: it gets a Varlink error or a closed connection, never a crash, a stall of
 /// others or memory without bound. Each test prints the well-behaved client's latency
 /// (p50/p99 of `GetInfo` round trips on its own connection) during the attack.
