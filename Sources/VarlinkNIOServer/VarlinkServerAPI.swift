@@ -58,6 +58,8 @@ extension AsyncThrowingStream where Element == VarlinkReply, Failure == any Erro
     /// A stream with the single reply of a plain call, computed by `body`.
     public static func single(_ body: @escaping @Sendable () async throws -> VarlinkReply) -> Self {
         AsyncThrowingStream { continuation in
+            // Unstructured: the stream's reader is another task; the stream owns this one and
+            // cancels it when it terminates (the reader is cancelled or the connection closed).
             let task = Task {
                 do {
                     continuation.yield(try await body())
