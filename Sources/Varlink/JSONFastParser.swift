@@ -1,9 +1,10 @@
 /// Parses the JSON of an everyday message straight from its bytes into a `JSONValue`, for the
 /// server's hot path: `JSONDecoder` (through `JSONValue`'s `Decodable` conformance, which tries
-/// each type in turn) cost a `Status` call most of its time. It covers what clients send —
-/// objects, arrays, strings, integers, booleans, null — and gives up (nil) on anything else (a
-/// fraction or exponent, an integer beyond 64 bits, a duplicate key, malformed text), where
-/// the caller takes the `JSONDecoder` path, so every value and every error stays as it was.
+/// each type in turn and throws on every miss) would be most of a short call's work. It
+/// covers what clients send — objects, arrays, strings, integers, booleans, null — and gives
+/// up (nil) on anything else (a fraction or exponent, an integer beyond 64 bits, a duplicate
+/// key, malformed text), where the caller takes the `JSONDecoder` path, so every value and
+/// every error stays as it was.
 enum JSONFastParser {
     static func parse(_ bytes: [UInt8]) -> JSONValue? {
         bytes.withUnsafeBufferPointer { buffer in

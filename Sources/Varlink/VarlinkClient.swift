@@ -87,9 +87,9 @@ public final class VarlinkClient {
 
     /// Calls a method and decodes its reply's parameters into `Reply` straight from the reply's
     /// text: one `JSONDecoder` pass, where `call(_:parameters:)` followed by `JSONValue.decode`
-    /// writes the parameters out as text again and reads them twice (a sixth of a short-lived
-    /// `qactl list`, issue 12). Throws `VarlinkClientError`, or for parameters that do not
-    /// match `Reply` the `JSONValueDecodingError` that `JSONValue.decode` words.
+    /// writes the parameters out as text again and reads them twice, a noticeable part of a
+    /// short-lived client such as `qactl list`. Throws `VarlinkClientError`, or for parameters
+    /// that do not match `Reply` the `JSONValueDecodingError` that `JSONValue.decode` words.
     public func call<Reply: Decodable>(_ method: String, parameters: JSONValue? = nil, decoding: Reply.Type) throws -> Reply {
         try send(VarlinkCall(method: method, parameters: try Self.object(parameters)))
         return try receiveDecoded(Reply.self)

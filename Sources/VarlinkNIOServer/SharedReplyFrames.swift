@@ -4,8 +4,8 @@ import Varlink
 
 /// The framed replies of large parameters a service encoded once and hands to many callers
 /// (a `List` or `Watch` listing of 1,000 items is ~290 KB): framed once into a buffer that every
-/// connection then writes as it is. Framing it per caller allocated and copied the whole text
-/// each time (issue 12: eight clients calling `List` went from 11.9k to 13.6k calls/s without it).
+/// connection then writes as it is. Framing it per caller would allocate and copy the whole
+/// text for every caller, which is most of the server's own work when many clients ask at once.
 ///
 /// Parameters are known by their storage, not compared: the service hands out the very same
 /// array while its listing is unchanged, and each entry keeps its array alive, so an address

@@ -58,6 +58,8 @@ extension AsyncThrowingStream where Element == VarlinkReply, Failure == any Erro
     /// A stream with the single reply of a plain call, computed by `body`.
     public static func single(_ body: @escaping @Sendable () async throws -> VarlinkReply) -> Self {
         AsyncThrowingStream { continuation in
+            // Unstructured: the stream's reader is another task; the stream owns this one and
+            // cancels it when it terminates (the reader is cancelled or the connection closed).
             let task = Task {
                 do {
                     continuation.yield(try await body())
@@ -106,10 +108,9 @@ public struct VarlinkServerConfiguration: Sendable {
     public var maxPipelinedCalls: Int = 64
     /// Each connection's socket send buffer (`SO_SNDBUF`; the kernel doubles it for its own
     /// bookkeeping and caps it at `net.core.wmem_max`), nil for the system default. A reply
-    /// that fits goes out in one write; the default (~208 KiB) split a 290 KB listing into
-    /// rounds of write, `EAGAIN` and waiting for the socket, which held the event loops back
-    /// when several clients called at once (issue 12: 8 clients reached 1.44× one client's
-    /// calls per second; 1.77× with 256 KiB). Memory is charged only for bytes queued, so a
+    /// that fits goes out in one write; the default (~208 KiB) splits a 290 KB listing into
+    /// rounds of write, `EAGAIN` and waiting for the socket, which holds the event loops back
+    /// when several clients call at once. Memory is charged only for bytes queued, so a
     /// client that stops reading holds at most this (doubled) in the kernel.
     public var sendBufferBytes: Int? = 256 << 10
     /// Peers of this user are served; others are refused with `PermissionDenied`.

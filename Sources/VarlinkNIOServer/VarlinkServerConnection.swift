@@ -18,47 +18,29 @@ private struct PeerCredentialsOption: Sendable {
 
 /// One Varlink connection: checks the peer, splits the byte stream into calls, runs them
 /// strictly one after another so pipelined calls are answered in order, and writes replies with
-/// back-pressure. All state lives on the channel's event loop.
+/// back-pressure. Every decision is `VarlinkConnectionStateMachine`'s; this handler feeds it the
+/// channel's events and carries out its actions, and keeps only the I/O handles (the context,
+/// the scheduled timers, the running call's task). All of it lives on the channel's event loop.
 final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private enum Pending {
-        case call(VarlinkCall)
-        /// The stream is unusable from here on: answer with this error, then close.
-        case fatal(VarlinkError)
-    }
-
     private let server: VarlinkServer
-    private var decoder: VarlinkFrameDecoder
-    private var queue: [Pending] = []
-    private var queueHead = 0
-    private var connectionID: UInt64?
+    private var machine: VarlinkConnectionStateMachine
     private var peer: VarlinkPeerCredentials?
-    private var runningCall: Task<Void, Never>?
-    private var isBusy = false
-    private var isClosing = false
-    private var inputClosed = false
-    private var readHeld = false
-    private var partialMessageTimer: Scheduled<Void>?
-    /// Runs while the connection has no call running or queued and no half message.
-    private var idleTimer: Scheduled<Void>?
-    /// What the server was last told (it evicts the connection idle the longest).
-    private var reportedIdle = true
-    private var hasCalled = false
-    /// After a protocol error: the reply went out and the output is shut down; input is
-    /// discarded until the peer closes or `closeLinger` passes.
-    private var isLingering = false
-    private var lingerTimer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
+    private var runningCall: Task<Void, Never>?
+    private var partialMessageTimer: Scheduled<Void>?
+    private var idleTimer: Scheduled<Void>?
+    private var lingerTimer: Scheduled<Void>?
+    private var isPerforming = false
+    private var deferredActions: [VarlinkConnectionStateMachine.Action] = []
 
     init(server: VarlinkServer) {
         self.server = server
-        self.decoder = VarlinkFrameDecoder(maxMessageBytes: server.configuration.maxMessageBytes)
+        self.machine = VarlinkConnectionStateMachine(limits: .init(server.configuration))
     }
-
-    private var queuedCount: Int { queue.count - queueHead }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -71,188 +53,187 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
         guard let id = server.admit(context.channel) else {
-            refuse(with: server.named(.tooManyConnections(maxConnections: server.configuration.maxConnections)), context: context)
+            let error = server.named(.tooManyConnections(maxConnections: server.configuration.maxConnections))
+            perform(machine.refuse(with: error), context: context)
             return
         }
-        connectionID = id
+        machine.admitted(as: id)
         guard let options = context.channel as? any SocketOptionProvider else {
-            refuse(with: .permissionDenied, context: context)
+            perform(machine.refuse(with: .permissionDenied), context: context)
             return
         }
         let credentials: EventLoopFuture<PeerCredentialsOption> = options.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(CLinux_SO_PEERCRED))
         credentials.assumeIsolated().whenComplete { result in
-            guard let context = self.context, !self.isClosing else { return }
+            guard let context = self.context, self.machine.isAdmitting else { return }
             guard case .success(let raw) = result else {
-                self.refuse(with: .permissionDenied, context: context)
+                self.perform(self.machine.refuse(with: .permissionDenied), context: context)
                 return
             }
             let peer = VarlinkPeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid)
             guard self.server.configuration.allows(peer) else {
                 self.server.configuration.peerRefused?(peer)
-                self.refuse(with: .permissionDenied, context: context)
+                self.perform(self.machine.refuse(with: .permissionDenied), context: context)
                 return
             }
             self.peer = peer
-            self.decodeCalls(context: context)
+            self.perform(self.machine.peerAccepted(), context: context)
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        isClosing = true
-        // Cancelling the running call's task ends the handler's stream, which is how the service
-        // learns that a streaming peer (a subscription's caller, say) went away.
-        runningCall?.cancel()
-        runningCall = nil
-        queue.removeAll()
-        queueHead = 0
-        partialMessageTimer?.cancel()
-        partialMessageTimer = nil
-        idleTimer?.cancel()
-        idleTimer = nil
-        lingerTimer?.cancel()
-        lingerTimer = nil
-        if let connectionID { server.release(connectionID: connectionID) }
+        perform(machine.channelInactive(), context: context)
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !isClosing else { return }
         let buffer = unwrapInboundIn(data)
-        decoder.receive(buffer.readableBytesView)
-        decodeCalls(context: context)
+        perform(machine.bytesRead(buffer.readableBytesView), context: context)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            inputClosed = true
-            if isLingering {
-                context.close(promise: nil)
-            } else {
-                closeIfDone(context: context)
-            }
+            perform(machine.inputClosed(), context: context)
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        perform(machine.errorCaught(), context: context)
     }
 
-    // Reading pauses while many calls wait behind a slow one, so a peer that pipelines without
-    // end is held back by the kernel's socket buffer instead of growing the queue.
     func read(context: ChannelHandlerContext) {
-        if queuedCount >= server.configuration.maxPipelinedCalls {
-            readHeld = true
-        } else {
-            context.read()
-        }
+        perform(machine.readRequested(), context: context)
     }
 
-    private func decodeCalls(context: ChannelHandlerContext) {
-        guard peer != nil, !isClosing else { return }
-        decoding: while true {
-            if case .fatal? = queue.last { break }
-            switch decoder.nextCall() {
-            case .call(let call): queue.append(.call(call))
-            case .needMoreData: break decoding
-            case .replyErrorAndClose(let error): queue.append(.fatal(server.named(error)))
-            }
-        }
-        startNextCall(context: context)
-        updateDeadlines(context: context)
-    }
+    // MARK: Carrying out the machine's actions
 
-    /// Arms or disarms the two deadlines after anything that changes what the connection holds,
-    /// and tells the server whether the connection is idle (which makes it evictable).
-    private func updateDeadlines(context: ChannelHandlerContext) {
-        guard !isClosing else { return }
-        let loop = context.eventLoop.assumeIsolated()
-        if decoder.hasPartialMessage {
-            if partialMessageTimer == nil {
-                partialMessageTimer = loop.scheduleTask(in: server.configuration.partialMessageTimeout) {
-                    self.context?.close(promise: nil)
-                }
-            }
-        } else {
-            partialMessageTimer?.cancel()
-            partialMessageTimer = nil
-        }
-        let idle = !isBusy && queuedCount == 0
-        if idle != reportedIdle, let connectionID {
-            reportedIdle = idle
-            server.connection(connectionID, isIdle: idle)
-        }
-        if idle && !decoder.hasPartialMessage, let idleTimeout = server.configuration.idleTimeout {
-            if idleTimer == nil {
-                idleTimer = loop.scheduleTask(in: idleTimeout) { self.context?.close(promise: nil) }
-            }
-        } else {
-            idleTimer?.cancel()
-            idleTimer = nil
-        }
-    }
-
-    private func dequeue() -> Pending? {
-        guard queueHead < queue.count else { return nil }
-        let next = queue[queueHead]
-        queueHead += 1
-        if queueHead == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
-        }
-        return next
-    }
-
-    private func startNextCall(context: ChannelHandlerContext) {
-        guard !isBusy, !isClosing, let next = dequeue() else {
-            closeIfDone(context: context)
+    /// Carries the actions out in the order the machine produced them. An event that arises
+    /// while they are carried out (a write that completes at once, a close that makes the
+    /// channel inactive) has its actions queued behind the ones still to do, since the machine
+    /// computed those first.
+    private func perform(_ actions: [VarlinkConnectionStateMachine.Action], context: ChannelHandlerContext) {
+        guard !isPerforming else {
+            deferredActions += actions
             return
         }
-        if readHeld && queuedCount < server.configuration.maxPipelinedCalls {
-            readHeld = false
-            context.read()
+        isPerforming = true
+        defer { isPerforming = false }
+        var next = actions
+        while !next.isEmpty {
+            for action in next { carryOut(action, context: context) }
+            next.removeAll(keepingCapacity: true)
+            swap(&next, &deferredActions)
         }
-        switch next {
-        case .fatal(let error):
-            isClosing = true
-            cancelDeadlines()
-            queue.removeAll()
-            queueHead = 0
+    }
+
+    private func carryOut(_ action: VarlinkConnectionStateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .read:
+            context.read()
+        case .reportIdle(let idle):
+            if let id = machine.connectionID { server.connection(id, isIdle: idle) }
+        case .reportFirstCall:
+            if let id = machine.connectionID { server.connectionMadeItsFirstCall(id) }
+        case .arm(let timer):
+            arm(timer, context: context)
+        case .cancel(let timer):
+            cancel(timer)
+        case .startCall(let call):
+            start(call, context: context)
+        case .writeRefusal(let error):
             write(VarlinkReply(error: error), context: context).assumeIsolated().whenComplete { _ in
-                self.lingerThenClose()
+                self.event { $0.refusalWritten() }
             }
-        case .call(let call):
-            isBusy = true
-            if !hasCalled, let connectionID {
-                hasCalled = true
-                server.connectionMadeItsFirstCall(connectionID)
+        case .writeFatalError(let error):
+            write(VarlinkReply(error: error), context: context).assumeIsolated().whenComplete { _ in
+                let isActive = self.context?.channel.isActive ?? false
+                self.event { $0.errorReplyWritten(channelIsActive: isActive) }
             }
-            switch server.dispatcher.route(call) {
-            case .reply(let reply):
+        case .shutOutput:
+            context.close(mode: .output, promise: nil)
+        case .close:
+            context.close(promise: nil)
+        case .cancelRunningCall:
+            runningCall?.cancel()
+            runningCall = nil
+        case .cancelAllTimers:
+            for timer in [VarlinkConnectionStateMachine.Timer.partialMessage, .idle, .linger] { cancel(timer) }
+        case .release(let id):
+            server.release(connectionID: id)
+        }
+    }
+
+    /// An event from a callback (a write completed, a timer fired, a call finished): dropped
+    /// once the handler has left the pipeline.
+    private func event(_ transition: (inout VarlinkConnectionStateMachine) -> [VarlinkConnectionStateMachine.Action]) {
+        guard let context else { return }
+        perform(transition(&machine), context: context)
+    }
+
+    private func arm(_ timer: VarlinkConnectionStateMachine.Timer, context: ChannelHandlerContext) {
+        let loop = context.eventLoop.assumeIsolated()
+        let configuration = server.configuration
+        switch timer {
+        case .partialMessage:
+            partialMessageTimer = loop.scheduleTask(in: configuration.partialMessageTimeout) {
+                self.partialMessageTimer = nil
+                self.event { $0.partialMessageTimerFired() }
+            }
+        case .idle:
+            guard let idleTimeout = configuration.idleTimeout else { return }
+            idleTimer = loop.scheduleTask(in: idleTimeout) {
+                self.idleTimer = nil
+                self.event { $0.idleTimerFired() }
+            }
+        case .linger:
+            lingerTimer = loop.scheduleTask(in: configuration.closeLinger) {
+                self.lingerTimer = nil
+                self.event { $0.lingerTimerFired() }
+            }
+        }
+    }
+
+    private func cancel(_ timer: VarlinkConnectionStateMachine.Timer) {
+        switch timer {
+        case .partialMessage:
+            partialMessageTimer?.cancel()
+            partialMessageTimer = nil
+        case .idle:
+            idleTimer?.cancel()
+            idleTimer = nil
+        case .linger:
+            lingerTimer?.cancel()
+            lingerTimer = nil
+        }
+    }
+
+    /// Routes the call: `org.varlink.service` and immediate replies are answered on the event
+    /// loop; anything else runs as the handler's stream.
+    private func start(_ call: VarlinkCall, context: ChannelHandlerContext) {
+        switch server.dispatcher.route(call) {
+        case .reply(let reply):
+            answerDirectly(call, with: reply, context: context)
+        case .interface(let name):
+            guard let handler = server.handlers[name], let peer, let connectionID = machine.connectionID else {
+                answerDirectly(call, with: VarlinkReply(error: .methodNotImplemented(call.method)), context: context)
+                return
+            }
+            let callContext = VarlinkCallContext(connectionID: connectionID, peer: peer)
+            if !call.more, let reply = handler.immediateReply(to: call, context: callContext) {
                 answerDirectly(call, with: reply, context: context)
-            case .interface(let name):
-                guard let handler = server.handlers[name], let peer, let connectionID else {
-                    answerDirectly(call, with: VarlinkReply(error: .methodNotImplemented(call.method)), context: context)
-                    return
-                }
-                let callContext = VarlinkCallContext(connectionID: connectionID, peer: peer)
-                if !call.more, let reply = handler.immediateReply(to: call, context: callContext) {
-                    answerDirectly(call, with: reply, context: context)
-                    return
-                }
-                let stream = handler.handle(call, context: callContext)
-                runStream(stream, for: call, context: context)
+                return
             }
+            runStream(handler.handle(call, context: callContext), for: call, context: context)
         }
     }
 
     private func answerDirectly(_ call: VarlinkCall, with reply: VarlinkReply, context: ChannelHandlerContext) {
         guard !call.oneway else {
-            callFinished()
+            event { $0.callFinished() }
             return
         }
-        write(reply, context: context).assumeIsolated().whenComplete { _ in self.callFinished() }
+        write(reply, context: context).assumeIsolated().whenComplete { _ in self.event { $0.callFinished() } }
     }
 
     private func runStream(
@@ -262,58 +243,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let errorInterface = server.configuration.errorInterface
         let frames = server.frames
+        // Unstructured: the call outlives this event-loop callback and no task of ours spans the
+        // connection; the handler owns it and cancels it when the channel goes inactive.
         runningCall = Task {
             await VarlinkReplyForwarder.forward(stream, for: call, to: channel, frames: frames, errorInterface: errorInterface)
-            channel.eventLoop.execute { handler.value.callFinished() }
-        }
-    }
-
-    private func callFinished() {
-        isBusy = false
-        runningCall = nil
-        guard let context else { return }
-        startNextCall(context: context)
-        updateDeadlines(context: context)
-    }
-
-    private func cancelDeadlines() {
-        partialMessageTimer?.cancel()
-        partialMessageTimer = nil
-        idleTimer?.cancel()
-        idleTimer = nil
-    }
-
-    /// The error reply is out: shut our side down so the peer reads the reply and then the end
-    /// of the stream, and keep reading (discarding) a moment. Closing at once with the peer's
-    /// bytes unread would reset the connection, and a peer still sending would never see why.
-    private func lingerThenClose() {
-        guard let context, context.channel.isActive else { return }
-        isLingering = true
-        context.close(mode: .output, promise: nil)
-        if inputClosed {
-            context.close(promise: nil)
-            return
-        }
-        if readHeld {
-            readHeld = false
-            context.read()
-        }
-        lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: server.configuration.closeLinger) {
-            self.context?.close(promise: nil)
-        }
-    }
-
-    private func closeIfDone(context: ChannelHandlerContext) {
-        if inputClosed && !isBusy && queuedCount == 0 && !isClosing {
-            isClosing = true
-            context.close(promise: nil)
-        }
-    }
-
-    private func refuse(with error: VarlinkError, context: ChannelHandlerContext) {
-        isClosing = true
-        write(VarlinkReply(error: error), context: context).assumeIsolated().whenComplete { _ in
-            self.context?.close(promise: nil)
+            channel.eventLoop.execute {
+                handler.value.runningCall = nil
+                handler.value.event { $0.callFinished() }
+            }
         }
     }
 

@@ -23,6 +23,8 @@ final class TestHandlerProbe: Sendable {
     let terminatedStreams = Atomic<Int>(0)
     /// The connection of the latest `Watch` call.
     let watchConnection = Atomic<UInt64>(0)
+    /// The connections of every `Watch` call, in the order they came.
+    let watchConnections = Mutex<[UInt64]>([])
     /// `Watch` replies the server asked for while the connection still held an earlier one
     /// (which back-pressure forbids).
     let repliesAskedWhileBuffered = Atomic<Int>(0)
@@ -126,6 +128,7 @@ struct TestInterfaceHandler: VarlinkInterfaceHandler {
             let count = call.parameters["count"]?.intValue
             let connection = context.connectionID
             probe.watchConnection.store(connection, ordering: .relaxed)
+            probe.watchConnections.withLock { $0.append(connection) }
             return AsyncThrowingStream(unfolding: {
                 let sequence = produced.next()
                 if let count, sequence > count { return nil }
@@ -215,6 +218,21 @@ final class RawConnection: @unchecked Sendable {
         // Part of it (or none) went out: the rest is sent before anything else.
         unsent = Array(bytes[max(0, written)...])
         return written > 0
+    }
+
+    /// Waits until the kernel's buffer has room for more bytes: false if it has none within
+    /// `milliseconds` (the peer stopped reading).
+    func waitUntilWritable(milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            let result = poll(&descriptor, 1, Int32((left / .milliseconds(1)).rounded(.up)))
+            if result > 0 { return descriptor.revents & Int16(POLLOUT) != 0 }
+            if result == 0 { return false }
+            if errno != EINTR { return false }
+        }
     }
 
     func setReceiveTimeout(milliseconds: Int) {
