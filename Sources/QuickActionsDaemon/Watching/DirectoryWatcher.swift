@@ -40,7 +40,7 @@ struct DirectoryWatcherTiming: Sendable {
     }
 }
 
-/// Keeps the contacts index live (SPEC §3): watches the vdir tree recursively with
+/// Keeps the contacts index live as files change: watches the vdir tree recursively with
 /// inotify on a thread of its own, turns events into per-file index changes (parsing
 /// happens here, never on the core actor or the socket's event loop), and hands them,
 /// in order, to the daemon. `WatcherStateMachine` decides; this class only carries out.

@@ -4,69 +4,15 @@ import Glibc
 import Contacts
 import QuickActionsProtocol
 
-/// Why a tree of the contacts directory is walked.
-enum TreeScanReason: Hashable, Sendable {
-    /// A folder was created or moved into the tree.
-    case appeared
-    /// The root is (re)attached: at start, or after it was deleted or moved away.
-    case attach
-    /// The kernel dropped events (`IN_Q_OVERFLOW`): only a full walk can tell what changed.
-    case overflow
-    /// A tree without inotify watches (the watch limit was hit) is re-read on a timer.
-    case periodic
-    /// The configuration was reloaded (maybe with other favorite categories or size limit).
-    case reload
-
-    /// Rescans replace what the index holds for the tree; they are what `Status.rescans` counts.
-    var isRescan: Bool {
-        switch self {
-        case .overflow, .periodic, .reload: true
-        case .appeared, .attach: false
-        }
-    }
-}
-
-/// The watcher's health, as `Status` reports it.
-enum WatcherHealth: Hashable, Sendable {
-    /// Every folder of the tree has an inotify watch.
-    case watching
-    /// Some trees could not be watched (`reason`, e.g. the watch limit) and are re-read periodically.
-    case degraded(trees: [String], reason: String)
-    /// The root is missing; waiting for it to appear again.
-    case reattaching
-}
-
 /// What the watcher must do for the contacts directory, decided from inotify events
-/// and from the outcome of earlier actions. A value with no I/O (SPEC §3; STYLE:
-/// `mutating func handle(event) -> [Action]`), so every path is tested without a kernel.
+/// and from the outcome of earlier actions. A value with no I/O: each input is a
+/// `mutating func` that returns the `[Action]`s for the watcher to carry out, so every
+/// path is tested without a kernel.
 ///
 /// It tracks which folder each watch descriptor stands for, which trees are degraded
 /// (no watches, periodic rescans), and whether the root is attached or awaited through
 /// a watch on its parent.
 struct WatcherStateMachine: Sendable {
-    enum Action: Hashable, Sendable {
-        /// Read and parse the file (its writer closed it, or it was renamed into place).
-        case readFile(String)
-        /// A file was created: read it only if no one is writing it (a hard link, as khard
-        /// and `ln` make); a file being written is read at its `IN_CLOSE_WRITE`.
-        case readFileIfComplete(String)
-        case forgetFile(String)
-        case forgetTree(String)
-        /// Walk the tree, adding a watch to each folder *before* listing it, and read every file.
-        case scanTree(String, TreeScanReason)
-        case removeWatches([Int32])
-        /// Watch the root's parent so the root's re-creation is noticed at once.
-        case watchParent(String)
-
-        /// The path this action reads or forgets, for actions about one file.
-        var filePath: String? {
-            switch self {
-            case .readFile(let path), .readFileIfComplete(let path), .forgetFile(let path): path
-            default: nil
-            }
-        }
-    }
-
     private enum ParentWatch: Hashable, Sendable {
         case none
         case requested
@@ -265,23 +211,6 @@ struct WatcherStateMachine: Sendable {
 
     // MARK: Files with a writer
 
-    /// What the writer probe (`OpenForWritingProbe`, a read lease) said of a file that an
-    /// action is about to read.
-    enum WriterProbeAnswer: Hashable, Sendable {
-        case noWriter
-        case writerOpen
-        /// Leases are not available for this file (another user's file, a file system without them).
-        case unknown
-
-        init(_ isOpenForWriting: Bool?) {
-            switch isOpenForWriting {
-            case true?: self = .writerOpen
-            case false?: self = .noWriter
-            case nil: self = .unknown
-            }
-        }
-    }
-
     /// Decides what becomes of a read once the probe has answered; nil: nothing now.
     ///
     /// A writer found after a close is never final. The kernel queues `IN_CLOSE_WRITE`
@@ -403,87 +332,5 @@ struct WatcherStateMachine: Sendable {
     private mutating func forgetDescriptor(_ descriptor: Int32) {
         guard let path = folders.removeValue(forKey: descriptor) else { return }
         if descriptors[path] == descriptor { descriptors[path] = nil }
-    }
-
-    // MARK: Batches
-
-    /// Trims the actions of one batch of events without changing the outcome:
-    /// - a rescan of the root replaces everything, so file and folder work before it is moot
-    ///   (watch removals are kept: they release kernel resources);
-    /// - of several actions on one file only the last matters, each replacing the file's entry
-    ///   whole — so a burst of saves to one file parses it once.
-    static func coalesce(_ actions: [Action], root: String) -> [Action] {
-        var actions = actions
-        if let rescan = actions.lastIndex(where: { action in
-            // Not `.attach`: that walk forgets nothing when the root turns out to be missing.
-            if case .scanTree(let tree, let reason) = action { return tree == root && reason.isRescan }
-            return false
-        }) {
-            let kept = actions[..<rescan].filter { action in
-                switch action {
-                case .removeWatches, .watchParent: return true
-                default: return false
-                }
-            }
-            actions = kept + actions[rescan...]
-        }
-        var lastPosition: [String: Int] = [:]
-        for (position, action) in actions.enumerated() {
-            if let path = action.filePath { lastPosition[path] = position }
-        }
-        return actions.enumerated().compactMap { position, action in
-            guard let path = action.filePath else { return action }
-            return lastPosition[path] == position ? action : nil
-        }
-    }
-
-    /// Errors of `inotify_add_watch` / `inotify_init1` that mean "no more watches here", not
-    /// "this folder is a problem": ENOSPC is the `max_user_watches` limit.
-    static func isResourceShortage(_ error: Int32) -> Bool {
-        error == ENOSPC || error == ENOMEM || error == EMFILE || error == ENFILE
-    }
-
-    // MARK: Paths
-
-    /// `path` is `tree` or below it ("/a/b" holds "/a/b/c", not "/a/bc").
-    static func isInside(_ path: String, _ tree: String) -> Bool {
-        path == tree || isStrictlyInside(path, tree)
-    }
-
-    static func isStrictlyInside(_ path: String, _ tree: String) -> Bool {
-        let prefix = tree == "/" ? "/" : tree + "/"
-        return path.count > prefix.count && path.utf8.starts(with: prefix.utf8)
-    }
-}
-
-/// A file due to be read that some process still had open for writing.
-struct WriterWait: Hashable, Sendable {
-    /// When a writer was first found (shown in `Status` so a stuck file is visible).
-    let since: ContinuousClock.Instant
-    var probes: Int
-    /// nil while the writer found has yet to close (its `IN_CLOSE_WRITE` will come).
-    var nextProbe: ContinuousClock.Instant?
-}
-
-extension WatcherHealth {
-    /// How `Status` shows it; `retryInterval` is how often degraded trees are rescanned.
-    func info(root: String, retryInterval: Duration) -> WatchHealthInfo {
-        switch self {
-        case .watching:
-            return WatchHealthInfo(state: "watching", message: "every folder of \"\(root)\" is watched with inotify")
-        case .degraded(let trees, let reason):
-            return WatchHealthInfo(
-                state: "degraded", degradedTrees: trees,
-                message: "cannot watch \(trees.count) folder tree(s) with inotify (\(reason)); rescanning them every \(retryInterval.wholeSeconds) s instead")
-        case .reattaching:
-            return WatchHealthInfo(state: "reattaching", message: "the contacts folder \"\(root)\" is missing; waiting for it to appear")
-        }
-    }
-}
-
-extension Duration {
-    /// Rounded to at least 1, for messages.
-    var wholeSeconds: Int64 {
-        max(1, components.seconds + (components.attoseconds >= 500_000_000_000_000_000 ? 1 : 0))
     }
 }

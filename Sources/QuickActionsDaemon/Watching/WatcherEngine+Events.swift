@@ -1,0 +1,110 @@
+import Contacts
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import Synchronization
+import QuickActionsProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
+
+/// Reading what the kernel queued and handling it as one batch of actions.
+extension WatcherEngine {
+    /// Reads what the kernel has queued (bounded per batch) and handles it as one batch,
+    /// so an overflow at the end of a long queue makes the work before it moot.
+    func readAndHandleEvents() {
+        var actions = creationsForNextBatch + handle(readQueuedEvents())
+        creationsForNextBatch = []
+        // The state machine decides what becomes of each file seen only through IN_CREATE
+        // (`probed`) and whether the queue is read once more (`readsQueueAgain`).
+        var drains = 0
+        var lastRead: [Action] = []
+        while true {
+            actions = WatcherStateMachine.coalesce(actions, root: machine.root)
+            let finishedCreations: Bool
+            (actions, finishedCreations) = probeCreatedFiles(actions)
+            guard WatcherStateMachine.readsQueueAgain(afterFinishedCreations: finishedCreations, rereadsSoFar: drains) else {
+                if finishedCreations {
+                    // Cut short by the bound: the files created in the last read that the probe
+                    // found finished have their IN_CLOSE_WRITE queued (if they were written),
+                    // and reading them now would parse them twice. They start the next batch.
+                    let lastCreations = Set(lastRead.compactMap { action -> String? in
+                        if case .readFileIfComplete(let path) = action { return path } else { return nil }
+                    })
+                    creationsForNextBatch = actions.filter { action in
+                        if case .readFileIfComplete(let path) = action { return lastCreations.contains(path) } else { return false }
+                    }
+                    actions.removeAll { creationsForNextBatch.contains($0) }
+                }
+                break
+            }
+            drains += 1
+            let more = readQueuedEvents()
+            if more.isEmpty { break }
+            lastRead = handle(more)
+            actions += lastRead
+        }
+        perform(actions)
+    }
+
+    /// Whether the next batch is due now, without waiting for an event: it has files to read.
+    var hasCreationsForNextBatch: Bool { !creationsForNextBatch.isEmpty }
+
+    /// Probes each file seen only by `IN_CREATE` (`WatcherStateMachine.probed` decides): one
+    /// still being written waits for its writer; a finished one (a hard link, or a file whose
+    /// close is already queued) is read. Also says whether any turned out finished.
+    private func probeCreatedFiles(_ actions: [Action]) -> (actions: [Action], finishedCreations: Bool) {
+        let now = ContinuousClock.now
+        var finishedCreations = false
+        let probed = actions.compactMap { action -> Action? in
+            guard case .readFileIfComplete(let path) = action else { return action }
+            let answer = WatcherStateMachine.WriterProbeAnswer(OpenForWritingProbe.isOpenForWriting(path, acquire: probeWriter))
+            if answer == .noWriter { finishedCreations = true }
+            return machine.probed(action, answer, now: now)
+        }
+        return (probed, finishedCreations)
+    }
+
+    private func handle(_ events: [InotifyEvent]) -> [Action] {
+        work.eventsHandled += events.count
+        var actions: [Action] = []
+        for event in events {
+            if logger.logLevel <= .debug {
+                logger.debug("inotify: watch \(event.watchDescriptor) \(event.mask) '\(event.name ?? "")'.")
+            }
+            actions += machine.handle(event)
+        }
+        return actions
+    }
+
+    private func readQueuedEvents() -> [InotifyEvent] {
+        guard inotify >= 0 else { return [] }
+        var events: [InotifyEvent] = []
+        var total = 0
+        while total < 1 << 20 {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
+            if count < 0 {
+                let error = errno
+                if error == EINTR { continue }
+                if error != EAGAIN {
+                    logger.error("Reading inotify events failed: \(errnoText(error)), ignoring.")
+                }
+                break
+            }
+            if count == 0 { break }
+            let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            if decoded.trailingBytes != 0 {
+                logger.warning("An inotify read ended inside an event (\(decoded.trailingBytes) bytes), ignoring them.")
+            }
+            events += decoded.events
+            total += count
+        }
+        return events
+    }
+}

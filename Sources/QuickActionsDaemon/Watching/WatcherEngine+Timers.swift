@@ -1,0 +1,39 @@
+/// When the engine must act without an event: files whose writer is probed again on a backoff,
+/// and the periodic retries (a missing root, trees without watches).
+extension WatcherEngine {
+    /// Tries again to read the files that wait for their writer.
+    func probeWaitingWritersIfDue() {
+        let due = machine.writerProbesDue(now: ContinuousClock.now)
+        if !due.isEmpty { perform(due) }
+    }
+
+    func tickIfDue() {
+        guard let nextTick, ContinuousClock.now >= nextTick else { return }
+        self.nextTick = nil
+        perform(machine.periodicTick())
+    }
+
+    func pollTimeoutMilliseconds() -> Int32 {
+        if hasCreationsForNextBatch { return 0 }
+        let deadlines = [nextTick, machine.nextWriterProbe].compactMap { $0 }
+        guard let next = deadlines.min() else { return -1 }
+        let remaining = next - ContinuousClock.now
+        if remaining <= .zero { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    func scheduleTick() {
+        guard machine.needsPeriodicWork else {
+            nextTick = nil
+            tickInterval = nil
+            return
+        }
+        let interval = machine.attached ? timing.degradedRescanInterval : timing.reattachRetryInterval
+        if nextTick == nil || tickInterval != interval {
+            nextTick = ContinuousClock.now + interval
+            tickInterval = interval
+        }
+    }
+}
