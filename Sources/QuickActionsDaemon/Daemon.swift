@@ -189,6 +189,8 @@ public struct Daemon: Service {
         var serverConfiguration = VarlinkServerConfiguration(errorInterface: QuickActionsInterface.name)
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxMessageBytes = configuration.maxMessageBytes
+        // Calls run on the event loops like the rest of the daemon, which then sleeps when idle.
+        serverConfiguration.taskExecutor = EventLoopExecution.executor
         let logger = self.logger
         let owner = serverConfiguration.ownerUID
         serverConfiguration.peerRefused = { peer in

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import SystemCalls
 import Varlink
@@ -55,20 +56,14 @@ extension VarlinkInterfaceHandler {
 }
 
 extension AsyncThrowingStream where Element == VarlinkReply, Failure == any Error {
-    /// A stream with the single reply of a plain call, computed by `body`.
+    /// A stream with the single reply of a plain call, computed by `body` in the task that reads
+    /// the stream (the connection's call task), so the reply is computed where that task runs
+    /// and is cancelled with it; no task of its own.
     public static func single(_ body: @escaping @Sendable () async throws -> VarlinkReply) -> Self {
-        AsyncThrowingStream { continuation in
-            // Unstructured: the stream's reader is another task; the stream owns this one and
-            // cancels it when it terminates (the reader is cancelled or the connection closed).
-            let task = Task {
-                do {
-                    continuation.yield(try await body())
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        let pending = NIOLockedValueBox<(@Sendable () async throws -> VarlinkReply)?>(body)
+        return AsyncThrowingStream {
+            guard let body = pending.withLockedValue({ pending in defer { pending = nil }; return pending }) else { return nil }
+            return try await body()
         }
     }
 
@@ -120,6 +115,10 @@ public struct VarlinkServerConfiguration: Sendable {
     /// Told of each peer refused for its credentials, so the service can log it (the server
     /// itself does not log).
     public var peerRefused: (@Sendable (VarlinkPeerCredentials) -> Void)?
+    /// Where each call's task runs; nil: Swift's default executor. A server whose process must
+    /// stay asleep when idle passes an executor on its own event loops (see the daemon's
+    /// `EventLoopExecution`).
+    public var taskExecutor: (any TaskExecutor)?
 
     public init(errorInterface: String) {
         self.errorInterface = errorInterface

@@ -245,7 +245,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let frames = server.frames
         // Unstructured: the call outlives this event-loop callback and no task of ours spans the
         // connection; the handler owns it and cancels it when the channel goes inactive.
-        runningCall = Task {
+        runningCall = Task(executorPreference: server.configuration.taskExecutor) {
             await VarlinkReplyForwarder.forward(stream, for: call, to: channel, frames: frames, errorInterface: errorInterface)
             channel.eventLoop.execute {
                 handler.value.runningCall = nil
