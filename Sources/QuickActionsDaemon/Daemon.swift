@@ -32,7 +32,7 @@ public struct DaemonOptions: Sendable {
     }
 }
 
-/// The running daemon (SPEC §7): start-up in the order systemd expects (READY=1 only once
+/// The running daemon: start-up in the order systemd expects (READY=1 only once
 /// state is loaded, the first scan is done and the socket listens), then its long-lived parts
 /// as the services of a `ServiceGroup`, which stops them one at a time, in reverse order.
 public struct Daemon: Service {

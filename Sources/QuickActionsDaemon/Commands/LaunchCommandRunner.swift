@@ -19,7 +19,7 @@ struct LaunchRequest: Sendable, Equatable {
     var socketPath: String
 }
 
-/// Starts the `[App] LaunchCommand` for a cold delivery (SPEC §5) and reaps it.
+/// Starts the `[App] LaunchCommand` for a cold delivery (no app connected) and reaps it.
 ///
 /// The command runs without a shell (`posix_spawnp` with the argv the configuration
 /// split), and the item reaches it only through the environment, so nothing a contact

@@ -51,7 +51,7 @@ struct ConfigurationKey: Sendable {
 }
 
 enum ConfigurationKeys {
-    /// Every key of SPEC §5 the daemon implements, in the order of the default file
+    /// Every key of qactd.conf(5) the daemon implements, in the order of the default file
     /// and of qactd.conf(5). Keys are applied in this order too, so with several bad
     /// values the first one listed here is reported.
     static let all: [ConfigurationKey] = [

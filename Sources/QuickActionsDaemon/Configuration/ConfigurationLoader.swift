@@ -6,7 +6,7 @@ import Foundation
 import Glibc
 import SystemCalls
 
-/// Finds and reads qactd.conf (SPEC §5: `--config`, else the XDG user file, else the
+/// Finds and reads qactd.conf (`--config`, else the XDG user file, else the
 /// installed default, else built-in defaults) and resolves its paths.
 enum ConfigurationLoader {
     static let fileName = "qactd.conf"

@@ -1,12 +1,12 @@
 import QuickActions
 
-/// When the dynamic set is derived from the contacts index (SPEC §2.8).
+/// When the dynamic set is derived from the contacts index.
 enum RecomputePolicy: String, Equatable, Sendable, CaseIterable {
     case resignActive = "resign-active"
     case change
 }
 
-/// Where the favorites' quick actions are shown besides the socket (issue 13): in the
+/// Where the favorites' quick actions are shown besides the socket: in the
 /// exported desktop entry, which every launcher reads, or only in the live D-Bus quicklist.
 enum LauncherDynamicItems: String, Equatable, Sendable, CaseIterable {
     case desktopEntry = "desktop-entry"
@@ -26,7 +26,7 @@ enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Every key of SPEC §5, validated and with paths already made absolute.
+/// Every key of qactd.conf(5), validated and with paths already made absolute.
 /// `ConfigurationKeys.all` says which key sets which field and its default.
 struct DaemonConfiguration: Equatable, Sendable {
     var source: ConfigurationSource
@@ -84,7 +84,7 @@ extension DaemonConfiguration {
     }
 
     /// Defaults that depend on another key, which the table's per-key defaults cannot express:
-    /// `BundleIdentifier=` follows `DesktopFile=` (issue 13), as an app's bundle identifier
+    /// `BundleIdentifier=` follows `DesktopFile=`, as an app's bundle identifier
     /// and its desktop-file ID name the same app.
     mutating func applyDefaultsDerivedFromOtherKeys() {
         if bundleIdentifier.isEmpty, let identifier = launcherDesktopFileID {

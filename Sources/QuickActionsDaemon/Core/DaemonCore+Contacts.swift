@@ -13,9 +13,9 @@ extension DaemonCore {
     /// a sync run, a folder moved in — makes one new generation, not many.
     func applyWatcherUpdate(_ update: ContactsDirectoryUpdate) {
         watchHealth = update.health
-        // The version, not a copy of every favorite to compare: at 1k favorites the two
-        // copies cost more than the change itself. A favorite rewritten unchanged bumps it
-        // too; the recompute then finds the same set and writes nothing.
+        // The version, not a copy of every favorite to compare: with many favorites the two
+        // copies would cost more than the change itself. A favorite rewritten unchanged bumps
+        // it too; the recompute then finds the same set and writes nothing.
         let favoritesBefore = index.favoritesVersion
         if update.changes.count >= Self.largeBatch {
             applyLargeBatch(update.changes)

@@ -71,7 +71,7 @@ actor DaemonCore {
     /// click. They queue here and `runEvents` carries them into the actor in order.
     nonisolated let events: AsyncStream<CoreEvent>.Continuation
     let eventQueue: AsyncStream<CoreEvent>
-    /// Where the displayed quick actions go besides the socket: launchers' menus (issue 13).
+    /// Where the displayed quick actions go besides the socket: launchers' menus.
     var launchers: LauncherExporters { didSet { replies.statusChanged() } }
     /// What the launchers were last handed (see `publishToLaunchers`), so an event that
     /// changes nothing they show composes nothing for them.

@@ -1,6 +1,6 @@
 import QuickActions
 
-/// The `Watch` streams (SPEC §6): each watcher gets the current set, then one listing per
+/// The `Watch` streams: each watcher gets the current set, then one listing per
 /// change, in generation order.
 ///
 /// A watcher that stops reading must neither grow the daemon's memory nor slow anyone

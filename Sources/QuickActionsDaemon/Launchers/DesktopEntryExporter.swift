@@ -9,7 +9,7 @@ import QuickActions
 import SystemCalls
 
 /// Keeps the per-user copy of the app's desktop entry, with one `[Desktop Action …]` per
-/// displayed quick action, in `$XDG_DATA_HOME/applications` (issue 13). The shell around
+/// displayed quick action, in `$XDG_DATA_HOME/applications`. The shell around
 /// the pure `DesktopEntryExport`: it finds the app's entry, reads and writes files, and never
 /// touches a file there that it did not write.
 struct DesktopEntryExporter: Sendable {

@@ -9,7 +9,7 @@ import SystemCalls
 import Glibc
 #endif
 
-/// Serves the live quicklist (issue 13, item 2): a `com.canonical.dbusmenu` menu of the displayed
+/// Serves the live quicklist: a `com.canonical.dbusmenu` menu of the displayed
 /// dynamic items on the session bus, announced to docks by `com.canonical.Unity.LauncherEntry.Update`
 /// (Dash to Dock, Ubuntu Dock and Plank read it and show the menu in the icon's right-click menu).
 ///

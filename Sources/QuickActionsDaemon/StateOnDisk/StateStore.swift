@@ -8,7 +8,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Where the persisted state lives (SPEC §4).
+/// Where the persisted state lives: a folder of its own, private to the user.
 struct StatePaths: Equatable, Sendable {
     static let stateFileName = "state.json"
 
@@ -91,7 +91,7 @@ enum StateLoadOutcome<Payload: Sendable>: Sendable {
 extension StateLoadOutcome: Equatable where Payload: Equatable {}
 
 /// Persists one `Codable` payload atomically and durably: a crash at any instant
-/// leaves either the old or the new file, complete (SPEC §4).
+/// leaves either the old or the new file, complete.
 ///
 /// A value type: the daemon loads it at start-up and then hands it to its `StateWriter`,
 /// whose thread alone saves with it.

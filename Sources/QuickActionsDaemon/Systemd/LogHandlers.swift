@@ -3,7 +3,7 @@ import Glibc
 import Logging
 import SystemCalls
 
-// The daemon logs through swift-log's `Logger`; these handlers are its two outputs (SPEC §7):
+// The daemon logs through swift-log's `Logger`; these handlers are its two outputs:
 // structured journal entries under systemd, text lines on stderr otherwise.
 
 extension Logger.Level {
