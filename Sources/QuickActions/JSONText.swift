@@ -71,6 +71,19 @@ public struct JSONTextWriter {
     }
 
     /// Starts the next element of the open array; its value follows.
+    /// `key: [ … ]`, each element written by `write`.
+    public mutating func array<Elements: Sequence>(
+        _ key: String, of elements: Elements, _ write: (inout JSONTextWriter, Elements.Element) throws(JSONTextError) -> Void
+    ) throws(JSONTextError) {
+        self.key(key)
+        beginArray()
+        for element in elements {
+            self.element()
+            try write(&self, element)
+        }
+        endArray()
+    }
+
     public mutating func element() {
         nextItem()
     }
@@ -407,13 +420,7 @@ extension QuickActionsListing: ShortcutItemsJSONText {
         writer.beginObject()
         writer.key("generation")
         writer.integer(generation)
-        writer.key("items")
-        writer.beginArray()
-        for row in items {
-            writer.element()
-            try writer.write(row)
-        }
-        writer.endArray()
+        try writer.array("items", of: items) { writer, row throws(JSONTextError) in try writer.write(row) }
         writer.key("launched")
         writer.bool(launched)
         writer.endObject()
@@ -427,13 +434,7 @@ extension PersistedState: ShortcutItemsJSONText {
         writer.beginObject()
         writer.key("appVersion")
         writer.string(appVersion)
-        writer.key("dynamicItems")
-        writer.beginArray()
-        for item in dynamicItems {
-            writer.element()
-            try writer.write(item)
-        }
-        writer.endArray()
+        try writer.array("dynamicItems", of: dynamicItems) { writer, item throws(JSONTextError) in try writer.write(item) }
         writer.key("formatVersion")
         writer.integer(formatVersion)
         writer.key("generation")

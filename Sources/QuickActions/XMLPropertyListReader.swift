@@ -87,17 +87,9 @@ struct XMLPropertyListReader {
             if tag.selfClosing { return .string("") }
             return .string(try readText(closingTag: "string"))
         case "integer":
-            let text = tag.selfClosing ? "" : try readText(closingTag: "integer")
-            guard let integer = Self.parseInteger(Self.trimmed(text)) else {
-                throw failure("expected an integer inside <integer> but found \"\(text)\"", at: tag.start)
-            }
-            return .integer(integer)
+            return .integer(try readScalar(tag, expecting: "an integer") { Self.parseInteger(Self.trimmed($0)) })
         case "real":
-            let text = tag.selfClosing ? "" : try readText(closingTag: "real")
-            guard let real = Double(Self.trimmed(text)) else {
-                throw failure("expected a number inside <real> but found \"\(text)\"", at: tag.start)
-            }
-            return .real(real)
+            return .real(try readScalar(tag, expecting: "a number") { Double(Self.trimmed($0)) })
         case "true", "false":
             if !tag.selfClosing {
                 try skipMarkup()
@@ -284,6 +276,17 @@ struct XMLPropertyListReader {
 
     /// Reads character data up to `</closingTag>`, decoding entities and CDATA
     /// sections and dropping comments.
+    /// The text of `<integer>`, `<real>`…, made a value by `parse`, or an error naming what was expected.
+    private mutating func readScalar<Value>(
+        _ tag: Tag, expecting expectation: String, _ parse: (String) -> Value?
+    ) throws(PropertyListError) -> Value {
+        let text = tag.selfClosing ? "" : try readText(closingTag: tag.name)
+        guard let value = parse(text) else {
+            throw failure("expected \(expectation) inside <\(tag.name)> but found \"\(text)\"", at: tag.start)
+        }
+        return value
+    }
+
     private mutating func readText(closingTag: String) throws(PropertyListError) -> String {
         var text: [UInt8] = []
         let start = position

@@ -1,13 +1,5 @@
 import Contacts
-import Dispatch
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
-import Synchronization
-import QuickActionsProtocol
 
 #if canImport(Glibc)
 import Glibc
