@@ -13,15 +13,19 @@ final class IdleEndToEndTests: XCTestCase {
 
     func testAnIdleDaemonSleepsAfterServingClientsAndChanges() throws {
         let fixture = try DaemonFixture()
+        // Enough cards that the start-up scan reads them on several threads at once.
+        for number in 0..<300 {
+            try fixture.write(contact: "many/\(number).vcf", "BEGIN:VCARD\nVERSION:3.0\nUID:many-\(number)\nFN:Person \(number)\nEND:VCARD\n")
+        }
         let daemon = try fixture.start()
-        // Everything a session does at first: calls (each runs as a task), a watcher that comes
+        // Everything a session does at first: a scan of many cards, calls (each runs as a task), a watcher that comes
         // and goes, a contact edited (the watcher and the state writer wake), a trigger.
         XCTAssertEqual(fixture.qactl(["status"]).status, 0)
         XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
         XCTAssertEqual(fixture.qactl(["list", "--all"]).status, 0)
         XCTAssertEqual(fixture.qactl(["trigger", "1"]).status, 0)
         try fixture.write(contact: "idle.vcf", "BEGIN:VCARD\nVERSION:3.0\nUID:idle\nFN:Idle Person\nCATEGORIES:starred\nEND:VCARD\n")
-        XCTAssertTrue(waitUntil(timeout: 10, every: .milliseconds(50)) { fixture.qactl(["status"]).stdout.contains("7 (5 favorites)") }, fixture.qactl(["status"]).stdout)
+        XCTAssertTrue(waitUntil(timeout: 10, every: .milliseconds(50)) { fixture.qactl(["status"]).stdout.contains("307 (5 favorites)") }, fixture.qactl(["status"]).stdout)
         XCTAssertTrue(
             waitUntil(timeout: 10, every: .milliseconds(50)) { (try? fixture.qactl(["status", "--json"]).json()["persisted"] as? Bool) ?? false },
             "the state reached the disk before the quiet window")

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Contacts
-import Dispatch
 import Synchronization
 import SystemCalls
 
@@ -40,7 +39,7 @@ extension ContactsDirectoryScanner {
         let slotsRead = [ContactsScanResult.File?](unsafeUninitializedCapacity: files.count) { buffer, initializedCount in
             // Each chunk is taken by one reader only: the slots it initializes are its own.
             let slots = UncheckedSendable(buffer.baseAddress!)
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            ParallelWork.run(workers: workers) { worker in
                 var readBuffer = FileReadBuffer()
                 var told = 0
                 while case let chunkIndex = nextChunk.add(1), chunkIndex < chunks {

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Contacts
-import Dispatch
 import Synchronization
 import SystemCalls
 
