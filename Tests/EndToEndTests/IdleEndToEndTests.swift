@@ -42,6 +42,30 @@ final class IdleEndToEndTests: XCTestCase {
         XCTAssertEqual(fixture.stop(), 0)
     }
 
+    /// Under systemd with `WatchdogSec=`, the watchdog ping is the only periodic work: over the
+    /// window the daemon's wake-ups stay within a few per ping (the timer, the hop to the core
+    /// and an event loop that prove it is alive, the datagram), and the pings keep coming.
+    func testWithAWatchdogThePingIsTheOnlyPeriodicWork() throws {
+        let fixture = try DaemonFixture()
+        let notifications = try NotifySocket(path: fixture.root.appendingPathComponent("notify").path)
+        fixture.daemonEnvironment = ["NOTIFY_SOCKET": notifications.path, "WATCHDOG_USEC": "2000000"]
+        let daemon = try fixture.start()
+        XCTAssertTrue(waitUntil(timeout: 10, every: .milliseconds(20)) { notifications.received().contains("READY=1") })
+        XCTAssertTrue(waitUntil(timeout: 10, every: .milliseconds(20)) { notifications.received().contains("WATCHDOG=1") }, "a first ping")
+
+        let pingsBefore = notifications.received().filter { $0 == "WATCHDOG=1" }.count
+        let before = try Self.voluntarySwitches(of: daemon.processIdentifier)
+        // The measurement window, as above.
+        Thread.sleep(forTimeInterval: TimeInterval(Self.window.components.seconds))
+        let after = try Self.voluntarySwitches(of: daemon.processIdentifier)
+        let pings = notifications.received().filter { $0 == "WATCHDOG=1" }.count - pingsBefore
+        let total = after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
+        print("idle with a watchdog: \(total) wake-ups and \(pings) pings in \(Self.window)")
+        XCTAssertGreaterThanOrEqual(pings, 8, "a ping every second (half of WATCHDOG_USEC) over 10 s")
+        XCTAssertLessThanOrEqual(total, pings * 3 + Self.allowedWakeUps, "nothing but the pings wakes the daemon")
+        XCTAssertEqual(fixture.stop(), 0)
+    }
+
     /// Each thread's `voluntary_ctxt_switches`, keyed by "tid name".
     static func voluntarySwitches(of pid: Int32) throws -> [String: Int] {
         var counts: [String: Int] = [:]
@@ -54,5 +78,39 @@ final class IdleEndToEndTests: XCTestCase {
             }
         }
         return counts
+    }
+}
+
+/// A `NOTIFY_SOCKET` as systemd's: a datagram socket whose messages the test reads.
+private final class NotifySocket {
+    let path: String
+    private let descriptor: CInt
+    private var messages: [String] = []
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    /// Every notification line received so far (`READY=1`, `STATUS=…`, `WATCHDOG=1`, …).
+    func received() -> [String] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while case let count = recv(descriptor, &buffer, buffer.count, CInt(MSG_DONTWAIT)), count > 0 {
+            messages += String(decoding: buffer.prefix(count), as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        return messages
     }
 }
