@@ -167,8 +167,9 @@ public struct Daemon: Service {
             parts.append(.init(service: pinger, serviceName: "watchdog"))
         }
         parts += [
-            // Stopped after the state's last write: the docks lose the menu only at the very end.
-            .init(service: StartedPart { await launchers.quicklist.stop() }, serviceName: "quicklist"),
+            // Stopped after the state's last write: the last change reaches the desktop entry, and
+            // the docks lose the menu only at the very end.
+            .init(service: StartedPart { await launchers.stop() }, serviceName: "launchers"),
             // Timers and streams ending reach the core until its last write is done.
             .init(service: CoreEventService(core: core), serviceName: "core events"),
             // Every core method runs whole on the actor, so once this call returns any state

@@ -60,7 +60,7 @@ final class DesktopEntryExportTests: XCTestCase {
         let core = DaemonCore(
             settings: settings, restored: nil, index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state")),
             socketPath: folder + "/run/qactd.sock", logger: logger, notifier: RecordingNotifier(),
-            launchers: LauncherExporters(environment: environment, qactlPath: qactl))
+            launchers: LauncherExporters(environment: environment, qactlPath: qactl, logger: logger))
         runEvents(of: core)
         return (core, records)
     }
@@ -90,6 +90,7 @@ final class DesktopEntryExportTests: XCTestCase {
         let (core, _) = makeCore(try settings(
             "[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=3\n", staticItems: [search, share], localization: localization))
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
 
         var document = try exportedDocument()
         XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-ShareAction"], "before the first launch: static items only")
@@ -110,8 +111,10 @@ final class DesktopEntryExportTests: XCTestCase {
 
         // The app launches and resigns active with two favorites: the third row fits.
         await core.applyWatcherUpdate(favorites(["Ann", "Bob"]))
+        await core.launcherExportsDone()
         let written = try XCTUnwrap(identity(exported))
         _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
         document = try exportedDocument()
         XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-ShareAction", "qactd-FavoriteAction-id-0-Ann"])
         XCTAssertEqual(document.value(of: "Name", in: "Desktop Action qactd-FavoriteAction-id-0-Ann"), "Ann")
@@ -122,14 +125,18 @@ final class DesktopEntryExportTests: XCTestCase {
 
         // Nothing displayed changes: no write at all (same inode, same mtime).
         _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
         await core.recordLifecycleMessage(appVersion: "1.0")
+        await core.launcherExportsDone()
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
         let unchanged = try XCTUnwrap(identity(exported))
         XCTAssertTrue(unchanged == rewritten, "an unchanged list writes nothing")
 
         // A reload re-checks the file but keeps it when its bytes are the same.
         try await core.reload(.success(try settings(
             "[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=3\n", staticItems: [search, share], localization: localization)))
+        await core.launcherExportsDone()
         XCTAssertTrue(try XCTUnwrap(identity(exported)) == rewritten, "a reload with the same list writes nothing")
         try assertValid(exported)
     }
@@ -140,6 +147,7 @@ final class DesktopEntryExportTests: XCTestCase {
         try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
         let document = try exportedDocument()
         XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-SearchAction-2"])
         XCTAssertEqual(document.value(of: "Exec", in: "Desktop Action qactd-SearchAction"), "contacts --search", "the app's own action is kept")
@@ -150,7 +158,9 @@ final class DesktopEntryExportTests: XCTestCase {
     func testQuicklistModeExportsOnlyStaticItems() async throws {
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\nDynamicItems=quicklist\n", staticItems: [search]))
         await core.applyWatcherUpdate(favorites(["Ann"]))
+        await core.launcherExportsDone()
         _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
         let displayed = try await core.listing(all: false)
         XCTAssertEqual(displayed.items.count, 2, "List shows the favorite")
         XCTAssertEqual(try exportedDocument().actionIdentifiers, ["new-window", "qactd-SearchAction"], "the favorite is left to the quicklist")
@@ -163,6 +173,7 @@ final class DesktopEntryExportTests: XCTestCase {
         let configuration = "[Launcher]\nDesktopFile=\(sourcePath)\n"
         let (core, records) = makeCore(try settings(configuration, staticItems: [search]))
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
         XCTAssertEqual(try String(contentsOfFile: exported, encoding: .utf8), foreign, "not overwritten")
         let reported = await core.status().launchers.desktopEntry?.problem
         let problem = try XCTUnwrap(reported)
@@ -171,6 +182,7 @@ final class DesktopEntryExportTests: XCTestCase {
 
         try FileManager.default.removeItem(atPath: exported)
         try await core.reload(.success(try settings(configuration, staticItems: [search])))
+        await core.launcherExportsDone()
         XCTAssertEqual(try exportedDocument().actionIdentifiers, ["new-window", "qactd-SearchAction"], "exported once the file is gone")
         let problemAfterReload = await core.status().launchers.desktopEntry?.problem
         XCTAssertNil(problemAfterReload)
@@ -182,6 +194,7 @@ final class DesktopEntryExportTests: XCTestCase {
         try FileManager.default.removeItem(atPath: sourcePath)
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
         XCTAssertEqual(try String(contentsOfFile: exported, encoding: .utf8), Self.sourceEntry)
         let reported = await core.status().launchers.desktopEntry?.problem
         let problem = try XCTUnwrap(reported)
@@ -191,8 +204,10 @@ final class DesktopEntryExportTests: XCTestCase {
     func testEmptyingDesktopFileAndReloadingRemovesTheExport() async throws {
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
         try await core.reload(.success(try settings("", staticItems: [search])))
+        await core.launcherExportsDone()
         XCTAssertFalse(FileManager.default.fileExists(atPath: exported), "removed")
         XCTAssertTrue(FileManager.default.fileExists(atPath: sourcePath), "the app's own entry stays")
         let exportAfterReload = await core.status().launchers.desktopEntry
@@ -204,6 +219,7 @@ final class DesktopEntryExportTests: XCTestCase {
     func testADaemonStartedWithoutDesktopFileRemovesItsPredecessorsExportOnly() async throws {
         let (first, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
         await first.publishToLaunchers()
+        await first.launcherExportsDone()
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
         let otherDaemons = dataHome + "/applications/org.example.Other.desktop"
         try String(contentsOfFile: exported, encoding: .utf8)
@@ -212,6 +228,7 @@ final class DesktopEntryExportTests: XCTestCase {
 
         let (next, _) = makeCore(try settings("", staticItems: [search]))
         await next.publishToLaunchers()
+        await next.launcherExportsDone()
         XCTAssertFalse(FileManager.default.fileExists(atPath: exported), "the previous run's export is removed")
         XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons), "another daemon's export stays")
         XCTAssertTrue(FileManager.default.fileExists(atPath: sourcePath))
@@ -223,6 +240,7 @@ final class DesktopEntryExportTests: XCTestCase {
         try Self.sourceEntry.write(toFile: systemData + "/applications/kde/org.example.Contacts.desktop", atomically: true, encoding: .utf8)
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=kde-org.example.Contacts.desktop\n", staticItems: [search]))
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
         let exportStatus = await core.status().launchers.desktopEntry
         let status = try XCTUnwrap(exportStatus)
         XCTAssertEqual(status.source, systemData + "/applications/kde/org.example.Contacts.desktop")
@@ -231,6 +249,7 @@ final class DesktopEntryExportTests: XCTestCase {
 
         let (missing, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Missing.desktop\n", staticItems: [search]))
         await missing.publishToLaunchers()
+        await missing.launcherExportsDone()
         let reported = await missing.status().launchers.desktopEntry?.problem
         let problem = try XCTUnwrap(reported)
         XCTAssertTrue(problem.contains("org.example.Missing.desktop") && problem.contains(systemData + "/applications/org.example.Missing.desktop"), problem)
@@ -262,7 +281,9 @@ final class DesktopEntryExportTests: XCTestCase {
         // An identifier with a control character no escape can carry: listed, but not exported.
         changes.append(.file(path: folder + "/contacts/bell.vcf", result: .success([Contact(identifier: "zz-bell\u{7}", name: "Zz Bell", favorite: true)])))
         await core.applyWatcherUpdate(ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching")))
+        await core.launcherExportsDone()
         _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
         let document = try exportedDocument()
         XCTAssertEqual(document.groupNames.count, 2 + 1 + hostile.count, "one group per action, none injected")
         XCTAssertEqual(document.groupNames.filter { $0 == "Desktop Entry" }.count, 1)
@@ -306,6 +327,7 @@ final class DesktopEntryExportTests: XCTestCase {
             "[Launcher]\nDesktopFile=\(demo)\n", staticItems: [search, share],
             localization: Localization(tables: ["fr": ["SEARCH_TITLE": "Rechercher"]])))
         await core.publishToLaunchers()
+        await core.launcherExportsDone()
         let exportedDemo = dataHome + "/applications/io.qactd.Demo.desktop"
         let document = try DesktopEntryDocument(parsing: String(contentsOfFile: exportedDemo, encoding: .utf8))
         XCTAssertEqual(document.actionIdentifiers, ["qactd-SearchAction", "qactd-ShareAction"])

@@ -64,7 +64,8 @@ extension DaemonCore {
 
     /// Hands what `List` shows (without `all`, in the daemon's language) to every launcher
     /// exporter: called from `persist()`, so every change reaches them, and once at start-up.
-    /// Each exporter does nothing when the publication is the one it already has.
+    /// Each exporter does nothing when the publication is the one it already has; each works
+    /// on a thread of its own, so this returns at once (`launcherExportsDone` waits for them).
     func publishToLaunchers() {
         // Without `DesktopFile=` the exporters use nothing of the rows, so once per settings
         // epoch is enough; otherwise once per listing key (what the rows are composed from).
@@ -73,12 +74,16 @@ extension DaemonCore {
         guard key != launcherPublicationKey else { return }
         launcherPublicationKey = key
         let untranslated = composedListing(all: false, translated: false)
-        launchers.publish(
+        launcherTicket = launchers.publish(
             LauncherPublication(
                 displayed: settings.localization.localizing(untranslated, for: settings.language),
                 untranslated: untranslated, localization: settings.localization,
-                configuration: settings.configuration, socketPath: socketPath),
-            logger: logger)
+                configuration: settings.configuration, socketPath: socketPath))
+    }
+
+    /// Returns once the desktop entry shows what was last handed over (tests, and shutdown).
+    func launcherExportsDone() async {
+        await launchers.desktopEntry.waitUntilDone(launcherTicket)
     }
 
     /// Keeps systemd's `STATUS=` current; sends only when the line changed.

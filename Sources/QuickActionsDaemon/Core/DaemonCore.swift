@@ -72,7 +72,9 @@ actor DaemonCore {
     nonisolated let events: AsyncStream<CoreEvent>.Continuation
     let eventQueue: AsyncStream<CoreEvent>
     /// Where the displayed quick actions go besides the socket: launchers' menus.
-    var launchers: LauncherExporters { didSet { replies.statusChanged() } }
+    let launchers: LauncherExporters
+    /// The ticket of the last publication handed to the desktop-entry writer.
+    var launcherTicket: DesktopEntryWriter.Ticket = 0
     /// What the launchers were last handed (see `publishToLaunchers`), so an event that
     /// changes nothing they show composes nothing for them.
     var launcherPublicationKey: PublishedReplies.ListingKey?
@@ -109,6 +111,7 @@ actor DaemonCore {
         // The quicklist's state changes on the bus thread (a bus lost or found): a `Status`
         // reply encoded before that must not be served after it.
         launchers.quicklist.onInfoChange { [replies] in replies.statusChanged() }
+        launchers.desktopEntry.onStatusChange { [replies] in replies.statusChanged() }
     }
 
     /// What every listing is composed from, as `PublishedReplies` keys it.

@@ -42,24 +42,34 @@ struct DesktopEntryExportStatus: Equatable, Sendable {
 
 /// Every launcher exporter, fed from the one place in the core that sees every change.
 struct LauncherExporters: Sendable {
-    var desktopEntry: DesktopEntryExporter
+    /// The per-user desktop entry, written on a thread of its own.
+    let desktopEntry: DesktopEntryWriter
     /// The live quicklist on the session bus, served by a thread of its own.
     let quicklist: QuicklistExporter
 
     /// `environment` gives the XDG data folders and the session bus; `qactlPath` is the absolute
     /// `qactl` the exported commands run (nil: `qactl` found on `PATH` when the launcher runs it).
     init(environment: [String: String], qactlPath: String?, logger: Logger = Logger(label: "qactd")) {
-        desktopEntry = DesktopEntryExporter(environment: environment, qactlPath: qactlPath)
+        desktopEntry = DesktopEntryWriter(environment: environment, qactlPath: qactlPath, logger: logger)
         quicklist = QuicklistExporter(environment: environment, logger: logger)
     }
 
-    mutating func publish(_ publication: LauncherPublication, logger: Logger) {
-        desktopEntry.publish(publication, logger: logger)
+    /// Hands the publication to both exporters' threads and returns at once; the desktop
+    /// entry's ticket tells when it was carried out (`desktopEntry.waitUntilDone`).
+    @discardableResult
+    func publish(_ publication: LauncherPublication) -> DesktopEntryWriter.Ticket {
         quicklist.publish(QuicklistExporter.wanted(for: publication))
+        return desktopEntry.submit(publication)
+    }
+
+    /// Both exporters stop after carrying out what is pending (at shutdown).
+    func stop() async {
+        await desktopEntry.stop()
+        await quicklist.stop()
     }
 
     /// The next publication is carried out even if it equals the last one (a reload retries).
-    mutating func forgetLastPublication() {
+    func forgetLastPublication() {
         desktopEntry.forgetLastPublication()
     }
 

@@ -1,0 +1,160 @@
+import Glibc
+import Logging
+import NIOConcurrencyHelpers
+
+/// Carries out the `DesktopEntryExporter`'s work on a thread of its own (`qactd-export`), so
+/// the core hands a publication over and goes on: finding the app's entry, reading it and
+/// replacing the exported file (with its fsync) never run on the core's actor or on the
+/// socket's event loops. The newest publication wins: publications that come while a write
+/// is under way replace one another, so a burst of changes makes few writes.
+final class DesktopEntryWriter: Sendable {
+    /// Counts publications; `waitUntilDone(ticket)` returns once the thread has carried out
+    /// that one or a newer one.
+    typealias Ticket = UInt64
+
+    private struct Mailbox {
+        var pending: (ticket: Ticket, publication: LauncherPublication)?
+        var forgetLast = false
+        var submitted: Ticket = 0
+        var done: Ticket = 0
+        var status: DesktopEntryExportStatus?
+        var waiters: [(ticket: Ticket, continuation: CheckedContinuation<Void, Never>)] = []
+        var threadStarted = false
+        /// No thread could be started: every export is made by the caller.
+        var inline = false
+        var stopping = false
+        var stopped = false
+        var onStatusChange: (@Sendable () -> Void)?
+    }
+
+    private let mailbox = NIOLockedValueBox(Mailbox())
+    private let wakeUp: WakeUpSocket
+    /// Touched by the thread only (or by the caller's thread when no thread could be started).
+    private let exporter: NIOLockedValueBox<DesktopEntryExporter>
+    private let logger: Logger
+
+    init(environment: [String: String], qactlPath: String?, logger: Logger) {
+        exporter = NIOLockedValueBox(DesktopEntryExporter(environment: environment, qactlPath: qactlPath))
+        self.logger = logger
+        wakeUp = WakeUpSocket.make(for: "the desktop-entry writer", logger: logger)
+    }
+
+    deinit {
+        wakeUp.close()
+    }
+
+    /// How the export is doing, for `Status`: nil when `DesktopFile=` is empty.
+    var status: DesktopEntryExportStatus? {
+        mailbox.withLockedValue { $0.status }
+    }
+
+    /// Called on the thread after each export that changed `status`.
+    func onStatusChange(_ action: @escaping @Sendable () -> Void) {
+        mailbox.withLockedValue { $0.onStatusChange = action }
+    }
+
+    /// Hands `publication` over and returns its ticket at once. The thread starts with the
+    /// first publication; should it fail to start, exports are made on the caller's thread.
+    @discardableResult
+    func submit(_ publication: LauncherPublication) -> Ticket {
+        let (ticket, startThread, inline) = mailbox.withLockedValue { mailbox -> (Ticket, Bool, Bool) in
+            mailbox.submitted += 1
+            mailbox.pending = (mailbox.submitted, publication)
+            defer { mailbox.threadStarted = true }
+            return (mailbox.submitted, !mailbox.threadStarted, mailbox.inline)
+        }
+        if startThread {
+            do {
+                try startDetachedThread(named: "qactd-export") { [self] in run() }
+            } catch {
+                logger.error("Could not start the desktop-entry writer's thread (\(error)); exporting inline.")
+                mailbox.withLockedValue { $0.inline = true }
+                exportPending()
+                return ticket
+            }
+        }
+        if inline { exportPending() } else { wakeUp.wake() }
+        return ticket
+    }
+
+    /// The next publication is carried out even if it equals the last one (a reload retries).
+    func forgetLastPublication() {
+        mailbox.withLockedValue { $0.forgetLast = true }
+    }
+
+    /// Returns once the publication of `ticket` (or a newer one) has been carried out, or the
+    /// writer has stopped.
+    func waitUntilDone(_ ticket: Ticket) async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = mailbox.withLockedValue { mailbox -> Bool in
+                if mailbox.done >= ticket || mailbox.stopped { return true }
+                mailbox.waiters.append((ticket, continuation))
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Carries out what is still pending, then ends the thread (at shutdown).
+    func stop() async {
+        let (last, threadRuns) = mailbox.withLockedValue { mailbox -> (Ticket, Bool) in
+            mailbox.stopping = true
+            return (mailbox.submitted, mailbox.threadStarted && !mailbox.inline)
+        }
+        guard threadRuns else {
+            finishStopping()
+            return
+        }
+        wakeUp.wake()
+        await waitUntilDone(last)
+    }
+
+    // MARK: - The thread
+
+    private func run() {
+        while true {
+            exportPending()
+            let (stop, idle) = mailbox.withLockedValue { ($0.stopping && $0.pending == nil, $0.pending == nil) }
+            if stop { break }
+            if idle {
+                var none: [pollfd] = []
+                wakeUp.sleep(polling: &none, timeoutMilliseconds: -1)
+            }
+        }
+        finishStopping()
+    }
+
+    private func finishStopping() {
+        let waiters = mailbox.withLockedValue { mailbox in
+            mailbox.stopped = true
+            defer { mailbox.waiters = [] }
+            return mailbox.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume() }
+    }
+
+    /// Exports the newest pending publication, records the outcome and resumes whom it answers.
+    private func exportPending() {
+        guard let (job, forget) = mailbox.withLockedValue({ mailbox -> ((ticket: Ticket, publication: LauncherPublication), Bool)? in
+            guard let pending = mailbox.pending else { return nil }
+            mailbox.pending = nil
+            defer { mailbox.forgetLast = false }
+            return (pending, mailbox.forgetLast)
+        }) else { return }
+        let status = exporter.withLockedValue { exporter in
+            if forget { exporter.forgetLastPublication() }
+            exporter.publish(job.publication, logger: logger)
+            return exporter.status
+        }
+        let (ready, changed, onStatusChange) = mailbox.withLockedValue { mailbox in
+            let changed = mailbox.status != status
+            mailbox.status = status
+            mailbox.done = max(mailbox.done, job.ticket)
+            let ready = mailbox.waiters.filter { $0.ticket <= mailbox.done }
+            mailbox.waiters.removeAll { $0.ticket <= mailbox.done }
+            return (ready, changed, mailbox.onStatusChange)
+        }
+        if changed { onStatusChange?() }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+}
