@@ -196,8 +196,9 @@ public enum QuickActionsInterface {
           item: Item,
           contact: ?Contact,
           # running: delivered to the connected app; launch: kept as the pending
-          # launch item and handed over when the app connects.
-          delivery: (running, launch),
+          # launch item and handed over when the app connects; command: the item's
+          # type has an [Actions] command, which the daemon ran instead.
+          delivery: (running, launch, command),
           # Whether the app reported the action as handled.
           handled: bool,
           # The item was made for another app version than the current one.
@@ -209,7 +210,12 @@ public enum QuickActionsInterface {
           # earlier trigger started has not connected yet; it gets this newer item.
           launchStatus: ?(started, alreadyRunning, failed, notConfigured),
           launchPID: ?int,
-          launchError: ?string
+          launchError: ?string,
+          # command: the program, and its pid once started, or why it could not start
+          # (its end is logged with the item, and a failure shown as a notification).
+          commandProgram: ?string,
+          commandPID: ?int,
+          commandError: ?string
         )
 
         # The app process connects (call with more; marks the app launched). The
@@ -269,6 +275,10 @@ public enum QuickActionsInterface {
 
         # Complete named a token no Trigger waits for (unknown, answered or timed out).
         error NoSuchAction (token: string)
+
+        # The item's [Actions] command was not run: a contact's field would begin an
+        # argument with "-" (an option), or holds a NUL.
+        error CommandRefused (message: string)
 
         # The configuration or the static items file is invalid.
         error InvalidConfiguration (message: string)

@@ -20,6 +20,7 @@ extension QuickActionsInterface {
         case contactNotFound = "ContactNotFound", appNotResponding = "AppNotResponding"
         case invalidConfiguration = "InvalidConfiguration"
         case appDisconnected = "AppDisconnected", appReplaced = "AppReplaced", noSuchAction = "NoSuchAction"
+        case commandRefused = "CommandRefused"
 
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
@@ -322,9 +323,15 @@ public struct TriggerReply: Codable, Sendable, Equatable {
     /// The launched (or still running) process, `launch` only.
     public var launchPID: Int?
     public var launchError: String?
+    /// `command` only: the program of the item's `[Actions]` command, its pid once started,
+    /// or why it could not start.
+    public var commandProgram: String?
+    public var commandPID: Int?
+    public var commandError: String?
     public init(
         item: ShortcutItem, contact: Contact?, delivery: TriggerDelivery, handled: Bool, stale: Bool, position: Int?,
-        token: String? = nil, launchStatus: LaunchStatus? = nil, launchPID: Int? = nil, launchError: String? = nil
+        token: String? = nil, launchStatus: LaunchStatus? = nil, launchPID: Int? = nil, launchError: String? = nil,
+        commandProgram: String? = nil, commandPID: Int? = nil, commandError: String? = nil
     ) {
         self.item = item
         self.contact = contact
@@ -336,6 +343,9 @@ public struct TriggerReply: Codable, Sendable, Equatable {
         self.launchStatus = launchStatus
         self.launchPID = launchPID
         self.launchError = launchError
+        self.commandProgram = commandProgram
+        self.commandPID = commandPID
+        self.commandError = commandError
     }
 }
 

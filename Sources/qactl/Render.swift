@@ -103,6 +103,13 @@ enum Render {
             case .failed?: lines.append("  launch    " + style.yellow("could not start the LaunchCommand: \(reply.launchError ?? "unknown error")"))
             case .notConfigured?, nil: lines.append("  launch    no LaunchCommand configured; start the app yourself")
             }
+        case .command:
+            let program = reply.commandProgram ?? "the command"
+            if let pid = reply.commandPID {
+                lines.append("  delivery  by its command: started '\(program)' (pid \(pid))")
+            } else {
+                lines.append("  delivery  by its command: " + style.yellow("could not start '\(program)': \(reply.commandError ?? "unknown error")"))
+            }
         }
         if reply.stale {
             lines.append("  " + style.yellow("stale: the app was updated since this item was made; it is refreshed at the next resign-active"))

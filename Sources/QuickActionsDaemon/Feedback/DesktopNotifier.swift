@@ -1,0 +1,251 @@
+import CSdBus
+import Logging
+import QuickActions
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Shows `FailureNotice`s as desktop notifications: `org.freedesktop.Notifications.Notify` on
+/// the session bus, through sd-bus, from a thread of its own (`qactd-notify`, started with the
+/// first notice, then asleep in `poll` until the next), so the core only drops a notice into a
+/// mailbox and never waits for the bus. Each notification replaces the previous one
+/// (`replaces_id`): a burst of failures shows one notification, the latest, instead of a stack.
+/// With no session bus or no notification server the notice was logged by the core and nothing
+/// more happens; each such state is logged once.
+final class DesktopNotifier: Sendable {
+    static let service = "org.freedesktop.Notifications"
+    static let objectPath = "/org/freedesktop/Notifications"
+    /// How long a `Notify` call may take before the server counts as absent.
+    static let callTimeoutMicroseconds: UInt64 = 5_000_000
+
+    /// One notice with what the thread needs to show it as the app's.
+    struct Request: Sendable {
+        var notice: FailureNotice
+        /// `[Launcher] DesktopFile=`: the app whose name, icon and desktop-entry hint the notification carries.
+        var desktopFile: String
+    }
+
+    private struct Mailbox {
+        /// Only the newest waiting notice is shown: it would replace the older ones at once anyway.
+        var waiting: Request?
+        var started = false
+        var stopping = false
+        /// Notifications the server accepted, for `Status` and tests.
+        var shown = 0
+    }
+
+    private let mailbox = Mutex(Mailbox())
+    private let wakeUp: WakeUpSocket
+    private let environment: [String: String]
+    private let logger: Logger
+
+    init(environment: [String: String], logger: Logger) {
+        self.environment = environment
+        self.logger = logger
+        wakeUp = WakeUpSocket.make(for: "the notifications thread", logger: logger)
+    }
+
+    var shownCount: Int { mailbox.withLock { $0.shown } }
+
+    func show(_ request: Request) {
+        let start = mailbox.withLock { mailbox -> Bool in
+            guard !mailbox.stopping else { return false }
+            mailbox.waiting = request
+            defer { mailbox.started = true }
+            return !mailbox.started
+        }
+        if start {
+            do {
+                try startDetachedThread(named: "qactd-notify") { [self] in run() }
+            } catch {
+                logger.warning("Cannot start the notifications thread (\(error)); failures are logged only.")
+            }
+        } else {
+            wakeUp.wake()
+        }
+    }
+
+    /// The thread ends after the notice in hand, if any.
+    func stop() {
+        mailbox.withLock { $0.stopping = true }
+        wakeUp.wake()
+    }
+
+    // MARK: - The notifications thread
+
+    private func run() {
+        var connection: NotificationBusConnection?
+        var replacesID: UInt32 = 0
+        var lastProblem: String?
+        while true {
+            let (request, stopping) = mailbox.withLock { mailbox in
+                defer { mailbox.waiting = nil }
+                return (mailbox.waiting, mailbox.stopping)
+            }
+            guard let request else {
+                if stopping { break }
+                var none: [pollfd] = []
+                wakeUp.sleep(polling: &none, timeoutMilliseconds: -1)
+                continue
+            }
+            let identity = AppIdentity.lookUp(desktopFile: request.desktopFile, environment: environment)
+            do {
+                let address: String
+                switch QuicklistExporter.sessionBusAddress(environment: environment) {
+                case .success(let found): address = found
+                case .failure(let problem): throw NotificationProblem.noBus(problem.description)
+                }
+                // A connection that went away since the last notice is made again, once.
+                for attempt in 0..<2 {
+                    if connection == nil { connection = try NotificationBusConnection(address: address) }
+                    guard let bus = connection else { break }
+                    do {
+                        replacesID = try bus.notify(request.notice, identity: identity, replacing: replacesID)
+                        break
+                    } catch {
+                        if case .busLost = error, attempt == 0 {
+                            bus.close()
+                            connection = nil
+                            continue
+                        }
+                        throw error
+                    }
+                }
+                mailbox.withLock { $0.shown += 1 }
+                lastProblem = nil
+                logger.debug("Notified: \(request.notice.summary) (\(replacesID)).")
+            } catch {
+                let problem = "\(error)"
+                if problem != lastProblem {
+                    logger.info("No desktop notification (\(problem)); the failure is in the log only.")
+                    lastProblem = problem
+                }
+            }
+        }
+        connection?.close()
+    }
+}
+
+/// Why a notice could not be shown; each is logged once in a row, none fails anything.
+enum NotificationProblem: Error, CustomStringConvertible {
+    case noBus(String)
+    case busLost(SdBusError)
+    case noServer(String)
+
+    var description: String {
+        switch self {
+        case .noBus(let why): why
+        case .busLost(let error): "the session bus connection failed: \(error)"
+        case .noServer(let why): "no notification server answers on the session bus: \(why)"
+        }
+    }
+}
+
+/// The app a notification speaks for: its name and icon from its desktop entry, and the
+/// desktop-file ID (without `.desktop`) for the `desktop-entry` hint.
+struct AppIdentity: Equatable, Sendable {
+    var name: String
+    var icon: String
+    var desktopEntry: String?
+
+    static let daemon = AppIdentity(name: "Quick actions", icon: "dialog-warning", desktopEntry: nil)
+
+    static func lookUp(desktopFile: String, environment: [String: String]) -> AppIdentity {
+        guard !desktopFile.isEmpty else { return .daemon }
+        let exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
+        guard let document = exporter.appEntry(desktopFile) else { return .daemon }
+        let identifier = desktopFile.split(separator: "/").last.map(String.init) ?? desktopFile
+        return AppIdentity(
+            name: document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue) ?? daemon.name,
+            icon: document.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue) ?? daemon.icon,
+            desktopEntry: identifier.hasSuffix(".desktop") ? String(identifier.dropLast(8)) : identifier)
+    }
+}
+
+/// One sd-bus connection to the session bus, used only by the notifications thread.
+private final class NotificationBusConnection {
+    private let bus: OpaquePointer
+
+    init(address: String) throws(NotificationProblem) {
+        var created: OpaquePointer?
+        guard sd_bus_new(&created) >= 0, let bus = created else { throw .busLost(SdBusError(call: "sd_bus_new", errno: ENOMEM)) }
+        self.bus = bus
+        do {
+            try sdBusChecked("sd_bus_set_address", address.withCString { sd_bus_set_address(bus, $0) })
+            try sdBusChecked("sd_bus_set_bus_client", sd_bus_set_bus_client(bus, 1))
+            try sdBusChecked("sd_bus_start", sd_bus_start(bus))
+        } catch {
+            sd_bus_flush_close_unref(bus)
+            throw .noBus("the session bus at '\(address)' cannot be reached (\(error))")
+        }
+    }
+
+    /// `Notify(app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout)`;
+    /// returns the notification's id.
+    func notify(_ notice: FailureNotice, identity: AppIdentity, replacing replacesID: UInt32) throws(NotificationProblem) -> UInt32 {
+        var call: OpaquePointer?
+        do {
+            try sdBusChecked("sd_bus_message_new_method_call", sd_bus_message_new_method_call(
+                bus, &call, DesktopNotifier.service, DesktopNotifier.objectPath, DesktopNotifier.service, "Notify"))
+        } catch {
+            throw .busLost(error)
+        }
+        defer { sd_bus_message_unref(call) }
+        guard let call else { throw .busLost(SdBusError(call: "sd_bus_message_new_method_call", errno: ENOMEM)) }
+        let writer = SdBusMessageWriter(message: call)
+        do {
+            try writer.append(identity.name)
+            try writer.append(replacesID)
+            try writer.append(identity.icon)
+            try writer.append(notice.summary)
+            // Servers that announce body-markup read the body as markup: the values stay text.
+            try writer.append(Self.escapedMarkup(notice.problem))
+            try writer.container(DBusType.array, "s") { () throws(SdBusError) in }
+            var hints: [(key: String, value: DBusVariantValue)] = [("urgency", .byte(1))]
+            if let entry = identity.desktopEntry { hints.append(("desktop-entry", .string(entry))) }
+            try writer.append(dictionary: hints)
+            try writer.append(Int32(-1))
+        } catch {
+            throw .busLost(error)
+        }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        let result = sd_bus_call(bus, call, DesktopNotifier.callTimeoutMicroseconds, &error, &reply)
+        defer { sd_bus_message_unref(reply) }
+        // Whatever else arrived (the server's NotificationClosed signals) is read and dropped.
+        while sd_bus_process(bus, nil) > 0 {}
+        guard result >= 0, let reply else {
+            if error.name != nil || -result == ETIMEDOUT {
+                let name = error.name.map { String(cString: $0) } ?? "timed out"
+                let message = error.message.map { String(cString: $0) }.map { ": \($0)" } ?? ""
+                throw .noServer(name + message)
+            }
+            throw .busLost(SdBusError(call: "sd_bus_call", errno: -result))
+        }
+        do {
+            return try SdBusMessageReader(message: reply).readUInt32()
+        } catch {
+            throw .noServer("the Notify reply holds no id (\(error))")
+        }
+    }
+
+    func close() {
+        sd_bus_flush_close_unref(bus)
+    }
+
+    static func escapedMarkup(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}
