@@ -86,6 +86,8 @@ public enum CommandTemplateExpansionError: Error, Hashable, Sendable, CustomStri
     case leadingDash(field: CommandTemplateField, argument: String)
     /// A value holds a NUL, which no argument can carry (it would be cut short there).
     case nul(field: CommandTemplateField)
+    /// The argument would be longer than Linux lets one argument be (`MAX_ARG_STRLEN`).
+    case tooLong(field: CommandTemplateField, bytes: Int)
 
     public var description: String {
         switch self {
@@ -93,6 +95,8 @@ public enum CommandTemplateExpansionError: Error, Hashable, Sendable, CustomStri
             return "the field {\(field.rawValue)} would begin the argument \"\(argument.prefix(80))\" with \"-\", which the command would read as an option; nothing was run"
         case .nul(let field):
             return "the field {\(field.rawValue)} holds a NUL character, which a command's argument cannot carry; nothing was run"
+        case .tooLong(let field, let bytes):
+            return "the field {\(field.rawValue)} makes an argument of \(bytes) bytes, longer than the \(CommandTemplate.maximumArgumentBytes) bytes a command's argument may have; nothing was run"
         }
     }
 }
@@ -107,6 +111,9 @@ public struct CommandTemplate: Hashable, Sendable {
         case text(String)
         case field(CommandTemplateField)
     }
+
+    /// The longest argument Linux passes to a program (`MAX_ARG_STRLEN`, 32 pages, less the NUL).
+    public static let maximumArgumentBytes = 131_071
 
     /// One entry per argument; the first is the program, which holds no field.
     public let arguments: [[Piece]]
@@ -139,6 +146,7 @@ public struct CommandTemplate: Hashable, Sendable {
             var argument = ""
             // Which piece put the first character into the argument.
             var firstFrom: Piece?
+            var longest: CommandTemplateField?
             for piece in pieces {
                 let text: String
                 switch piece {
@@ -146,6 +154,7 @@ public struct CommandTemplate: Hashable, Sendable {
                 case .field(let field):
                     text = values.value(of: field)
                     if text.utf8.contains(0) { return .failure(.nul(field: field)) }
+                    if longest.map({ values.value(of: $0).utf8.count < text.utf8.count }) ?? true { longest = field }
                 }
                 if argument.isEmpty, !text.isEmpty { firstFrom = piece }
                 argument += text
@@ -153,6 +162,9 @@ public struct CommandTemplate: Hashable, Sendable {
             if argument.isEmpty, pieces.count == 1, case .field = pieces[0] { continue }
             if argument.hasPrefix("-"), case .field(let field)? = firstFrom {
                 return .failure(.leadingDash(field: field, argument: argument))
+            }
+            if argument.utf8.count > Self.maximumArgumentBytes, let longest {
+                return .failure(.tooLong(field: longest, bytes: argument.utf8.count))
             }
             argv.append(argument)
         }

@@ -65,7 +65,7 @@ final class CommandTemplateTests: XCTestCase {
 
     static let hostileValues = [
         "$(touch /tmp/pwned)", "`id`", "a; rm -rf ~", "a | tee x", "\"quoted\" 'single'", "line\nbreak", "%u %f %%",
-        "{email}", "{{", String(repeating: "é", count: 1 << 19), "a -b --output=/tmp/x",
+        "{email}", "{{", String(repeating: "é", count: 60_000), "a -b --output=/tmp/x",
     ]
 
     func testAFieldBeginningAnArgumentWithADashIsRefused() throws {
@@ -100,6 +100,19 @@ final class CommandTemplateTests: XCTestCase {
         values = ada
         values.email = "a\u{0}b"
         XCTAssertEqual(try template.expand(values).get(), ["p", "xAda Lovelace"])
+    }
+
+    /// Linux refuses to start a program with an argument over 128 KiB: refused before, clearly.
+    func testAnArgumentLongerThanLinuxAllowsIsRefused() throws {
+        let template = try CommandTemplate(arguments: ["p", "to={email}", "{name}"])
+        var values = ada
+        values.name = String(repeating: "x", count: CommandTemplate.maximumArgumentBytes)
+        XCTAssertEqual(try template.expand(values).get().last?.utf8.count, CommandTemplate.maximumArgumentBytes)
+        values.name += "x"
+        XCTAssertEqual(template.expand(values), .failure(.tooLong(field: .name, bytes: CommandTemplate.maximumArgumentBytes + 1)))
+        values = ada
+        values.email = String(repeating: "x", count: 1 << 20)
+        XCTAssertEqual(template.expand(values), .failure(.tooLong(field: .email, bytes: (1 << 20) + 3)))
     }
 
     func testPercentEncoding() {

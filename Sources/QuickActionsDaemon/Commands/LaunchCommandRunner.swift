@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import QuickActions
 import QuickActionsProtocol
 import Synchronization
 import SystemCalls
@@ -105,12 +106,13 @@ final class LaunchCommandRunner: Sendable {
             entries.append("QACTD_CONTACT_IDENTIFIER=\(contactIdentifier)")
         }
         entries.append("QACTD_SOCKET=\(request.socketPath)")
-        // A value with a NUL cannot be an environment entry (it would be cut short there): left out.
+        // A value with a NUL cannot be an environment entry (it would be cut short there), nor one
+        // longer than Linux passes (`MAX_ARG_STRLEN`: the program would not start at all): left out.
         let values: [(String, String?)] = [
             ("QACTD_SHORTCUT_TITLE", request.shortcutTitle), ("QACTD_CONTACT_NAME", request.contactName),
             ("QACTD_CONTACT_EMAIL", request.contactEmail), ("QACTD_CONTACT_FILE", request.contactFile),
         ]
-        for case (let name, let value?) in values where !value.utf8.contains(0) {
+        for case (let name, let value?) in values where !value.utf8.contains(0) && value.utf8.count + name.utf8.count < CommandTemplate.maximumArgumentBytes {
             entries.append("\(name)=\(value)")
         }
         return entries
