@@ -50,6 +50,7 @@ final class DesktopNotifier: Sendable {
     var shownCount: Int { mailbox.withLock { $0.shown } }
 
     func show(_ request: Request) {
+        logger.debug("Notice for the desktop: \(request.notice.summary): \(request.notice.problem)")
         let start = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopping else { return false }
             mailbox.waiting = request
@@ -167,6 +168,8 @@ struct AppIdentity: Equatable, Sendable {
 /// One sd-bus connection to the session bus, used only by the notifications thread.
 private final class NotificationBusConnection {
     private let bus: OpaquePointer
+    /// Whether the server reads the body as markup (`GetCapabilities` has "body-markup"); asked once.
+    private var readsMarkup: Bool?
 
     init(address: String) throws(NotificationProblem) {
         var created: OpaquePointer?
@@ -185,31 +188,46 @@ private final class NotificationBusConnection {
     /// `Notify(app_name, replaces_id, app_icon, summary, body, actions, hints, expire_timeout)`;
     /// returns the notification's id.
     func notify(_ notice: FailureNotice, identity: AppIdentity, replacing replacesID: UInt32) throws(NotificationProblem) -> UInt32 {
-        var call: OpaquePointer?
-        do {
-            try sdBusChecked("sd_bus_message_new_method_call", sd_bus_message_new_method_call(
-                bus, &call, DesktopNotifier.service, DesktopNotifier.objectPath, DesktopNotifier.service, "Notify"))
-        } catch {
-            throw .busLost(error)
+        if readsMarkup == nil {
+            let capabilities = try self.call("GetCapabilities") { _ throws(SdBusError) in } read: { reader throws(SdBusError) in
+                try reader.readStrings()
+            }
+            readsMarkup = capabilities.contains("body-markup")
         }
-        defer { sd_bus_message_unref(call) }
-        guard let call else { throw .busLost(SdBusError(call: "sd_bus_message_new_method_call", errno: ENOMEM)) }
-        let writer = SdBusMessageWriter(message: call)
-        do {
+        // A server that reads the body as markup would read a value's '<' or '&' as markup: escaped.
+        let body = readsMarkup == true ? Self.escapedMarkup(notice.problem) : notice.problem
+        return try self.call("Notify") { writer throws(SdBusError) in
             try writer.append(identity.name)
             try writer.append(replacesID)
             try writer.append(identity.icon)
             try writer.append(notice.summary)
-            // Servers that announce body-markup read the body as markup: the values stay text.
-            try writer.append(Self.escapedMarkup(notice.problem))
+            try writer.append(body)
             try writer.container(DBusType.array, "s") { () throws(SdBusError) in }
             var hints: [(key: String, value: DBusVariantValue)] = [("urgency", .byte(1))]
             if let entry = identity.desktopEntry { hints.append(("desktop-entry", .string(entry))) }
             try writer.append(dictionary: hints)
             try writer.append(Int32(-1))
+        } read: { reader throws(SdBusError) in
+            try reader.readUInt32()
+        }
+    }
+
+    /// Calls a method of the notification server and reads its reply.
+    private func call<Value>(
+        _ member: String, _ fill: (SdBusMessageWriter) throws(SdBusError) -> Void,
+        read: (SdBusMessageReader) throws(SdBusError) -> Value
+    ) throws(NotificationProblem) -> Value {
+        var call: OpaquePointer?
+        do throws(SdBusError) {
+            try sdBusChecked("sd_bus_message_new_method_call", sd_bus_message_new_method_call(
+                bus, &call, DesktopNotifier.service, DesktopNotifier.objectPath, DesktopNotifier.service, member))
+            guard let call else { throw SdBusError(call: "sd_bus_message_new_method_call", errno: ENOMEM) }
+            try fill(SdBusMessageWriter(message: call))
         } catch {
+            sd_bus_message_unref(call)
             throw .busLost(error)
         }
+        defer { sd_bus_message_unref(call) }
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
@@ -226,9 +244,9 @@ private final class NotificationBusConnection {
             throw .busLost(SdBusError(call: "sd_bus_call", errno: -result))
         }
         do {
-            return try SdBusMessageReader(message: reply).readUInt32()
+            return try read(SdBusMessageReader(message: reply))
         } catch {
-            throw .noServer("the Notify reply holds no id (\(error))")
+            throw .noServer("the \(member) reply is not what the specification says (\(error))")
         }
     }
 
