@@ -87,7 +87,7 @@ extension DaemonCore {
         switch exit.kind {
         case .action:
             let said = exit.standardErrorTail.isEmpty ? "" : "; its stderr ended with: \(exit.standardErrorTail.suffix(512))"
-            let message = "The command '\(exit.program)' of '\(exit.item.type)' (pid \(exit.pid)) \(exit.ending)\(said)"
+            let message = "The command '\(exit.program)' of '\(exit.item.type)' (pid \(exit.pid)) \(exit.ending)\(said.isEmpty ? "." : said)"
             if exit.succeeded {
                 logger.info("\(message)", metadata: metadata)
             } else {
