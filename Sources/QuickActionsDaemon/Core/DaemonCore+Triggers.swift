@@ -31,9 +31,10 @@ extension DaemonCore {
         }
         var delivered = resolution
         delivered.item = forTheApp(resolution.item)
-        let values = itemValues(delivered)
+        // Only a command or a launch uses the values ({file} may mean writing a card's copy).
+        let values = resolution.delivery == .running ? nil : itemValues(delivered)
         var argv: [String] = []
-        if resolution.delivery == .command, let template = actions[resolution.item.type] {
+        if resolution.delivery == .command, let template = actions[resolution.item.type], let values {
             switch template.expand(values) {
             case .success(let expanded): argv = expanded
             case .failure(let refusal):
@@ -136,14 +137,19 @@ extension DaemonCore {
 
     /// To the connected app (asking the machine again, within the same actor turn as the
     /// resolution), or as the pending launch item with the `LaunchCommand` started.
-    func deliver(_ resolution: TriggerResolution, command: [String] = [], values: CommandTemplateValues? = nil) -> TriggerOutcome.Delivery {
-        let values = values ?? itemValues(resolution)
-        let request = LaunchRequest(
-            command: settings.configuration.launchCommand, shortcutType: resolution.item.type,
-            contactIdentifier: resolution.item.contactIdentifier, socketPath: socketPath, shortcutTitle: values.title,
-            contactName: resolution.contact?.name, contactEmail: resolution.contact?.email,
-            contactFile: values.file.isEmpty ? nil : values.file)
+    func deliver(_ resolution: TriggerResolution, command: [String] = [], values known: CommandTemplateValues? = nil) -> TriggerOutcome.Delivery {
+        // What the command or the LaunchCommand finds in its environment; made only for them.
+        func launchRequest() -> (LaunchRequest, CommandTemplateValues) {
+            let values = known ?? itemValues(resolution)
+            let request = LaunchRequest(
+                command: settings.configuration.launchCommand, shortcutType: resolution.item.type,
+                contactIdentifier: resolution.item.contactIdentifier, socketPath: socketPath, shortcutTitle: values.title,
+                contactName: resolution.contact?.name, contactEmail: resolution.contact?.email,
+                contactFile: values.file.isEmpty ? nil : values.file)
+            return (request, values)
+        }
         if resolution.delivery == .command {
+            let (request, values) = launchRequest()
             let item = CommandItem(type: resolution.item.type, title: values.title, contactIdentifier: resolution.item.contactIdentifier)
             switch commands.run(command, environment: request, item: item) {
             case .success(let pid):
@@ -180,7 +186,8 @@ extension DaemonCore {
             }
             return .running(token: token, results: results)
         case .launch:
-            guard !request.command.isEmpty else { return .launch(nil) }
+            guard !settings.configuration.launchCommand.isEmpty else { return .launch(nil) }
+            let (request, values) = launchRequest()
             let outcome = launcher.launch(request)
             if outcome.status == .failed, let error = outcome.spawnError {
                 notify(.commandNotStarted(values.title, program: request.command[0], error: error, launch: true))
