@@ -76,7 +76,7 @@ final class ActionCommandRunner: Sendable {
         close(pipeEnds[1])
         let reading = pipeEnds[0]
         let program = argv[0]
-        let watch = CommandWatch(pid: pid, standardError: reading)
+        let watch = CommandWatch(pid: pid, standardError: reading, logger: logger)
         do {
             try startDetachedThread(named: "qactd-command") { [onExit] in
                 let (status, tail) = watch.waitForExit()
@@ -94,10 +94,12 @@ final class ActionCommandRunner: Sendable {
 private final class CommandWatch: Sendable {
     let pid: pid_t
     let standardError: Int32
+    let logger: Logger
 
-    init(pid: pid_t, standardError: Int32) {
+    init(pid: pid_t, standardError: Int32, logger: Logger) {
         self.pid = pid
         self.standardError = standardError
+        self.logger = logger
     }
 
     /// Reads stderr until the process has exited and nothing is left to read; returns the
@@ -111,7 +113,7 @@ private final class CommandWatch: Sendable {
         var streamOpen = true
         var exited: Int32?
         // Without a pidfd (Linux before 5.3), stderr's end is the only event: read it whole.
-        let sleeper = pidfd >= 0 ? WakeUpSocket.make(for: "a command's wait", logger: Logger(label: "qactd")) : nil
+        let sleeper = pidfd >= 0 ? WakeUpSocket.make(for: "a command's wait", logger: logger) : nil
         defer { sleeper?.close() }
         while streamOpen {
             var descriptors = [pollfd(fd: standardError, events: Int16(POLLIN), revents: 0)]
@@ -122,7 +124,7 @@ private final class CommandWatch: Sendable {
                 let (ready, _) = sleeper.sleep(polling: &descriptors, timeoutMilliseconds: exited == nil ? -1 : 0)
                 if ready == 0, exited != nil { break }
                 if descriptors.count > 1, descriptors[1].revents != 0 {
-                    exited = reap(blocking: true)
+                    exited = reap()
                 }
                 if descriptors[0].revents == 0 { continue }
             }
@@ -136,14 +138,15 @@ private final class CommandWatch: Sendable {
                 streamOpen = false
             }
         }
-        let status = exited ?? reap(blocking: true)
+        let status = exited ?? reap()
         let kept = tail.suffix(ActionCommandRunner.standardErrorTailBytes)
         return (status, String(decoding: kept, as: UTF8.self))
     }
 
-    private func reap(blocking: Bool) -> Int32 {
+    /// Waits for the process (at once when its pidfd said it exited) and returns its status.
+    private func reap() -> Int32 {
         var status: Int32 = 0
-        _ = try? retryingSystemCall("waitpid") { waitpid(pid, &status, blocking ? 0 : WNOHANG) }
+        _ = try? retryingSystemCall("waitpid") { waitpid(pid, &status, 0) }
         return status
     }
 }

@@ -32,8 +32,6 @@ final class DesktopNotifier: Sendable {
         var waiting: Request?
         var started = false
         var stopping = false
-        /// Notifications the server accepted, for `Status` and tests.
-        var shown = 0
     }
 
     private let mailbox = Mutex(Mailbox())
@@ -46,8 +44,6 @@ final class DesktopNotifier: Sendable {
         self.logger = logger
         wakeUp = WakeUpSocket.make(for: "the notifications thread", logger: logger)
     }
-
-    var shownCount: Int { mailbox.withLock { $0.shown } }
 
     func show(_ request: Request) {
         logger.debug("Notice for the desktop: \(request.notice.summary): \(request.notice.problem)")
@@ -68,7 +64,7 @@ final class DesktopNotifier: Sendable {
         }
     }
 
-    /// The thread ends after the notice in hand, if any.
+    /// At shutdown: the thread ends after the notice in hand, if any; later notices are dropped.
     func stop() {
         mailbox.withLock { $0.stopping = true }
         wakeUp.wake()
@@ -114,7 +110,6 @@ final class DesktopNotifier: Sendable {
                         throw error
                     }
                 }
-                mailbox.withLock { $0.shown += 1 }
                 lastProblem = nil
                 logger.debug("Notified: \(request.notice.summary) (\(replacesID)).")
             } catch {
