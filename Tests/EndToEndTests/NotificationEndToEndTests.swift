@@ -238,9 +238,38 @@ final class NotificationEndToEndTests: XCTestCase {
 
     // MARK: Bursts, success, no bus, off
 
-    /// Five failures in a row: one notification on screen, the latest, never a stack.
+    /// `dbus-monitor` on the private bus, printing each `Notify` call with its arguments.
+    private func monitorNotifyCalls() throws -> BackgroundProcess {
+        let monitor = try BackgroundProcess(
+            "/usr/bin/dbus-monitor",
+            ["--address", bus?.address ?? "", "type='method_call',interface='org.freedesktop.Notifications',member='Notify'"],
+            environment: dunstEnvironment, outputFile: fixture.root.appendingPathComponent("monitor.out"))
+        // It prints its own NameAcquired once it is a monitor.
+        guard waitUntil(timeout: 10, { monitor.output.contains("NameAcquired") || monitor.output.contains("NameLost") }) else {
+            throw XCTSkip("dbus-monitor did not start: \(monitor.output)")
+        }
+        return monitor
+    }
+
+    /// The `Notify` calls the monitor saw: each call's lines of arguments.
+    private func notifyCalls(_ monitor: BackgroundProcess) -> [[String]] {
+        var calls: [[String]] = []
+        for line in monitor.output.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("method call") { calls.append([]); continue }
+            if !calls.isEmpty { calls[calls.count - 1].append(line) }
+        }
+        return calls
+    }
+
+    /// Five failures in a row: one notification on screen, the latest, never a stack. On the wire
+    /// each `Notify` after the first replaces the previous one (`replaces_id`), with the hints
+    /// `desktop-entry` and `urgency`.
     func testABurstOfFailuresIsCollapsedIntoOneNotification() throws {
         try start("[Actions]\nFavoriteAction=/nonexistent/qactd-mailer {email}\n")
+        if !FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-monitor") {
+            try QuicklistEndToEndTests.missing("/usr/bin/dbus-monitor is missing (apt-get install dbus-bin)")
+        }
+        let monitor = try monitorNotifyCalls()
         XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
         let contacts = ["ada-lovelace", "grace-hopper", "arnold-schoenberg", "margaret-hamilton", "ada-lovelace"]
         for contact in contacts {
@@ -252,6 +281,18 @@ final class NotificationEndToEndTests: XCTestCase {
         let notifications = try shown()
         XCTAssertEqual(notifications.count, 1, "\(notifications)")
         XCTAssertEqual(notifications.last?.summary, "“Ada Lovelace” did not work")
+
+        let calls = notifyCalls(monitor)
+        XCTAssertGreaterThanOrEqual(calls.count, 1, monitor.output)
+        XCTAssertLessThanOrEqual(calls.count, contacts.count)
+        for (number, call) in calls.enumerated() {
+            XCTAssertEqual(call.first, "string \"\(Self.appName)\"", "app_name")
+            // replaces_id: 0 for the first, then the id the server gave.
+            XCTAssertEqual(call.dropFirst().first == "uint32 0", number == 0, "replaces_id of call \(number): \(call)")
+            let text = call.joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            XCTAssertTrue(text.contains("string \"desktop-entry\" variant string \"io.qactd.Test\""), text)
+            XCTAssertTrue(text.contains("string \"urgency\" variant byte 1"), text)
+        }
     }
 
     /// A command that succeeds and an app that handles the action: nothing is shown. A failure
