@@ -95,6 +95,11 @@ public enum QuickActionsInterface {
         # A contact file waiting for its writer to close it; since: ISO 8601, UTC.
         type WriterWait (path: string, since: string)
 
+        # Desktop notifications of failures ([Feedback] Notifications=): state is
+        # "off", "idle" (nothing failed yet), "on" (the last one was shown) or
+        # "unavailable" (it could not be: message says why); shown counts them.
+        type Notifications (state: string, message: ?string, shown: int)
+
         # The live quicklist on the session bus (DynamicItems=quicklist): state is
         # "off" (message says why), "waiting" (the bus cannot be reached; retried)
         # or "on"; busName and objectPath are where docks read the dbusmenu menu.
@@ -158,7 +163,8 @@ public enum QuickActionsInterface {
           watchers: int,
           # Absent when DesktopFile= is empty.
           desktopEntry: ?DesktopEntryExport,
-          quicklist: ?Quicklist
+          quicklist: ?Quicklist,
+          notifications: ?Notifications
         )
 
         # The quick actions: the displayed ones, or with all every item marked

@@ -39,6 +39,14 @@ enum Render {
             if let problem = export.problem { rows.append(("export problem", style.red(problem))) }
         }
         if let quicklist = status.quicklist { rows.append(("quicklist", quicklistSummary(quicklist, style: style))) }
+        if let notifications = status.notifications, notifications.state != NotificationsInfo.State.idle.rawValue {
+            let shown = "\(notifications.shown) shown"
+            switch NotificationsInfo.State(rawValue: notifications.state) {
+            case .on?: rows.append(("notifications", style.green("on") + ": " + shown))
+            case .unavailable?: rows.append(("notifications", style.yellow("unavailable") + " (\(notifications.message ?? "?")); failures are logged only"))
+            default: rows.append(("notifications", notifications.state))
+            }
+        }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
         let unlistedWaits = status.watch.waitingForWriterCount - status.watch.waitingForWriter.count

@@ -164,6 +164,10 @@ final class NotificationEndToEndTests: XCTestCase {
         try start("[Actions]\nFavoriteAction=/nonexistent/qactd-mailer {email}\n")
         resignAndTriggerAda()
         try assertOneNotification(chosen: "Ada Lovelace", saying: ["“/nonexistent/qactd-mailer”", "is not installed"])
+        let notifications = try fixture.qactl(["status", "--json"]).json()["notifications"] as? [String: Any]
+        XCTAssertEqual(notifications?["state"] as? String, "on")
+        XCTAssertEqual(notifications?["shown"] as? Int, 1)
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("notifications  on: 1 shown"), fixture.qactl(["status"]).stdout)
     }
 
     func testACommandThatIsNotExecutable() throws {
@@ -323,7 +327,10 @@ final class NotificationEndToEndTests: XCTestCase {
         try start("[Actions]\nFavoriteAction=/nonexistent/qactd-mailer {email}\n", withBus: false)
         resignAndTriggerAda()
         XCTAssertTrue(waitUntil(timeout: 10) { self.fixture.log().contains("No desktop notification (the session bus at") }, fixture.log())
-        XCTAssertEqual(fixture.qactl(["status"]).status, 0)
+        let notifications = try fixture.qactl(["status", "--json"]).json()["notifications"] as? [String: Any]
+        XCTAssertEqual(notifications?["state"] as? String, "unavailable")
+        XCTAssertTrue((notifications?["message"] as? String ?? "").contains("/no-bus' cannot be reached"), "\(notifications ?? [:])")
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("failures are logged only"))
         resignAndTriggerAda()
         XCTAssertEqual(fixture.log().components(separatedBy: "No desktop notification").count - 1, 1, "logged once")
     }
@@ -334,5 +341,6 @@ final class NotificationEndToEndTests: XCTestCase {
         XCTAssertTrue(waitUntil(timeout: 10) { self.fixture.log().contains("Could not start the command '/nonexistent/qactd-mailer'") })
         XCTAssertFalse(fixture.log().contains("Notice for the desktop"))
         XCTAssertEqual(try shown(), [])
+        XCTAssertEqual((try fixture.qactl(["status", "--json"]).json()["notifications"] as? [String: Any])?["state"] as? String, "off")
     }
 }

@@ -89,6 +89,7 @@ struct StatusSnapshot: Sendable {
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int
     var launchers: LauncherExportStatus
+    var notifications: NotificationsInfo
     /// `PublishedReplies.statusEpoch` when this was taken.
     var epoch: UInt64
 }

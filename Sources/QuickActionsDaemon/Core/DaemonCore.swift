@@ -118,6 +118,7 @@ actor DaemonCore {
         // The quicklist's state changes on the bus thread (a bus lost or found): a `Status`
         // reply encoded before that must not be served after it.
         launchers.quicklist.onInfoChange { [replies] in replies.statusChanged() }
+        feedback.onInfoChange { [replies] in replies.statusChanged() }
     }
 
     /// What every listing is composed from, as `PublishedReplies` keys it.
@@ -146,6 +147,8 @@ actor DaemonCore {
             activity: activity, usage: state.usageCounts, stateError: written.error, persisted: persisted,
             savedGeneration: persisted ? nil : written.savedGeneration,
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
+            notifications: settings.configuration.notifications == .off
+                ? NotificationsInfo(state: NotificationsInfo.State.off.rawValue, shown: feedback.info.shown) : feedback.info,
             epoch: epoch)
     }
 

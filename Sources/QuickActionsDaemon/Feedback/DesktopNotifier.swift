@@ -1,6 +1,7 @@
 import CSdBus
 import Logging
 import QuickActions
+import QuickActionsProtocol
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,6 +33,8 @@ final class DesktopNotifier: Sendable {
         var waiting: Request?
         var started = false
         var stopping = false
+        var info = NotificationsInfo(state: NotificationsInfo.State.idle.rawValue)
+        var onInfoChange: (@Sendable () -> Void)?
     }
 
     private let mailbox = Mutex(Mailbox())
@@ -43,6 +46,22 @@ final class DesktopNotifier: Sendable {
         self.environment = environment
         self.logger = logger
         wakeUp = WakeUpSocket.make(for: "the notifications thread", logger: logger)
+    }
+
+    /// What `Status` shows; the core sets `Notifications=off` itself.
+    var info: NotificationsInfo { mailbox.withLock { $0.info } }
+
+    /// Called on the notifications thread after each change of `info` (a `Status` encoded before must not be served).
+    func onInfoChange(_ action: @escaping @Sendable () -> Void) {
+        mailbox.withLock { $0.onInfoChange = action }
+    }
+
+    private func setInfo(_ info: NotificationsInfo) {
+        let notify = mailbox.withLock { mailbox -> (@Sendable () -> Void)? in
+            mailbox.info = info
+            return mailbox.onInfoChange
+        }
+        notify?()
     }
 
     func show(_ request: Request) {
@@ -111,9 +130,11 @@ final class DesktopNotifier: Sendable {
                     }
                 }
                 lastProblem = nil
+                setInfo(NotificationsInfo(state: NotificationsInfo.State.on.rawValue, shown: info.shown + 1))
                 logger.debug("Notified: \(request.notice.summary) (\(replacesID)).")
             } catch {
                 let problem = "\(error)"
+                setInfo(NotificationsInfo(state: NotificationsInfo.State.unavailable.rawValue, message: problem, shown: info.shown))
                 if problem != lastProblem {
                     logger.info("No desktop notification (\(problem)); the failure is in the log only.")
                     lastProblem = problem
