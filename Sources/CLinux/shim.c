@@ -1,9 +1,12 @@
 #define _GNU_SOURCE 1
+#include <errno.h>
 #include <malloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "CLinux.h"
 
 const int CLinux_F_SETLEASE = F_SETLEASE;
@@ -24,4 +27,13 @@ int CLinux_renameNoReplace(const char *from, const char *to) {
 
 int CLinux_releaseFreeHeapMemory(void) {
     return malloc_trim(0);
+}
+
+int CLinux_pidfdOpen(int pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }

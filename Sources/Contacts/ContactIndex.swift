@@ -503,6 +503,11 @@ public struct ContactIndex: Sendable {
         claims.firstIndex(of: .probe(identifier)).flatMap { claims[$0].winner }?.contact
     }
 
+    /// The path of the file whose card defines `identifier` (the one that wins it), if any.
+    public func filePath(identifier: String) -> String? {
+        claims.firstIndex(of: .probe(identifier)).flatMap { claims[$0].winner }.map(path(of:))
+    }
+
     private func file(path: String) -> FileSlot? {
         let (key, name) = Self.split(path)
         guard let number = folderNumbers[key] else { return nil }

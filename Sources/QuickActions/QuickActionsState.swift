@@ -121,9 +121,11 @@ public struct QuickActionsState: Hashable, Sendable {
 
     /// Resolves a trigger, counts it, and decides the delivery. With no app
     /// connected the item becomes the pending launch item, replacing an older
-    /// one: only the latest choice of the user should open the app.
+    /// one: only the latest choice of the user should open the app. An item whose type
+    /// `runsCommand` (an `[Actions]` entry) is delivered by that command instead.
     public mutating func trigger(
-        _ target: TriggerTarget, displayLimit: Int, contactLookup: (String) -> Contact?, appConnected: Bool
+        _ target: TriggerTarget, displayLimit: Int, contactLookup: (String) -> Contact?, appConnected: Bool,
+        runsCommand: (String) -> Bool = { _ in false }
     ) -> Result<TriggerResolution, TriggerError> {
         let composed = ShortcutListing.compose(
             staticItems: staticItems, dynamicItems: dynamicItems, launched: launched, displayLimit: displayLimit)
@@ -149,7 +151,10 @@ public struct QuickActionsState: Hashable, Sendable {
         }
         usageCounts[item.usageKey, default: 0] += 1
         let delivery: TriggerDelivery
-        if appConnected {
+        if runsCommand(item.type) {
+            // A command does the work: the app is neither told nor started.
+            delivery = .command
+        } else if appConnected {
             delivery = .running
         } else {
             pendingLaunchItem = item

@@ -16,6 +16,8 @@ public enum TriggerDelivery: String, Hashable, Sendable, Codable {
     case running = "running"
     /// No app is connected: the item waits as the pending launch item.
     case launch = "launch"
+    /// The item's type has an `[Actions]` command: the daemon runs it, whether or not an app runs.
+    case command = "command"
 }
 
 public struct TriggerResolution: Hashable, Sendable {

@@ -95,6 +95,11 @@ public enum QuickActionsInterface {
         # A contact file waiting for its writer to close it; since: ISO 8601, UTC.
         type WriterWait (path: string, since: string)
 
+        # Desktop notifications of failures ([Feedback] Notifications=): state is
+        # "off", "idle" (nothing failed yet), "on" (the last one was shown) or
+        # "unavailable" (it could not be: message says why); shown counts them.
+        type Notifications (state: string, message: ?string, shown: int)
+
         # The live quicklist on the session bus (DynamicItems=quicklist): state is
         # "off" (message says why), "waiting" (the bus cannot be reached; retried)
         # or "on"; busName and objectPath are where docks read the dbusmenu menu.
@@ -158,7 +163,8 @@ public enum QuickActionsInterface {
           watchers: int,
           # Absent when DesktopFile= is empty.
           desktopEntry: ?DesktopEntryExport,
-          quicklist: ?Quicklist
+          quicklist: ?Quicklist,
+          notifications: ?Notifications
         )
 
         # The quick actions: the displayed ones, or with all every item marked
@@ -196,8 +202,9 @@ public enum QuickActionsInterface {
           item: Item,
           contact: ?Contact,
           # running: delivered to the connected app; launch: kept as the pending
-          # launch item and handed over when the app connects.
-          delivery: (running, launch),
+          # launch item and handed over when the app connects; command: the item's
+          # type has an [Actions] command, which the daemon ran instead.
+          delivery: (running, launch, command),
           # Whether the app reported the action as handled.
           handled: bool,
           # The item was made for another app version than the current one.
@@ -209,7 +216,12 @@ public enum QuickActionsInterface {
           # earlier trigger started has not connected yet; it gets this newer item.
           launchStatus: ?(started, alreadyRunning, failed, notConfigured),
           launchPID: ?int,
-          launchError: ?string
+          launchError: ?string,
+          # command: the program, and its pid once started, or why it could not start
+          # (its end is logged with the item, and a failure shown as a notification).
+          commandProgram: ?string,
+          commandPID: ?int,
+          commandError: ?string
         )
 
         # The app process connects (call with more; marks the app launched). The
@@ -269,6 +281,10 @@ public enum QuickActionsInterface {
 
         # Complete named a token no Trigger waits for (unknown, answered or timed out).
         error NoSuchAction (token: string)
+
+        # The item's [Actions] command was not run: a contact's field would begin an
+        # argument with "-" (an option), or holds a NUL.
+        error CommandRefused (message: string)
 
         # The configuration or the static items file is invalid.
         error InvalidConfiguration (message: string)

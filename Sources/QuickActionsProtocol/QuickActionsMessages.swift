@@ -20,6 +20,7 @@ extension QuickActionsInterface {
         case contactNotFound = "ContactNotFound", appNotResponding = "AppNotResponding"
         case invalidConfiguration = "InvalidConfiguration"
         case appDisconnected = "AppDisconnected", appReplaced = "AppReplaced", noSuchAction = "NoSuchAction"
+        case commandRefused = "CommandRefused"
 
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
@@ -120,6 +121,31 @@ public struct WriterWaitInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// Desktop notifications of failures a person should see (`[Feedback] Notifications=`).
+public struct NotificationsInfo: Codable, Sendable, Equatable {
+    public enum State: String, Sendable {
+        /// `Notifications=off`.
+        case off
+        /// Nothing failed yet.
+        case idle
+        /// The last notification was shown.
+        case on
+        /// The last one could not be shown (no session bus, no server): `message` says why.
+        case unavailable
+    }
+
+    public var state: String
+    public var message: String?
+    /// Notifications the server accepted since the daemon started.
+    public var shown: Int
+
+    public init(state: String, message: String? = nil, shown: Int = 0) {
+        self.state = state
+        self.message = message
+        self.shown = shown
+    }
+}
+
 /// The live quicklist on the session bus (`DynamicItems=quicklist`): whether docks can read it,
 /// and where.
 public struct QuicklistInfo: Codable, Sendable, Equatable {
@@ -216,6 +242,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var desktopEntry: DesktopEntryExportInfo?
     /// The live quicklist on the session bus.
     public var quicklist: QuicklistInfo?
+    /// Desktop notifications of failures.
+    public var notifications: NotificationsInfo?
 
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
@@ -224,7 +252,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
         filesParsed: Int, usage: [String: Int], stateError: String?, persisted: Bool? = nil, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
-        quicklist: QuicklistInfo? = nil
+        quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil
     ) {
         self.version = version
         self.configFile = configFile
@@ -255,6 +283,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.watchers = watchers
         self.desktopEntry = desktopEntry
         self.quicklist = quicklist
+        self.notifications = notifications
     }
 }
 
@@ -322,9 +351,15 @@ public struct TriggerReply: Codable, Sendable, Equatable {
     /// The launched (or still running) process, `launch` only.
     public var launchPID: Int?
     public var launchError: String?
+    /// `command` only: the program of the item's `[Actions]` command, its pid once started,
+    /// or why it could not start.
+    public var commandProgram: String?
+    public var commandPID: Int?
+    public var commandError: String?
     public init(
         item: ShortcutItem, contact: Contact?, delivery: TriggerDelivery, handled: Bool, stale: Bool, position: Int?,
-        token: String? = nil, launchStatus: LaunchStatus? = nil, launchPID: Int? = nil, launchError: String? = nil
+        token: String? = nil, launchStatus: LaunchStatus? = nil, launchPID: Int? = nil, launchError: String? = nil,
+        commandProgram: String? = nil, commandPID: Int? = nil, commandError: String? = nil
     ) {
         self.item = item
         self.contact = contact
@@ -336,6 +371,9 @@ public struct TriggerReply: Codable, Sendable, Equatable {
         self.launchStatus = launchStatus
         self.launchPID = launchPID
         self.launchError = launchError
+        self.commandProgram = commandProgram
+        self.commandPID = commandPID
+        self.commandError = commandError
     }
 }
 

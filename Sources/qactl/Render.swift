@@ -39,6 +39,14 @@ enum Render {
             if let problem = export.problem { rows.append(("export problem", style.red(problem))) }
         }
         if let quicklist = status.quicklist { rows.append(("quicklist", quicklistSummary(quicklist, style: style))) }
+        if let notifications = status.notifications, notifications.state != NotificationsInfo.State.idle.rawValue {
+            let shown = "\(notifications.shown) shown"
+            switch NotificationsInfo.State(rawValue: notifications.state) {
+            case .on?: rows.append(("notifications", style.green("on") + ": " + shown))
+            case .unavailable?: rows.append(("notifications", style.yellow("unavailable") + " (\(notifications.message ?? "?")); failures are logged only"))
+            default: rows.append(("notifications", notifications.state))
+            }
+        }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
         let unlistedWaits = status.watch.waitingForWriterCount - status.watch.waitingForWriter.count
@@ -102,6 +110,13 @@ enum Render {
             case .alreadyRunning?: lines.append("  launch    the app started earlier has not connected yet" + (reply.launchPID.map { " (pid \($0))" } ?? ""))
             case .failed?: lines.append("  launch    " + style.yellow("could not start the LaunchCommand: \(reply.launchError ?? "unknown error")"))
             case .notConfigured?, nil: lines.append("  launch    no LaunchCommand configured; start the app yourself")
+            }
+        case .command:
+            let program = reply.commandProgram ?? "the command"
+            if let pid = reply.commandPID {
+                lines.append("  delivery  by its command: started '\(program)' (pid \(pid))")
+            } else {
+                lines.append("  delivery  by its command: " + style.yellow("could not start '\(program)': \(reply.commandError ?? "unknown error")"))
             }
         }
         if reply.stale {

@@ -96,7 +96,10 @@ final class DaemonFixture {
             process.executableURL = URL(fileURLWithPath: Self.qactd)
             process.arguments = daemonArguments
         }
-        process.environment = environment.merging(daemonEnvironment) { $1 }
+        // No session bus unless a test gives one: a failing trigger must not show a notification
+        // on the desktop of whoever runs the tests.
+        let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(root.path)/no-session-bus"]
+        process.environment = environment.merging(noBus) { $1 }.merging(daemonEnvironment) { $1 }
         if !FileManager.default.fileExists(atPath: logFile.path) { _ = FileManager.default.createFile(atPath: logFile.path, contents: nil) }
         let logHandle = try FileHandle(forWritingTo: logFile)
         logHandle.seekToEndOfFile()

@@ -22,4 +22,8 @@ int CLinux_renameNoReplace(const char *from, const char *to);
 /// malloc_trim(3): hands the heap's free pages back to the kernel; 1 if some were released.
 int CLinux_releaseFreeHeapMemory(void);
 
+/// pidfd_open(2) (syscall(2) is variadic, which Swift cannot call): a descriptor, close-on-exec,
+/// that becomes readable when the process exits; -1 with errno (ENOSYS before Linux 5.3).
+int CLinux_pidfdOpen(int pid);
+
 #endif

@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import QuickActions
 import QuickActionsProtocol
 import Synchronization
 import SystemCalls
@@ -9,6 +10,8 @@ struct LaunchOutcome: Sendable, Equatable {
     var status: TriggerReply.LaunchStatus
     var pid: Int32?
     var error: String?
+    /// Why it could not start (`failed`), for the notification.
+    var spawnError: SystemCallError? = nil
 }
 
 /// What the launched app is told about the item that launched it.
@@ -17,6 +20,11 @@ struct LaunchRequest: Sendable, Equatable {
     var shortcutType: String
     var contactIdentifier: String?
     var socketPath: String
+    /// The item's title (translated as the app sees it) and its contact's values, when it has one.
+    var shortcutTitle: String? = nil
+    var contactName: String? = nil
+    var contactEmail: String? = nil
+    var contactFile: String? = nil
 }
 
 /// Starts the `[App] LaunchCommand` for a cold delivery (no app connected) and reaps it.
@@ -37,9 +45,11 @@ final class LaunchCommandRunner: Sendable {
 
     private let state = Mutex(State())
     private let logger: Logger
+    private let onExit: @Sendable (CommandExit) -> Void
 
-    init(logger: Logger) {
+    init(logger: Logger, onExit: @escaping @Sendable (CommandExit) -> Void = { _ in }) {
         self.logger = logger
+        self.onExit = onExit
     }
 
     /// An app connected: the launched process (or another) is up, so the next cold
@@ -64,12 +74,15 @@ final class LaunchCommandRunner: Sendable {
                 pid = try Self.spawn(request)
             } catch {
                 logger.error("Could not start the launch command '\(executable)': \(error)")
-                return LaunchOutcome(status: .failed, error: String(describing: error))
+                return LaunchOutcome(status: .failed, error: String(describing: error), spawnError: error as? SystemCallError)
             }
             logger.info("Started the launch command '\(executable)' (pid \(pid)).", metadata: ["QACTD_SHORTCUT_TYPE": "\(request.shortcutType)"])
             state.runningPID = pid
             state.appConnectedSinceLaunch = false
-            reapInBackground(pid)
+            let item = CommandItem(
+                type: request.shortcutType, title: request.shortcutTitle ?? request.shortcutType,
+                contactIdentifier: request.contactIdentifier)
+            reapInBackground(pid, program: executable, item: item)
             return LaunchOutcome(status: .started, pid: pid)
         }
     }
@@ -79,6 +92,7 @@ final class LaunchCommandRunner: Sendable {
     /// send READY=1 or take over the listening socket as if it were qactd).
     static let withheldEnvironment: Set<String> = [
         "QACTD_SHORTCUT_TYPE", "QACTD_CONTACT_IDENTIFIER", "QACTD_SOCKET",
+        "QACTD_SHORTCUT_TITLE", "QACTD_CONTACT_NAME", "QACTD_CONTACT_EMAIL", "QACTD_CONTACT_FILE",
         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID",
     ]
 
@@ -92,6 +106,15 @@ final class LaunchCommandRunner: Sendable {
             entries.append("QACTD_CONTACT_IDENTIFIER=\(contactIdentifier)")
         }
         entries.append("QACTD_SOCKET=\(request.socketPath)")
+        // A value with a NUL cannot be an environment entry (it would be cut short there), nor one
+        // longer than Linux passes (`MAX_ARG_STRLEN`: the program would not start at all): left out.
+        let values: [(String, String?)] = [
+            ("QACTD_SHORTCUT_TITLE", request.shortcutTitle), ("QACTD_CONTACT_NAME", request.contactName),
+            ("QACTD_CONTACT_EMAIL", request.contactEmail), ("QACTD_CONTACT_FILE", request.contactFile),
+        ]
+        for case (let name, let value?) in values where !value.utf8.contains(0) && value.utf8.count + name.utf8.count < CommandTemplate.maximumArgumentBytes {
+            entries.append("\(name)=\(value)")
+        }
         return entries
     }
 
@@ -106,69 +129,22 @@ final class LaunchCommandRunner: Sendable {
         return entries
     }
 
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, CInt) -> CInt
-
-    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34+), looked up at run time because
-    /// <spawn.h> declares it only under `_GNU_SOURCE`, which the Swift Glibc module is built without.
-    /// On an older glibc it is missing and the app inherits the descriptors, as before.
-    private static let addCloseFrom: AddCloseFrom? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)
-    }()
-
     private static func spawn(_ request: LaunchRequest) throws(SystemCallError) -> pid_t {
-        let environment = environment(for: request, inheriting: currentEnvironment())
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The daemon ignores SIGTERM/SIGINT/SIGHUP (it reads them from a signal source) and
-        // ignored signals survive exec: without a reset the app could not be stopped politely.
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2] {
-            sigaddset(&defaults, signalNumber)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        // A session of its own: stopping the daemon's terminal or process group must not take the app with it.
-        let setSessionFlag: Int32 = 0x80  // POSIX_SPAWN_SETSID (glibc), hidden behind _GNU_SOURCE
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | setSessionFlag))
-
-        var fileActions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&fileActions)
-        defer { posix_spawn_file_actions_destroy(&fileActions) }
-        // The daemon's stdin is nothing the app should read; stdout and stderr go where the daemon's go (the journal).
-        posix_spawn_file_actions_addopen(&fileActions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        // SwiftNIO accepts connections and creates its epoll descriptors without close-on-exec:
-        // an app that inherited them would hold clients' connections half-open across the
-        // daemon's stops and restarts. Everything above stderr is closed in the child.
-        if let addCloseFrom = Self.addCloseFrom {
-            _ = addCloseFrom(&fileActions, STDERR_FILENO + 1)
-        }
-
-        let argv = request.command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawnp(&pid, request.command[0], &fileActions, &attributes, argv, envp)
-        // posix_spawn reports its error as the return value, not in errno.
-        guard result == 0 else { throw SystemCallError(call: "posix_spawnp", path: request.command[0], errno: result) }
-        return pid
+        try ProcessSpawner.spawn(request.command, environment: environment(for: request, inheriting: currentEnvironment()))
     }
 
     /// Waits for the child on a thread of its own, so it never lingers as a zombie and
     /// no pool thread the daemon's async work needs is blocked for the app's lifetime.
-    private func reapInBackground(_ pid: pid_t) {
+    private func reapInBackground(_ pid: pid_t, program: String, item: CommandItem) {
         let reaper = ChildReaper(pid: pid) { [self] status in
-            state.withLock { state in
+            let connected = state.withLock { state in
                 if state.runningPID == pid { state.runningPID = nil }
+                return state.appConnectedSinceLaunch
             }
             logger.info("The launch command (pid \(pid)) \(Self.describe(waitStatus: status)).")
+            onExit(CommandExit(
+                kind: .launch(connectedSinceLaunch: connected), pid: pid, program: program, item: item, waitStatus: status,
+                standardErrorTail: ""))
         }
         do {
             try startDetachedThread(named: "qactd-reaper") { reaper.waitForExit() }

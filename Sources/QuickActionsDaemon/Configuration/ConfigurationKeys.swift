@@ -1,3 +1,5 @@
+import QuickActions
+
 /// One key of qactd.conf, written down once: its section and name drive parsing and
 /// the unknown-key warnings, its default is both the built-in value and what the
 /// commented default file shows, and its help text comments that file.
@@ -113,6 +115,13 @@ enum ConfigurationKeys {
             \.responseTimeout, { value throws(ConfigurationError) in try value.positiveSeconds() }),
 
         ConfigurationKey(
+            "Feedback", "Notifications", default: .text("auto"),
+            help: "auto: when a chosen quick action does nothing (its command or LaunchCommand cannot start or"
+                + " fails, the app does not answer or answers not handled, the contact was removed), a desktop"
+                + " notification says so, if the session bus has a notification server; off: the log only.",
+            \.notifications, { value throws(ConfigurationError) in try value.choice() }),
+
+        ConfigurationKey(
             "Launcher", "DesktopFile", default: .text(""),
             help: "The app's desktop-file ID (org.example.Contacts.desktop), looked up in"
                 + " $XDG_DATA_HOME/applications then $XDG_DATA_DIRS/*/applications, or a path. qactd keeps a copy"
@@ -145,10 +154,24 @@ enum ConfigurationKeys {
             \.maxMessageBytes, { value throws(ConfigurationError) in try value.positiveInteger() }),
     ]
 
-    /// The sections in table order (the table keeps each section's keys together).
+    /// `[Actions]`: a section whose keys are not the daemon's but the configuration's own (item
+    /// types), each an `ITEM-TYPE=COMMAND` template. It comes after the table's sections.
+    static let actionsSection = "Actions"
+    static let actionsHelp =
+        "ITEM-TYPE=COMMAND: a triggered item of this type runs COMMAND instead of going to the app,"
+        + " whether or not the app runs. COMMAND is split like LaunchCommand (never by a shell), then the"
+        + " fields are filled in inside each argument: \(CommandTemplateField.spellings). An argument that is"
+        + " one field and empty is dropped; a field that would begin an argument with \"-\" refuses the trigger."
+    /// Shown commented out in the default file and qactd.conf(5).
+    static let actionsExamples = [
+        "FavoriteAction=thunderbird -compose \"to='{email}',subject=Hello {name}\"",
+        "SearchAction=gnome-contacts --search \"\"",
+    ]
+
+    /// The sections in table order (the table keeps each section's keys together), then `[Actions]`.
     static let sections: [String] = all.reduce(into: []) { sections, key in
         if sections.last != key.section { sections.append(key.section) }
-    }
+    } + [actionsSection]
 
     private static let knownKeys = Set(all.map { KeyName(section: $0.section, name: $0.name) })
 
@@ -174,7 +197,14 @@ enum ConfigurationKeys {
         }
         // Later assignments override earlier ones, as in systemd unit files.
         var assigned: [KeyName: INIAssignment] = [:]
+        var actions: [String: ConfigurationValue] = [:]
         for assignment in assignments where sections.contains(assignment.section) {
+            if assignment.section == actionsSection {
+                actions[assignment.key] = ConfigurationValue(
+                    text: assignment.value, section: assignment.section, key: assignment.key, line: assignment.line,
+                    context: context)
+                continue
+            }
             let name = KeyName(section: assignment.section, name: assignment.key)
             guard knownKeys.contains(name) else {
                 warnings.append(
@@ -194,6 +224,10 @@ enum ConfigurationKeys {
                 line: assignment?.line ?? 0, context: context)
             try key.apply(&configuration, value)
         }
+        // In line order, so with several bad commands the first one in the file is reported.
+        for (type, value) in actions.sorted(by: { $0.value.line < $1.value.line }) {
+            configuration.actions[type] = try value.commandTemplate()
+        }
         configuration.applyDefaultsDerivedFromOtherKeys()
         return LoadedConfiguration(configuration: configuration, warnings: warnings)
     }
@@ -207,6 +241,11 @@ enum ConfigurationKeys {
                 + " defaults. Relative paths start at this file's folder.")
         for section in sections {
             lines += ["", "[\(section)]"]
+            if section == actionsSection {
+                lines += comment(actionsHelp + " Examples:")
+                lines += actionsExamples.map { "#" + $0 }
+                continue
+            }
             for key in all where key.section == section {
                 switch key.defaultValue {
                 case .text(let text):

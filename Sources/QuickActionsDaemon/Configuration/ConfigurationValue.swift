@@ -128,6 +128,16 @@ struct ConfigurationValue: Sendable {
         }
     }
 
+    /// An `[Actions]` command: split like `LaunchCommand`, then each argument read for its fields.
+    func commandTemplate() throws(ConfigurationError) -> CommandTemplate {
+        let arguments = try commandLine()
+        do {
+            return try CommandTemplate(arguments: arguments)
+        } catch {
+            throw invalid(error.description)
+        }
+    }
+
     private func resolve(_ path: String) throws(ConfigurationError) -> String {
         try ConfigurationLoader.resolve(path, relativeTo: context.baseDirectory, environment: context.environment)
     }

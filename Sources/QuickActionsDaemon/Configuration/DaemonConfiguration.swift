@@ -13,6 +13,13 @@ enum LauncherDynamicItems: String, Equatable, Sendable, CaseIterable {
     case quicklist
 }
 
+/// Whether failures a person should see become desktop notifications.
+enum FeedbackNotifications: String, Equatable, Sendable, CaseIterable {
+    /// When a session bus has a notification server; otherwise logged only.
+    case auto
+    case off
+}
+
 /// Where the effective configuration came from, for status output and log lines.
 enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
     case file(String)
@@ -53,6 +60,13 @@ struct DaemonConfiguration: Equatable, Sendable {
     // [App]
     var launchCommand: [String]
     var responseTimeout: Duration
+
+    // [Actions]
+    /// Item type → the command that handles an item of that type instead of the app.
+    var actions: [String: CommandTemplate] = [:]
+
+    // [Feedback]
+    var notifications: FeedbackNotifications = .auto
 
     // [Launcher]
     /// A desktop-file ID, or an absolute path ending in ".desktop"; empty: nothing is exported.

@@ -18,6 +18,8 @@ enum CoreEvent: Sendable {
     case watcherEnded(UInt64)
     /// A quicklist item was clicked in a dock.
     case chosenInLauncher(TriggerTarget)
+    /// An `[Actions]` command or the `LaunchCommand` ended.
+    case commandExited(CommandExit)
 }
 
 extension DaemonCore {
@@ -38,6 +40,7 @@ extension DaemonCore {
         case .watchStarted(let listings): watch(listings)
         case .watcherEnded(let watcher): watcherEnded(watcher)
         case .chosenInLauncher(let target): triggerFromLauncher(target)
+        case .commandExited(let exit): commandExited(exit)
         }
     }
 }

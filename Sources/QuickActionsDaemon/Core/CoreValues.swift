@@ -17,6 +17,8 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
     case appDisconnected(token: String)
     case appReplaced
     case noSuchAction(token: String)
+    /// The item's values cannot go into its `[Actions]` command; nothing ran.
+    case commandRefused(String)
 
     var description: String {
         switch self {
@@ -28,6 +30,7 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
         case .appNotResponding(let seconds): "The app did not answer within \(seconds) s."
         case .appDisconnected(let token): "The app disconnected before answering action '\(token)'."
         case .appReplaced: "A newer app process connected and took over."
+        case .commandRefused(let reason): "The quick action's command was not run: \(reason)."
         case .noSuchAction(let token): "No action with token '\(token)' waits for an answer (unknown, already answered, or timed out)."
         }
     }
@@ -86,6 +89,7 @@ struct StatusSnapshot: Sendable {
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int
     var launchers: LauncherExportStatus
+    var notifications: NotificationsInfo
     /// `PublishedReplies.statusEpoch` when this was taken.
     var epoch: UInt64
 }
@@ -99,10 +103,19 @@ struct TriggerOutcome: Sendable {
         /// The item is the pending launch item; the `LaunchCommand`'s outcome, nil when
         /// none is configured.
         case launch(LaunchOutcome?)
+        /// The item's `[Actions]` command: its pid, or why it could not start.
+        case command(CommandOutcome)
     }
 
     var resolution: TriggerResolution
     var delivery: Delivery
+}
+
+/// What starting an item's `[Actions]` command came to.
+struct CommandOutcome: Sendable, Equatable {
+    var program: String
+    var pid: Int32?
+    var error: String?
 }
 
 /// How a delivered action ended, as the waiting `Trigger` learns it.

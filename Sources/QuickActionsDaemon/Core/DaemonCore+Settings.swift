@@ -37,6 +37,7 @@ extension DaemonCore {
     func finishPendingWork() async {
         pendingRecompute?.cancel()
         pendingRecompute = nil
+        feedback.stop()
         let ticket = persist()
         _ = await writer.waitUntilWritten(ticket)
     }

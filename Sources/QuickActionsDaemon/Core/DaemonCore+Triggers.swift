@@ -12,22 +12,95 @@ extension DaemonCore {
     /// *outside* the actor, so a slow app never holds up other calls.
     func trigger(_ target: TriggerTarget) throws(QuickActionsCallError) -> TriggerOutcome {
         let index = self.index
+        let actions = settings.configuration.actions
+        // Counted only once it is certain to go somewhere: a refused command changes nothing.
+        var next = state
         let resolution: TriggerResolution
-        switch state.trigger(
+        switch next.trigger(
             target, displayLimit: settings.configuration.displayLimit,
-            contactLookup: { index.contact(identifier: $0) }, appConnected: appMachine.isAppConnected)
+            contactLookup: { index.contact(identifier: $0) }, appConnected: appMachine.isAppConnected,
+            runsCommand: { actions[$0] != nil })
         {
         case .success(let resolved): resolution = resolved
         case .failure(.noSuchShortcut(let message)): throw .noSuchShortcut(message)
-        case .failure(.contactRemoved(let identifier)): throw .contactRemoved(identifier: identifier)
+        case .failure(.contactRemoved(let identifier)):
+            let title = state.dynamicItems.first { $0.contactIdentifier == identifier }?.title ?? identifier
+            logger.warning("A quick action for contact '\(identifier)' was chosen, but the contact was removed.")
+            notify(.contactRemoved(title))
+            throw .contactRemoved(identifier: identifier)
         }
+        var delivered = resolution
+        delivered.item = forTheApp(resolution.item)
+        // Only a command or a launch uses the values ({file} may mean writing a card's copy).
+        let values = resolution.delivery == .running ? nil : itemValues(delivered)
+        var argv: [String] = []
+        if resolution.delivery == .command, let template = actions[resolution.item.type], let values {
+            switch template.expand(values) {
+            case .success(let expanded): argv = expanded
+            case .failure(let refusal):
+                logger.warning("Refused to run the command of '\(resolution.item.type)': \(refusal).",
+                               metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(values.identifier)])
+                notify(.refused(delivered.item.title, reason: refusal.description))
+                throw .commandRefused(refusal.description)
+            }
+        }
+        state = next
         persist()
         let contactIdentifier = resolution.contact?.identifier ?? ""
         logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
                     metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
-        var delivered = resolution
-        delivered.item = forTheApp(resolution.item)
-        return TriggerOutcome(resolution: delivered, delivery: deliver(delivered))
+        return TriggerOutcome(resolution: delivered, delivery: deliver(delivered, command: argv, values: values))
+    }
+
+    /// The values an item's command and the `LaunchCommand` get: the item as the app sees it,
+    /// its contact, and the contact's card (its own vCard file, else a private copy).
+    func itemValues(_ resolution: TriggerResolution) -> CommandTemplateValues {
+        let item = resolution.item
+        var values = CommandTemplateValues(
+            identifier: resolution.contact?.identifier ?? item.contactIdentifier ?? "", title: item.title,
+            subtitle: item.subtitle ?? "", type: item.type)
+        guard let contact = resolution.contact else { return values }
+        values.name = contact.name
+        values.email = contact.email ?? ""
+        if let path = index.filePath(identifier: contact.identifier),
+           ContactFileKind.classify(fileName: ContactFileKind.fileName(ofPath: path)) == .vcard {
+            values.file = path
+        } else {
+            do {
+                values.file = try ContactCardCopies.write(contact, besideSocket: socketPath)
+            } catch {
+                logger.warning("Could not write a copy of the card of contact '\(contact.identifier)': \(error); {file} is empty.")
+            }
+        }
+        return values
+    }
+
+    /// A failure a person should see: logged by the caller, shown unless `Notifications=off`.
+    func notify(_ notice: FailureNotice) {
+        guard settings.configuration.notifications != .off else { return }
+        feedback.show(DesktopNotifier.Request(notice: notice, desktopFile: settings.configuration.launcherDesktopFile))
+    }
+
+    /// A command the core started has ended: logged with its item; a failure is shown.
+    func commandExited(_ exit: CommandExit) {
+        var metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(exit.item.type), "QACTD_COMMAND_PID": .stringConvertible(exit.pid)]
+        if let contact = exit.item.contactIdentifier { metadata["QACTD_CONTACT_ID"] = .string(contact) }
+        switch exit.kind {
+        case .action:
+            let said = exit.standardErrorTail.isEmpty ? "" : "; its stderr ended with: \(exit.standardErrorTail.suffix(512))"
+            let message = "The command '\(exit.program)' of '\(exit.item.type)' (pid \(exit.pid)) \(exit.ending)\(said.isEmpty ? "." : said)"
+            if exit.succeeded {
+                logger.info("\(message)", metadata: metadata)
+            } else {
+                logger.warning("\(message)", metadata: metadata)
+                notify(.commandFailed(exit.item.title, exit: exit))
+            }
+        case .launch(let connected):
+            // An app that connected and later ended with an error is the app's business.
+            guard !exit.succeeded, !connected else { return }
+            logger.warning("The launch command '\(exit.program)' (pid \(exit.pid)) \(exit.ending) before an app connected.", metadata: metadata)
+            notify(.commandFailed(exit.item.title, exit: exit))
+        }
     }
 
     /// An item as the app and the caller see it: a static item's title and subtitle in the
@@ -64,12 +137,38 @@ extension DaemonCore {
 
     /// To the connected app (asking the machine again, within the same actor turn as the
     /// resolution), or as the pending launch item with the `LaunchCommand` started.
-    func deliver(_ resolution: TriggerResolution) -> TriggerOutcome.Delivery {
+    func deliver(_ resolution: TriggerResolution, command: [String] = [], values known: CommandTemplateValues? = nil) -> TriggerOutcome.Delivery {
+        // What the command or the LaunchCommand finds in its environment; made only for them.
+        func launchRequest() -> (LaunchRequest, CommandTemplateValues) {
+            let values = known ?? itemValues(resolution)
+            let request = LaunchRequest(
+                command: settings.configuration.launchCommand, shortcutType: resolution.item.type,
+                contactIdentifier: resolution.item.contactIdentifier, socketPath: socketPath, shortcutTitle: values.title,
+                contactName: resolution.contact?.name, contactEmail: resolution.contact?.email,
+                contactFile: values.file.isEmpty ? nil : values.file)
+            return (request, values)
+        }
+        if resolution.delivery == .command {
+            let (request, values) = launchRequest()
+            let item = CommandItem(type: resolution.item.type, title: values.title, contactIdentifier: resolution.item.contactIdentifier)
+            switch commands.run(command, environment: request, item: item) {
+            case .success(let pid):
+                logger.info("Started the command '\(command[0])' of '\(item.type)' (pid \(pid)).",
+                            metadata: ["QACTD_SHORTCUT_TYPE": .string(item.type), "QACTD_COMMAND_PID": .stringConvertible(pid)])
+                return .command(CommandOutcome(program: command[0], pid: pid))
+            case .failure(let error):
+                logger.warning("Could not start the command '\(command[0])' of '\(item.type)': \(error).",
+                               metadata: ["QACTD_SHORTCUT_TYPE": .string(item.type)])
+                notify(.commandNotStarted(values.title, program: command[0], error: error, launch: false))
+                return .command(CommandOutcome(program: command[0], error: error.description))
+            }
+        }
         switch appMachine.handle(.actionTriggered) {
         case .deliver(let token, let session):
             let (results, waiting) = AsyncStream<AppDeliveryResult>.makeStream(bufferingPolicy: .bufferingNewest(1))
             waitingTriggers[token] = waiting
             let message = AppMessage.perform(resolution.item, contact: resolution.contact, token: token, stale: resolution.stale)
+            deliveredTitles[token] = resolution.item.title
             switch appStreams[session]?.yield(message) {
             case .enqueued?:
                 responseTimers[token] = EventLoopExecution.schedule(in: settings.configuration.responseTimeout) { [events] in
@@ -87,11 +186,13 @@ extension DaemonCore {
             }
             return .running(token: token, results: results)
         case .launch:
-            let command = settings.configuration.launchCommand
-            guard !command.isEmpty else { return .launch(nil) }
-            return .launch(launcher.launch(LaunchRequest(
-                command: command, shortcutType: resolution.item.type,
-                contactIdentifier: resolution.item.contactIdentifier, socketPath: socketPath)))
+            guard !settings.configuration.launchCommand.isEmpty else { return .launch(nil) }
+            let (request, values) = launchRequest()
+            let outcome = launcher.launch(request)
+            if outcome.status == .failed, let error = outcome.spawnError {
+                notify(.commandNotStarted(values.title, program: request.command[0], error: error, launch: true))
+            }
+            return .launch(outcome)
         default:
             return .launch(nil)
         }
@@ -104,9 +205,16 @@ extension DaemonCore {
     func perform(_ action: AppConnectionStateMachine.Action) {
         switch action {
         case .resumeTrigger(let token, let handled):
+            if !handled, let title = deliveredTitles[token] {
+                logger.warning("The app did not handle action '\(token)' ('\(title)').")
+                notify(.notHandled(title))
+            }
             finishTriggers([token], with: .handled(handled))
         case .failTrigger(let token, let failure):
             logger.warning("The app did not answer action '\(token)' (\(failure)).")
+            if failure == .notResponding, let title = deliveredTitles[token] {
+                notify(.notResponding(title, seconds: responseTimeoutSeconds))
+            }
             finishTriggers([token], with: failure == .notResponding ? .notResponding : .appDisconnected)
         case .releaseApp(let session, let abandoned):
             appStreams[session] = nil
@@ -120,6 +228,7 @@ extension DaemonCore {
     func finishTriggers(_ tokens: [String], with result: AppDeliveryResult) {
         for token in tokens {
             responseTimers.removeValue(forKey: token)?.cancel()
+            deliveredTitles[token] = nil
             if launcherTokens.remove(token) != nil {
                 logger.debug("The app answered the launcher's action '\(token)': \(result).")
             }

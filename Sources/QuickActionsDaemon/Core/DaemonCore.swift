@@ -63,6 +63,12 @@ actor DaemonCore {
     var launcherTokens: Set<String> = []
     var watchers = WatchBroadcaster() { didSet { replies.statusChanged() } }
     let launcher: LaunchCommandRunner
+    /// Runs `[Actions]` commands; each one's end comes back as a `CoreEvent`.
+    let commands: ActionCommandRunner
+    /// Desktop notifications of failures a person should see (`[Feedback] Notifications=`).
+    nonisolated let feedback: DesktopNotifier
+    /// The titles of actions delivered to the app, by token, to name them if they fail.
+    var deliveredTitles: [String: String] = [:]
     /// `Recompute=change`: the settle timer restarted by each favorites change, and its round
     /// (a timer that fired just before it was restarted is recognised as an old one).
     var pendingRecompute: Scheduled<Void>?
@@ -93,8 +99,11 @@ actor DaemonCore {
         self.launchers = launchers
         // A prefix per daemon run, so tokens of a previous run never match.
         appMachine = AppConnectionStateMachine(tokenPrefix: String(UInt32.random(in: .min ... .max), radix: 16))
-        launcher = LaunchCommandRunner(logger: logger)
-        (eventQueue, events) = AsyncStream<CoreEvent>.makeStream()
+        let (eventQueue, events) = AsyncStream<CoreEvent>.makeStream(of: CoreEvent.self)
+        (self.eventQueue, self.events) = (eventQueue, events)
+        launcher = LaunchCommandRunner(logger: logger) { exit in events.yield(.commandExited(exit)) }
+        commands = ActionCommandRunner(logger: logger) { exit in events.yield(.commandExited(exit)) }
+        feedback = DesktopNotifier(environment: launchers.desktopEntry.environment, logger: logger)
         var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
@@ -112,6 +121,7 @@ actor DaemonCore {
         // reply encoded before that must not be served after it.
         launchers.quicklist.onInfoChange { [replies] in replies.statusChanged() }
         launchers.desktopEntry.onStatusChange { [replies] in replies.statusChanged() }
+        feedback.onInfoChange { [replies] in replies.statusChanged() }
     }
 
     /// What every listing is composed from, as `PublishedReplies` keys it.
@@ -140,6 +150,8 @@ actor DaemonCore {
             activity: activity, usage: state.usageCounts, stateError: written.error, persisted: persisted,
             savedGeneration: persisted ? nil : written.savedGeneration,
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
+            notifications: settings.configuration.notifications == .off
+                ? NotificationsInfo(state: NotificationsInfo.State.off.rawValue, shown: feedback.info.shown) : feedback.info,
             epoch: epoch)
     }
 

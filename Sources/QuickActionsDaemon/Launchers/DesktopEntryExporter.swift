@@ -133,6 +133,14 @@ struct DesktopEntryExporter: Sendable {
         return command
     }
 
+    /// The app's own entry for `DesktopFile=` (a path or an ID), as a launcher finds it; nil when
+    /// there is none or it cannot be read. The notifications take the app's name and icon from it.
+    func appEntry(_ setting: String) -> DesktopEntryDocument? {
+        let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
+        let target = dataHome.map { $0 + "/applications/" + identifier } ?? ""
+        return (try? findSource(setting, identifier: identifier, target: target))?.document
+    }
+
     // MARK: Files
 
     private struct Source {

@@ -32,8 +32,11 @@ final class DesktopEntryWriter: Sendable {
     /// Touched by the thread only (or by the caller's thread when no thread could be started).
     private let exporter: NIOLockedValueBox<DesktopEntryExporter>
     private let logger: Logger
+    /// Where desktop entries are looked up (`XDG_DATA_HOME`, `XDG_DATA_DIRS`, `HOME`).
+    let environment: [String: String]
 
     init(environment: [String: String], qactlPath: String?, logger: Logger) {
+        self.environment = environment
         exporter = NIOLockedValueBox(DesktopEntryExporter(environment: environment, qactlPath: qactlPath))
         self.logger = logger
         wakeUp = WakeUpSocket.make(for: "the desktop-entry writer", logger: logger)

@@ -26,6 +26,7 @@ func sdBusChecked(_ call: String, _ result: Int32) throws(SdBusError) -> Int32 {
 
 /// The D-Bus type codes used here, as sd-bus takes them (`char`).
 enum DBusType {
+    static let byte = code("y")
     static let string = code("s"), objectPath = code("o"), int32 = code("i"), uint32 = code("u"), boolean = code("b")
     static let array = code("a"), structure = code("r"), dictionaryEntry = code("e"), variant = code("v")
 
@@ -36,6 +37,7 @@ enum DBusType {
 enum DBusVariantValue: Equatable {
     case string(String)
     case boolean(Bool)
+    case byte(UInt8)
     case int32(Int32)
     case uint32(UInt32)
     case strings([String])
@@ -44,6 +46,7 @@ enum DBusVariantValue: Equatable {
         switch self {
         case .string: "s"
         case .boolean: "b"
+        case .byte: "y"
         case .int32: "i"
         case .uint32: "u"
         case .strings: "as"
@@ -66,6 +69,11 @@ struct SdBusMessageWriter {
     func append(_ value: Int32) throws(SdBusError) {
         var value = value
         try sdBusChecked("sd_bus_message_append_basic", sd_bus_message_append_basic(message, DBusType.int32, &value))
+    }
+
+    func append(_ value: UInt8) throws(SdBusError) {
+        var value = value
+        try sdBusChecked("sd_bus_message_append_basic", sd_bus_message_append_basic(message, DBusType.byte, &value))
     }
 
     func append(_ value: UInt32) throws(SdBusError) {
@@ -91,6 +99,7 @@ struct SdBusMessageWriter {
             switch value {
             case .string(let text): try append(text)
             case .boolean(let flag): try append(flag)
+            case .byte(let number): try append(number)
             case .int32(let number): try append(number)
             case .uint32(let number): try append(number)
             case .strings(let texts):

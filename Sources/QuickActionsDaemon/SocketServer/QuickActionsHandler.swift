@@ -176,6 +176,11 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             reply.launchPID = launched?.pid.map(Int.init)
             reply.launchError = launched?.error
             return reply
+        case .command(let command):
+            reply.commandProgram = command.program
+            reply.commandPID = command.pid.map(Int.init)
+            reply.commandError = command.error
+            return reply
         case .running(let token, let results):
             reply.token = token
             for await result in results {
@@ -249,7 +254,7 @@ extension StatusReply {
             desktopEntry: status.launchers.desktopEntry.map {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)
             },
-            quicklist: status.launchers.quicklist)
+            quicklist: status.launchers.quicklist, notifications: status.notifications)
     }
 }
 
@@ -278,6 +283,8 @@ extension QuickActionsCallError {
             return VarlinkError(name: Name.appReplaced.qualifiedName, parameters: ["message": .string(description)])
         case .noSuchAction(let token):
             return VarlinkError(name: Name.noSuchAction.qualifiedName, parameters: ["token": .string(token)])
+        case .commandRefused:
+            return VarlinkError(name: Name.commandRefused.qualifiedName, parameters: ["message": .string(description)])
         }
     }
 }
