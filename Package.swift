@@ -104,6 +104,7 @@ let package = Package(
             dependencies: [
                 "QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "VarlinkNIOServer", "QuickActions", "Contacts", "TestSupport",
                 "SystemCalls",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -2,6 +2,7 @@ import Contacts
 import Foundation
 import Glibc
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import QuickActions
 import QuickActionsProtocol
@@ -32,21 +33,23 @@ final class ScanProgressStatusTests: XCTestCase {
     }
 
     /// Holds the scan's thread at chosen progress reports until the test lets it go on.
+    /// Its lock is NIO's pthread mutex, which ThreadSanitizer sees: a contended
+    /// `Synchronization.Mutex` (a futex) shows it races that are none.
     private final class ProgressGate: Sendable {
-        private let state = Mutex((heldAt: ContactsScanProgress?.none, released: 0))
+        private let state = NIOLockedValueBox((heldAt: ContactsScanProgress?.none, released: 0))
 
-        var heldAt: ContactsScanProgress? { state.withLock { $0.heldAt } }
+        var heldAt: ContactsScanProgress? { state.withLockedValue { $0.heldAt } }
 
         func hold(_ progress: ContactsScanProgress) {
-            let ticket = state.withLock { state -> Int in
+            let ticket = state.withLockedValue { state -> Int in
                 state.heldAt = progress
                 return state.released
             }
-            _ = waitUntil(timeout: 20) { state.withLock { $0.released > ticket } }
-            state.withLock { $0.heldAt = nil }
+            _ = waitUntil(timeout: 20) { state.withLockedValue { $0.released > ticket } }
+            state.withLockedValue { $0.heldAt = nil }
         }
 
-        func release() { state.withLock { $0.released += 1 } }
+        func release() { state.withLockedValue { $0.released += 1 } }
     }
 
     func testAScanUnderWayShowsInStatusAndInQactlStatusUntilItIsDone() async throws {
