@@ -67,6 +67,14 @@ enum ConfigurationKeys {
             "Contacts", "MaxFileBytes", default: .text("1048576"),
             help: "Larger contact files are skipped with a warning.",
             \.maxFileBytes, { value throws(ConfigurationError) in try value.positiveInteger() }),
+        ConfigurationKey(
+            "Contacts", "Evolution", default: .text("none"),
+            help: "Evolution Data Server address books (GNOME Contacts, Evolution, online accounts) read"
+                + " besides Directory=, read-only: none, all (every address book of this user, as they come"
+                + " and go) or address-book UIDs separated by commas (system-address-book is \"Personal\")."
+                + " X-FOLKS-FAVOURITE:true (a star in GNOME Contacts) and the category \"Starred in Android\""
+                + " also mark a favorite there.",
+            \.evolution, { value throws(ConfigurationError) in try value.evolutionSelection() }),
 
         ConfigurationKey(
             "Shortcuts", "StaticItems", default: .text("shortcuts.plist"),

@@ -86,6 +86,7 @@ struct StatusSnapshot: Sendable {
     var pendingLaunchItem: ShortcutItem?
     var watchers: Int
     var launchers: LauncherExportStatus
+    var evolution: EvolutionSourcesInfo?
     /// `PublishedReplies.statusEpoch` when this was taken.
     var epoch: UInt64
 }

@@ -43,6 +43,8 @@ actor DaemonCore {
     var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet") {
         didSet { replies.statusChanged() }
     }
+    /// The Evolution address books, as the Evolution watcher last reported them (nil: `Evolution=none`).
+    var evolution: EvolutionSourcesInfo? { didSet { replies.statusChanged() } }
     var lastStatusLine = ""
     /// Counts settings swaps, so a listing composed under older settings is known stale.
     var settingsEpoch: UInt64 = 0
@@ -137,7 +139,7 @@ actor DaemonCore {
             activity: activity, usage: state.usageCounts, stateError: written.error, persisted: persisted,
             savedGeneration: persisted ? nil : written.savedGeneration,
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
-            epoch: epoch)
+            evolution: evolution, epoch: epoch)
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).

@@ -249,7 +249,7 @@ extension StatusReply {
             desktopEntry: status.launchers.desktopEntry.map {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)
             },
-            quicklist: status.launchers.quicklist)
+            quicklist: status.launchers.quicklist, evolution: status.evolution)
     }
 }
 
