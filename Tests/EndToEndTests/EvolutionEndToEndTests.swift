@@ -113,20 +113,25 @@ final class EvolutionEndToEndTests: XCTestCase {
         throw XCTSkip("\(what): run scripts/install-deps --test")
     }
 
-    private func makeFixture(evolution: String = "all") throws -> (DaemonFixture, PrivateEvolutionDataServer) {
+    private func makeFixture(evolution: String = "all", contacts: String = "") throws -> (DaemonFixture, PrivateEvolutionDataServer) {
         let fixture = try DaemonFixture(extraConfiguration: "")
+        try configure(fixture, evolution: evolution, contacts: contacts)
+        let eds = try PrivateEvolutionDataServer(in: fixture.root)
+        fixture.daemonEnvironment["XDG_DATA_HOME"] = eds.dataHome.path
+        fixture.daemonEnvironment["XDG_CONFIG_HOME"] = eds.environment["XDG_CONFIG_HOME"]
+        return (fixture, eds)
+    }
+
+    private func configure(_ fixture: DaemonFixture, evolution: String, contacts: String = "") throws {
         try fixture.writeConfiguration("""
             [Contacts]
             Evolution=\(evolution)
+            \(contacts)
             [Shortcuts]
             Recompute=change
             RecomputeSettleMSec=50
             DisplayLimit=20
             """)
-        let eds = try PrivateEvolutionDataServer(in: fixture.root)
-        fixture.daemonEnvironment["XDG_DATA_HOME"] = eds.dataHome.path
-        fixture.daemonEnvironment["XDG_CONFIG_HOME"] = eds.environment["XDG_CONFIG_HOME"]
-        return (fixture, eds)
     }
 
     private func status(_ fixture: DaemonFixture) -> [String: Any] {
@@ -266,6 +271,30 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Starred On Android") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
         XCTAssertFalse(favoriteTitles(fixture).contains("Not Chosen"))
         XCTAssertEqual(books(fixture).compactMap { $0["uid"] as? String }, ["system-address-book"])
+    }
+
+    func testAddressBooksAloneWithNoFolderAndReloadTurnsThemOnAndOff() throws {
+        let (fixture, eds) = try makeFixture(evolution: "none", contacts: "Directory=")
+        try eds.start()
+        let hedy = eds.add("Hedy Lamarr", star: true)
+        try fixture.start()
+        XCTAssertEqual((status(fixture)["watch"] as? [String: Any])?["state"] as? String, "off", "\(status(fixture))")
+        XCTAssertEqual(status(fixture)["contacts"] as? Int, 0)
+        XCTAssertNil(status(fixture)["evolution"])
+
+        try configure(fixture, evolution: "all", contacts: "Directory=")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertEqual(status(fixture)["contacts"] as? Int, 1, "the reply comes after the books were read")
+        XCTAssertEqual(book(fixture)?["favorites"] as? Int, 1)
+        XCTAssertEqual(fixture.qactl(["contact", hedy]).status, 0)
+        // Followed live from now on.
+        _ = eds.add("Radia Perlman", star: true)
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 2 }, "\(books(fixture))\n\(fixture.log())")
+
+        try configure(fixture, evolution: "none", contacts: "Directory=")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertEqual(status(fixture)["contacts"] as? Int, 0)
+        XCTAssertNil(status(fixture)["evolution"])
     }
 
     // MARK: Faults: reported per book, never fatal, recovered from

@@ -57,8 +57,9 @@ enum ConfigurationKeys {
     static let all: [ConfigurationKey] = [
         ConfigurationKey(
             "Contacts", "Directory", default: .text("~/.local/share/contacts"),
-            help: "A vdir tree: one contact per *.vcf or *.json file, optionally in collections.",
-            \.contactsDirectory, { value throws(ConfigurationError) in try value.path() }),
+            help: "A vdir tree: one contact per *.vcf or *.json file, optionally in collections. Empty: no"
+                + " folder (contacts from Evolution= only).",
+            \.contactsDirectory, { value throws(ConfigurationError) in value.text.isEmpty ? "" : try value.path() }),
         ConfigurationKey(
             "Contacts", "FavoriteCategories", default: .text("favorite,favorites,starred"),
             help: "A contact is a favorite when its CATEGORIES hold one of these (any case).",

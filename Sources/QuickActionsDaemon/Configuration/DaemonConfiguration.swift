@@ -32,6 +32,7 @@ struct DaemonConfiguration: Equatable, Sendable {
     var source: ConfigurationSource
 
     // [Contacts]
+    /// Empty: no contacts folder.
     var contactsDirectory: String
     var favoriteCategories: [String]
     var maxFileBytes: Int
