@@ -14,17 +14,26 @@ final class EvolutionBookContentsTests: XCTestCase {
         .success([Contact(identifier: identifier, name: identifier, favorite: favorite)])
     }
 
-    func testAPassReadsOnlyNewAndChangedRowsAndFindsRemovedOnes() {
+    func testOnlyRowsWithAnotherRowidUidOrRevAreReadAgainAndMissingOnesAreRemoved() {
         var contents = EvolutionBookContents()
         contents.record(uid: "a", version: version(1), result: contact("a", favorite: true))
         contents.record(uid: "b", version: version(2), result: contact("b", favorite: false))
         contents.record(uid: "c", version: version(3), result: contact("c", favorite: false))
-        // b rewritten in the same second as before: EDS's Rev is unchanged, its rowid is not.
-        let plan = contents.plan(listed: ["a": version(1), "b": version(4), "d": version(5)])
-        XCTAssertEqual(plan.read, ["b", "d"])
-        XCTAssertEqual(plan.removed, ["c"])
-        XCTAssertEqual(contents.plan(listed: ["a": version(1), "b": version(2), "c": version(3)]).read, [])
-        XCTAssertEqual(contents.plan(listed: ["a": version(1, "later"), "b": version(2), "c": version(3)]).read, ["a"])
+        func current(_ rowID: Int64, _ uid: String, _ rev: String = "2026-11-25T17:04:09Z") -> Bool {
+            contents.isCurrent(rowID: rowID, uid: Array(uid.utf8), rev: Array(rev.utf8))
+        }
+        XCTAssertTrue(current(1, "a"))
+        // b rewritten in the same second: EDS's Rev is unchanged, its rowid is not.
+        XCTAssertFalse(current(4, "b"))
+        // SQLite gave the deleted last row's rowid to another contact, or to the same one later.
+        XCTAssertFalse(current(3, "d"))
+        XCTAssertFalse(current(3, "c", "2026-11-25T17:05:00Z"))
+        XCTAssertEqual(contents.removedUIDs(current: [1]), ["b", "c"])
+        XCTAssertEqual(contents.removedUIDs(current: [1, 2, 3]), [])
+        contents.record(uid: "b", version: version(4), result: contact("b", favorite: true))
+        XCTAssertTrue(current(4, "b"))
+        XCTAssertFalse(current(2, "b"), "the old row is forgotten")
+        XCTAssertEqual(contents.count, 3)
     }
 
     func testCountsFollowRecordsAndRemovals() {

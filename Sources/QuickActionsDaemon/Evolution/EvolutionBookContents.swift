@@ -14,8 +14,10 @@ struct EvolutionRowVersion: Hashable, Sendable {
 }
 
 /// What the daemon knows of one address book: the book's `revision` key when last read, each
-/// row's version, and what each row contributed. Pure: `EvolutionBookReader` lists the rows,
-/// `plan` says which to read whole, `record` and `remove` keep the counts `Status` shows.
+/// row's version, and what each row contributed. Pure: `EvolutionBookReader` lists the rows'
+/// rowids, uids and `Rev`s, asks `isCurrent` of each (no string is made for a row that did not
+/// change), reads whole only the others, and `removedUIDs` names the known rows that are gone;
+/// `record` and `remove` keep the counts `Status` shows.
 struct EvolutionBookContents: Sendable {
     struct Row: Hashable, Sendable {
         var version: EvolutionRowVersion
@@ -28,6 +30,7 @@ struct EvolutionBookContents: Sendable {
     /// first read.
     var revision: String?
     private(set) var rows: [String: Row] = [:]
+    private var uidByRowID: [Int64: String] = [:]
     private(set) var contacts = 0
     private(set) var favorites = 0
     private(set) var invalidCards = 0
@@ -35,13 +38,19 @@ struct EvolutionBookContents: Sendable {
     init() {}
 
     var isEmpty: Bool { rows.isEmpty }
+    var count: Int { rows.count }
 
-    /// The rows to read whole (new, or another version than known), in uid order, and the
-    /// known rows no longer listed.
-    func plan(listed: [String: EvolutionRowVersion]) -> (read: [String], removed: [String]) {
-        let read = listed.filter { uid, version in rows[uid]?.version != version }.keys.sorted()
-        let removed = rows.keys.filter { listed[$0] == nil }.sorted()
-        return (read, removed)
+    /// Whether the row at `rowID` is the known one, unchanged: the same uid and `Rev` there.
+    /// A row EDS rewrote has a new rowid; a rowid SQLite gave again to another row (after the
+    /// book's last rows were deleted) holds another uid or `Rev`.
+    func isCurrent<Bytes: Collection<UInt8>>(rowID: Int64, uid: Bytes, rev: Bytes) -> Bool {
+        guard let known = uidByRowID[rowID], let row = rows[known] else { return false }
+        return known.utf8.elementsEqual(uid) && row.version.rev.utf8.elementsEqual(rev)
+    }
+
+    /// The known rows whose rowid is not among `current` (deleted, or rewritten elsewhere), in uid order.
+    func removedUIDs(current: Set<Int64>) -> [String] {
+        uidByRowID.filter { !current.contains($0.key) }.map(\.value).sorted()
     }
 
     mutating func record(uid: String, version: EvolutionRowVersion, result: Result<[Contact], ContactFileProblem>) {
@@ -55,6 +64,7 @@ struct EvolutionBookContents: Sendable {
             row.invalid = true
         }
         rows[uid] = row
+        uidByRowID[version.rowID] = uid
         contacts += row.contacts
         favorites += row.favorites
         invalidCards += row.invalid ? 1 : 0
@@ -62,6 +72,7 @@ struct EvolutionBookContents: Sendable {
 
     mutating func remove(uid: String) {
         guard let old = rows.removeValue(forKey: uid) else { return }
+        if uidByRowID[old.version.rowID] == uid { uidByRowID[old.version.rowID] = nil }
         contacts -= old.contacts
         favorites -= old.favorites
         invalidCards -= old.invalid ? 1 : 0

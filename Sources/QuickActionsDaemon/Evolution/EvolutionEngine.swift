@@ -124,7 +124,8 @@ final class EvolutionEngine {
 
     /// The changes since the last call and, if it changed, what `Status` shows; nil when nothing did.
     func takeUpdate(force: Bool) -> EvolutionUpdate? {
-        let info = self.info
+        let info = currentInfo()
+        logProblemChange(info?.problem)
         guard force || !changes.isEmpty || info != deliveredInfo else { return nil }
         defer { changes = [] }
         deliveredInfo = info
@@ -307,7 +308,8 @@ final class EvolutionEngine {
 
     // MARK: Status
 
-    var info: EvolutionSourcesInfo? {
+    /// What `Status.evolution` shows; nil with `Evolution=none`.
+    func currentInfo() -> EvolutionSourcesInfo? {
         guard isEnabled else { return nil }
         let shown = books.values.filter(\.shown).sorted { $0.uid < $1.uid }
         var problem: String?
@@ -315,10 +317,6 @@ final class EvolutionEngine {
             problem = "\"\(location.addressBookFolder)\" does not exist: Evolution Data Server (GNOME Contacts, Evolution) has not kept any address book for this user; waiting for one"
         } else if shown.isEmpty {
             problem = "no address book in \"\(location.addressBookFolder)\"; waiting for one"
-        }
-        if problem != loggedProblem {
-            if let problem { logger.notice("Evolution: \(problem).", metadata: ["QACTD_PATH": "\(location.addressBookFolder)"]) }
-            loggedProblem = problem
         }
         return EvolutionSourcesInfo(
             selection: settings.selection.description, folder: location.addressBookFolder, problem: problem,
@@ -328,6 +326,13 @@ final class EvolutionEngine {
                     favorites: book.contents.favorites, invalidCards: book.contents.invalidCards,
                     problem: book.fault?.description)
             })
+    }
+
+    /// Logs why no address book is read once, when that changes (not at each update).
+    private func logProblemChange(_ problem: String?) {
+        guard problem != loggedProblem else { return }
+        if let problem { logger.notice("Evolution: \(problem).", metadata: ["QACTD_PATH": "\(location.addressBookFolder)"]) }
+        loggedProblem = problem
     }
 
     // MARK: Files

@@ -93,6 +93,11 @@ final class SQLiteReadOnlyDatabase {
             guard result == SQLITE_OK else { throw database.error(call: sql, result) }
         }
 
+        func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
+            let result = sqlite3_bind_int64(statement, index, value)
+            guard result == SQLITE_OK else { throw database.error(call: sql, result) }
+        }
+
         func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
         func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
