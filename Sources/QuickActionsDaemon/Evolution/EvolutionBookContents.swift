@@ -30,7 +30,8 @@ struct EvolutionBookContents: Sendable {
     /// first read.
     var revision: String?
     private(set) var rows: [String: Row] = [:]
-    private var uidByRowID: [Int64: String] = [:]
+    /// Each row's uid and `Rev` by rowid: the one lookup a listed row costs.
+    private var byRowID: [Int64: (uid: String, rev: String)] = [:]
     private(set) var contacts = 0
     private(set) var favorites = 0
     private(set) var invalidCards = 0
@@ -44,13 +45,13 @@ struct EvolutionBookContents: Sendable {
     /// A row EDS rewrote has a new rowid; a rowid SQLite gave again to another row (after the
     /// book's last rows were deleted) holds another uid or `Rev`.
     func isCurrent<Bytes: Collection<UInt8>>(rowID: Int64, uid: Bytes, rev: Bytes) -> Bool {
-        guard let known = uidByRowID[rowID], let row = rows[known] else { return false }
-        return known.utf8.elementsEqual(uid) && row.version.rev.utf8.elementsEqual(rev)
+        guard let known = byRowID[rowID] else { return false }
+        return known.uid.utf8.elementsEqual(uid) && known.rev.utf8.elementsEqual(rev)
     }
 
     /// The known rows whose rowid is not among `current` (deleted, or rewritten elsewhere), in uid order.
     func removedUIDs(current: Set<Int64>) -> [String] {
-        uidByRowID.filter { !current.contains($0.key) }.map(\.value).sorted()
+        byRowID.filter { !current.contains($0.key) }.map(\.value.uid).sorted()
     }
 
     mutating func record(uid: String, version: EvolutionRowVersion, result: Result<[Contact], ContactFileProblem>) {
@@ -64,7 +65,7 @@ struct EvolutionBookContents: Sendable {
             row.invalid = true
         }
         rows[uid] = row
-        uidByRowID[version.rowID] = uid
+        byRowID[version.rowID] = (uid, version.rev)
         contacts += row.contacts
         favorites += row.favorites
         invalidCards += row.invalid ? 1 : 0
@@ -72,7 +73,7 @@ struct EvolutionBookContents: Sendable {
 
     mutating func remove(uid: String) {
         guard let old = rows.removeValue(forKey: uid) else { return }
-        if uidByRowID[old.version.rowID] == uid { uidByRowID[old.version.rowID] = nil }
+        if byRowID[old.version.rowID]?.uid == uid { byRowID[old.version.rowID] = nil }
         contacts -= old.contacts
         favorites -= old.favorites
         invalidCards -= old.invalid ? 1 : 0

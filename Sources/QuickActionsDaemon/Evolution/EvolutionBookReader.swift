@@ -133,7 +133,10 @@ enum EvolutionBookReader {
                 pass.read.append(.init(uid: uid, version: version, result: parsed(row, column: 2, uid: uid)))
             }
         }
-        if current.count < known.count {
+        // Rows EDS rewrote left their old rowid: when that explains every missing row, none was
+        // deleted and the known rows need no pass of their own.
+        let rewritten = pass.read.count { known.rows[$0.uid] != nil }
+        if current.count + rewritten < known.count {
             let reread = Set(pass.read.map(\.uid))
             pass.removed = known.removedUIDs(current: Set(current)).filter { !reread.contains($0) }
         }

@@ -168,8 +168,21 @@ final class EvolutionEngine {
             needsRefresh = true
             return
         }
-        if event.name == EvolutionLocation.databaseName || event.name == EvolutionLocation.journalName {
-            books[uid]?.dirty = true
+        if Self.endsAWrite(event) { books[uid]?.dirty = true }
+    }
+
+    /// An event after which the book may read differently: EDS closed the database it wrote
+    /// (`IN_CLOSE_WRITE`), a transaction committed (its journal deleted), or the database itself
+    /// appeared, was replaced or went. Not the journal's creation: that starts a transaction,
+    /// and reading then would only wait for its lock.
+    static func endsAWrite(_ event: InotifyEvent) -> Bool {
+        switch event.name {
+        case EvolutionLocation.databaseName?:
+            return !event.mask.isDisjoint(with: [.closeWrite, .create, .movedTo, .delete, .movedFrom])
+        case EvolutionLocation.journalName?:
+            return !event.mask.isDisjoint(with: [.delete, .movedFrom])
+        default:
+            return false
         }
     }
 
@@ -235,7 +248,8 @@ final class EvolutionEngine {
 
     private func readDirtyBooks() {
         for uid in books.keys.sorted() where books[uid]?.dirty == true {
-            guard var book = books[uid] else { continue }
+            // Taken out while it changes, so its contents are not copied (they are the book's only reference).
+            guard var book = books.removeValue(forKey: uid) else { continue }
             book.dirty = false
             read(&book)
             books[uid] = book
