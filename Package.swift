@@ -41,6 +41,12 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // libsqlite3, for reading Evolution Data Server's address books (read-only).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // sd-bus's object vtables (C initialiser macros) with trampolines into Swift; Swift
         // calls the rest of sd-bus, the non-variadic part, directly.
         .target(name: "CSdBus", linkerSettings: [.linkedLibrary("systemd")]),
@@ -48,7 +54,7 @@ let package = Package(
             name: "QuickActionsDaemon",
             dependencies: [
                 "QuickActions", "Contacts", "Varlink", "VarlinkNIOServer", "QuickActionsProtocol", "CSystemd",
-                "CSdBus", "SystemCalls", "CLinux",
+                "CSdBus", "CSQLite", "SystemCalls", "CLinux",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -460,7 +460,7 @@ public enum VCardParser {
         }
 
         /// Every property `contact(from:)` reads.
-        private static let keptNames: [StaticString] = ["UID", "FN", "N", "ORG", "EMAIL", "CATEGORIES"] + favoriteFlagNames
+        private static let keptNames: [StaticString] = ["UID", "FN", "N", "ORG", "EMAIL", "CATEGORIES", folksFavouriteName] + favoriteFlagNames
 
         private static let bareEncodings: Set<String> = ["QUOTED-PRINTABLE", "BASE64", "B", "8BIT", "7BIT"]
 
@@ -578,6 +578,8 @@ public enum VCardParser {
 
     private static let favoriteFlagNames: [StaticString] = ["X-FAVORITE", "X-STARRED", "X-DAVDROID-STARRED"]
     private static let favoriteFlagProperties = Set(favoriteFlagNames.map(\.description))
+    /// Honored only with `ContactParsingOptions.folksFavourite` (Evolution address books).
+    private static let folksFavouriteName: StaticString = "X-FOLKS-FAVOURITE"
     private static let trueWords: Set<String> = ["1", "true", "yes"]
 
     static func contact(
@@ -608,6 +610,10 @@ public enum VCardParser {
             case "CATEGORIES":
                 let categories = unescapedComponents(of: try property.decodedValue(), separatedBy: ",")
                 if categories.contains(where: { options.favoriteCategories.contains(trimmed($0[...]).lowercased()) }) {
+                    favorite = true
+                }
+            case "X-FOLKS-FAVOURITE" where options.folksFavourite:
+                if trueWords.contains(trimmed(try property.decodedValue()[...]).lowercased()) {
                     favorite = true
                 }
             case let name where favoriteFlagProperties.contains(name):

@@ -142,6 +142,11 @@ public struct Daemon: Service {
             let initial = watcher.attach()
             await core.applyWatcherUpdate(initial)
         }
+        // Evolution's address books, read once before READY=1 like the folder (nothing, and no
+        // descriptor, with `Evolution=none`).
+        let evolution = EvolutionWatcher(
+            settings: EvolutionSettings(configuration), location: EvolutionLocation(environment: options.environment), logger: logger)
+        await core.applyEvolutionUpdate(evolution.attach())
         // The first scan's batch (every file read and parsed) is freed now that `initial` is
         // gone: its pages go back before READY=1, whatever the timing of the core's later trims.
         _ = CLinux_releaseFreeHeapMemory()
@@ -151,10 +156,11 @@ public struct Daemon: Service {
 
         // Before the socket listens, so a `Reload` call always finds the watcher running.
         watcher.run { update in await core.applyWatcherUpdate(update) }
+        evolution.run { update in await core.applyEvolutionUpdate(update) }
         // With `Recompute=change` the set follows the index, including changes made while stopped.
         await core.scheduleRecomputeIfFollowingContacts()
 
-        let reloader = DaemonReloader(loader: loader, core: core, watcher: watcher, notifier: notifier, logger: logger)
+        let reloader = DaemonReloader(loader: loader, core: core, watcher: watcher, evolution: evolution, notifier: notifier, logger: logger)
         let server = try await listen(configuration, core: core, reloader: reloader)
 
         var parts: [ServiceGroupConfiguration.ServiceConfiguration] = []
@@ -177,6 +183,7 @@ public struct Daemon: Service {
             .init(service: StartedPart { await core.finishPendingWork() }, serviceName: "state"),
             .init(service: StartedPart { await server.stop() }, serviceName: "socket"),
             .init(service: StartedPart { await watcher.stop() }, serviceName: "watcher"),
+            .init(service: StartedPart { await evolution.stop() }, serviceName: "evolution"),
             .init(service: ReloadOnHangup(hangups: hangups) { _ = try? await reloader.reload() }, serviceName: "SIGHUP"),
             .init(service: ReadinessReporter(core: core, notifier: notifier, logger: logger), serviceName: "readiness"),
         ]

@@ -123,6 +123,27 @@ public enum QuickActionsInterface {
           problem: ?string
         )
 
+        # The Evolution Data Server address books read for contacts ([Contacts]
+        # Evolution=): selection is "all" or the UIDs configured, folder where they are
+        # looked for, problem why none is read (while that lasts).
+        type Evolution (
+          selection: string,
+          folder: string,
+          problem: ?string,
+          books: []AddressBook
+        )
+
+        # One address book: contacts and favorites it contributes, rows whose vCard
+        # does not parse, and what is wrong with it while that lasts.
+        type AddressBook (
+          uid: string,
+          database: string,
+          contacts: int,
+          favorites: int,
+          invalidCards: int,
+          problem: ?string
+        )
+
         # The daemon's configuration, counters and health.
         method Status() -> (
           version: string,
@@ -164,7 +185,9 @@ public enum QuickActionsInterface {
           # Absent when DesktopFile= is empty.
           desktopEntry: ?DesktopEntryExport,
           quicklist: ?Quicklist,
-          notifications: ?Notifications
+          notifications: ?Notifications,
+          # Absent when [Contacts] Evolution=none.
+          evolution: ?Evolution
         )
 
         # The quick actions: the displayed ones, or with all every item marked

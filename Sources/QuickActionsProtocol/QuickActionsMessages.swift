@@ -204,6 +204,45 @@ public struct DesktopEntryExportInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// The Evolution Data Server address books read for contacts (`[Contacts] Evolution=`).
+public struct EvolutionSourcesInfo: Codable, Sendable, Equatable {
+    /// `all`, or the address-book UIDs configured.
+    public var selection: String
+    /// The folder the address books are looked for in (`$XDG_DATA_HOME/evolution/addressbook`).
+    public var folder: String
+    /// Why no address book is read at all (the folder is missing, none was found), while that lasts.
+    public var problem: String?
+    public var books: [AddressBookInfo]
+
+    public init(selection: String, folder: String, problem: String?, books: [AddressBookInfo]) {
+        self.selection = selection
+        self.folder = folder
+        self.problem = problem
+        self.books = books
+    }
+}
+
+/// One address book: its source UID, its database, what it contributes, and what is wrong
+/// with it while that lasts (the other sources keep serving meanwhile).
+public struct AddressBookInfo: Codable, Sendable, Equatable {
+    public var uid: String
+    public var database: String
+    public var contacts: Int
+    public var favorites: Int
+    /// Rows whose vCard could not be parsed (listed in `invalidFiles` as `eds:UID/ROW`).
+    public var invalidCards: Int
+    public var problem: String?
+
+    public init(uid: String, database: String, contacts: Int, favorites: Int, invalidCards: Int, problem: String?) {
+        self.uid = uid
+        self.database = database
+        self.contacts = contacts
+        self.favorites = favorites
+        self.invalidCards = invalidCards
+        self.problem = problem
+    }
+}
+
 public struct StatusReply: Codable, Sendable, Equatable {
     public var version: String
     public var configFile: String?
@@ -244,6 +283,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var quicklist: QuicklistInfo?
     /// Desktop notifications of failures.
     public var notifications: NotificationsInfo?
+    /// nil when `[Contacts] Evolution=none` (and from daemons older than the field).
+    public var evolution: EvolutionSourcesInfo?
 
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
@@ -252,7 +293,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
         filesParsed: Int, usage: [String: Int], stateError: String?, persisted: Bool? = nil, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
-        quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil
+        quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil, evolution: EvolutionSourcesInfo? = nil
     ) {
         self.version = version
         self.configFile = configFile
@@ -284,6 +325,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.desktopEntry = desktopEntry
         self.quicklist = quicklist
         self.notifications = notifications
+        self.evolution = evolution
     }
 }
 

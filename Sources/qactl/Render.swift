@@ -47,6 +47,7 @@ enum Render {
             default: rows.append(("notifications", notifications.state))
             }
         }
+        if let evolution = status.evolution { rows += evolutionRows(evolution, style: style) }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
         let unlistedWaits = status.watch.waitingForWriterCount - status.watch.waitingForWriter.count
@@ -60,6 +61,20 @@ enum Render {
             lines += status.invalidFiles.map { "  " + style.red($0.path) + ": " + $0.reason }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// One row per Evolution address book (`evolution  system-address-book: 12 contacts, 3
+    /// favorites`), its problem in red; or why none is read.
+    static func evolutionRows(_ evolution: EvolutionSourcesInfo, style: Style) -> [(String, String)] {
+        var rows: [(String, String)] = []
+        if let problem = evolution.problem { rows.append(("evolution", style.yellow(problem))) }
+        for book in evolution.books {
+            var text = "\(book.uid): \(book.contacts) contact\(book.contacts == 1 ? "" : "s"), \(book.favorites) favorite\(book.favorites == 1 ? "" : "s")"
+            if book.invalidCards > 0 { text += ", \(book.invalidCards) invalid card\(book.invalidCards == 1 ? "" : "s")" }
+            if let problem = book.problem { text += " — " + style.red(problem) }
+            rows.append(("evolution", text))
+        }
+        return rows
     }
 
     /// `on: 2 items at :1.42 /io/qactd/QuickActions/menu`, or the state and why.

@@ -38,6 +38,18 @@ final class VCardParserTests: XCTestCase {
         parseError(Array(text.utf8))
     }
 
+    // MARK: Evolution Data Server's favorites
+
+    func testFolksFavouriteMarksAFavoriteOnlyWhenAsked() throws {
+        let card = "BEGIN:VCARD\nVERSION:3.0\nUID:p1\nFN:Hedy Lamarr\nX-FOLKS-FAVOURITE:true\nEND:VCARD\n"
+        XCTAssertFalse(try parseOne(card).favorite, "the contacts directory keeps the vdir tools' rules")
+        XCTAssertTrue(try parseOne(card, options: ContactParsingOptions(folksFavourite: true)).favorite)
+        let grouped = "BEGIN:VCARD\nVERSION:3.0\nFN:Hedy\nitem1.x-folks-favourite;TYPE=X:TRUE\nEND:VCARD\n"
+        XCTAssertTrue(try parseOne(grouped, options: ContactParsingOptions(folksFavourite: true)).favorite)
+        let unstarred = "BEGIN:VCARD\nVERSION:3.0\nFN:Hedy\nX-FOLKS-FAVOURITE:false\nEND:VCARD\n"
+        XCTAssertFalse(try parseOne(unstarred, options: ContactParsingOptions(folksFavourite: true)).favorite)
+    }
+
     // MARK: Encodings and line structure
 
     func testUTF8ByteOrderMarkIsStripped() throws {

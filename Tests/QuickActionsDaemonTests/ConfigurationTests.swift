@@ -173,9 +173,8 @@ final class ConfigurationTests: XCTestCase {
         assertError(
             "[Shortcuts]\n\nFavoriteIcon=type:nonsense\n",
             "/etc/qactd/qactd.conf:3: [Shortcuts] FavoriteIcon: \"type:nonsense\" names the unknown icon type \"nonsense\"; expected one of \(SystemIconType.allSpellings)")
-        assertError(
-            "[Contacts]\nDirectory=\n",
-            "/etc/qactd/qactd.conf:2: [Contacts] Directory: \"\" is not a path")
+        // An empty Directory= means no folder (contacts from Evolution= only).
+        XCTAssertEqual(try parse("[Contacts]\nDirectory=\n").configuration.contactsDirectory, "")
         assertError(
             "[App]\nLaunchCommand=app --name 'unfinished\n",
             "/etc/qactd/qactd.conf:2: [App] LaunchCommand: \"app --name 'unfinished\" has an unterminated quote.")

@@ -59,8 +59,9 @@ enum ConfigurationKeys {
     static let all: [ConfigurationKey] = [
         ConfigurationKey(
             "Contacts", "Directory", default: .text("~/.local/share/contacts"),
-            help: "A vdir tree: one contact per *.vcf or *.json file, optionally in collections.",
-            \.contactsDirectory, { value throws(ConfigurationError) in try value.path() }),
+            help: "A vdir tree: one contact per *.vcf or *.json file, optionally in collections. Empty: no"
+                + " folder (contacts from Evolution= only).",
+            \.contactsDirectory, { value throws(ConfigurationError) in value.text.isEmpty ? "" : try value.path() }),
         ConfigurationKey(
             "Contacts", "FavoriteCategories", default: .text("favorite,favorites,starred"),
             help: "A contact is a favorite when its CATEGORIES hold one of these (any case).",
@@ -69,6 +70,14 @@ enum ConfigurationKeys {
             "Contacts", "MaxFileBytes", default: .text("1048576"),
             help: "Larger contact files are skipped with a warning.",
             \.maxFileBytes, { value throws(ConfigurationError) in try value.positiveInteger() }),
+        ConfigurationKey(
+            "Contacts", "Evolution", default: .text("none"),
+            help: "Evolution Data Server address books (GNOME Contacts, Evolution, online accounts) read"
+                + " besides Directory=, read-only: none, all (every address book of this user, as they come"
+                + " and go) or address-book UIDs separated by commas (system-address-book is \"Personal\")."
+                + " X-FOLKS-FAVOURITE:true (a star in GNOME Contacts) and the category \"Starred in Android\""
+                + " also mark a favorite there.",
+            \.evolution, { value throws(ConfigurationError) in try value.evolutionSelection() }),
 
         ConfigurationKey(
             "Shortcuts", "StaticItems", default: .text("shortcuts.plist"),

@@ -44,6 +44,20 @@ struct ConfigurationValue: Sendable {
             .filter { !$0.isEmpty }
     }
 
+    /// `none`, `all`, or address-book UIDs separated by commas (each a folder name: no `/`).
+    func evolutionSelection() throws(ConfigurationError) -> EvolutionSelection {
+        switch text.lowercased() {
+        case "none", "": return .none
+        case "all": return .all
+        default:
+            let uids = list()
+            if let bad = uids.first(where: { $0.contains("/") || $0 == "." || $0 == ".." || $0.lowercased() == "none" || $0.lowercased() == "all" }) {
+                throw invalid("is not none, all or a list of address-book UIDs (\"\(bad)\" cannot be one)")
+            }
+            return .books(uids)
+        }
+    }
+
     func positiveInteger() throws(ConfigurationError) -> Int {
         guard let value = Int(text), value > 0 else { throw invalid("is not a positive integer") }
         return value

@@ -39,9 +39,12 @@ struct DaemonConfiguration: Equatable, Sendable {
     var source: ConfigurationSource
 
     // [Contacts]
+    /// Empty: no contacts folder.
     var contactsDirectory: String
     var favoriteCategories: [String]
     var maxFileBytes: Int
+    /// The Evolution Data Server address books read besides the directory.
+    var evolution: EvolutionSelection
 
     // [Shortcuts]
     var staticItemsPath: String
@@ -84,7 +87,7 @@ extension DaemonConfiguration {
     /// the user's value or the key's default before anyone reads it.
     init(placeholdersFor source: ConfigurationSource) {
         self.init(
-            source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, staticItemsPath: "",
+            source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, evolution: .none, staticItemsPath: "",
             displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), appVersion: nil, bundleIdentifier: "",
             recompute: .resignActive,
             recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, launcherDesktopFile: "",

@@ -90,6 +90,7 @@ struct StatusSnapshot: Sendable {
     var watchers: Int
     var launchers: LauncherExportStatus
     var notifications: NotificationsInfo
+    var evolution: EvolutionSourcesInfo?
     /// `PublishedReplies.statusEpoch` when this was taken.
     var epoch: UInt64
 }

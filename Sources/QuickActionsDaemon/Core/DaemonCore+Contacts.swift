@@ -32,6 +32,21 @@ extension DaemonCore {
         if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
     }
 
+    /// Applies what the `EvolutionWatcher` read from the address books: their rows join the
+    /// same index as the directory's files (paths `eds:<book>/<row>`), with the same debounce.
+    func applyEvolutionUpdate(_ update: EvolutionUpdate) {
+        evolution = update.info
+        let favoritesBefore = index.favoritesVersion
+        if update.changes.count >= Self.largeBatch {
+            applyLargeBatch(update.changes)
+        } else {
+            for change in update.changes { apply(change, to: &index) }
+        }
+        publishStatus()
+        if update.changes.count >= Self.largeBatch { HeapTrimming.releaseFreeMemorySoon() }
+        if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
+    }
+
     func apply(_ change: ContactIndexChange, to index: inout ContactIndex) {
         switch change {
         case .file(let path, let result): index.apply(path: path, result: result)

@@ -43,6 +43,8 @@ actor DaemonCore {
     var watchHealth = WatchHealthInfo(state: "starting", message: "the contacts folder has not been scanned yet") {
         didSet { replies.statusChanged() }
     }
+    /// The Evolution address books, as the Evolution watcher last reported them (nil: `Evolution=none`).
+    var evolution: EvolutionSourcesInfo? { didSet { replies.statusChanged() } }
     var lastStatusLine = ""
     /// Counts settings swaps, so a listing composed under older settings is known stale.
     var settingsEpoch: UInt64 = 0
@@ -152,7 +154,7 @@ actor DaemonCore {
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
             notifications: settings.configuration.notifications == .off
                 ? NotificationsInfo(state: NotificationsInfo.State.off.rawValue, shown: feedback.info.shown) : feedback.info,
-            epoch: epoch)
+            evolution: evolution, epoch: epoch)
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).

@@ -25,7 +25,7 @@ extension WatcherEngine {
     }
 
     func scheduleTick() {
-        guard machine.needsPeriodicWork else {
+        guard !isOff, machine.needsPeriodicWork else {
             nextTick = nil
             tickInterval = nil
             return

@@ -58,7 +58,11 @@ final class WatcherEngine {
         self.probeWriter = probeWriter
     }
 
+    /// `Directory=` is empty: no folder, no watch, no timer (contacts come from Evolution only, or none).
+    var isOff: Bool { machine.root.isEmpty }
+
     var healthInfo: WatchHealthInfo {
+        if isOff { return WatchHealthInfo(state: "off", message: "no contacts folder: Directory= is empty") }
         var info = machine.health.info(root: machine.root, retryInterval: timing.degradedRescanInterval)
         let waits = machine.writerWaits.sorted { ($0.value.since, $0.key) < ($1.value.since, $1.key) }
         info.waitingForWriterCount = waits.count
@@ -70,6 +74,7 @@ final class WatcherEngine {
     }
 
     func start() {
+        guard !isOff else { return }
         openInotify()
         perform(machine.start())
     }
@@ -91,16 +96,22 @@ final class WatcherEngine {
 
     func reload(_ newScanner: ContactsDirectoryScanner) {
         if WatcherStateMachine(root: newScanner.root).root != machine.root {
-            logger.notice("The contacts folder changed to '\(newScanner.root)'.", metadata: ["QACTD_PATH": "\(newScanner.root)"])
-            perform(machine.detach())
+            if !isOff { perform(machine.detach()) }
             creationsForNextBatch = []
             machine = WatcherStateMachine(root: newScanner.root)
             scanner = newScanner
+            if isOff {
+                logger.notice("No contacts folder any more (Directory= is empty).")
+                scheduleTick()
+                return
+            }
+            logger.notice("The contacts folder changed to '\(newScanner.root)'.", metadata: ["QACTD_PATH": "\(newScanner.root)"])
+            openInotify()
             work.rescans += 1
             perform(machine.start())
         } else {
             scanner = newScanner
-            perform(machine.reloadRequested())
+            if !isOff { perform(machine.reloadRequested()) }
         }
     }
 
@@ -172,6 +183,7 @@ final class WatcherEngine {
     }
 
     private func logHealthChange() {
+        guard !isOff else { return }
         let health = machine.health
         guard health != loggedHealth else { return }
         defer { loggedHealth = health }

@@ -1,0 +1,128 @@
+import Contacts
+
+/// A row's version: EDS writes a changed contact with `INSERT OR REPLACE`, which gives the row
+/// a new rowid. `Rev` alone is not enough: it has a resolution of one second, so two edits in
+/// the same second (star, then unstar) leave it unchanged.
+struct EvolutionRowVersion: Hashable, Sendable {
+    var rowID: Int64
+    var rev: String
+
+    init(rowID: Int64, rev: String) {
+        self.rowID = rowID
+        self.rev = rev
+    }
+}
+
+/// What the daemon knows of one address book: the book's `revision` key when last read, each
+/// row's version, and what each row contributed. Pure: `EvolutionBookReader` lists the rows'
+/// rowids, uids and `Rev`s, asks `isCurrent` of each (no string is made for a row that did not
+/// change), reads whole only the others, and `removedUIDs` names the known rows that are gone;
+/// `record` and `remove` keep the counts `Status` shows.
+struct EvolutionBookContents: Sendable {
+    struct Row: Hashable, Sendable {
+        var version: EvolutionRowVersion
+        var contacts: Int
+        var favorites: Int
+        var invalid: Bool
+    }
+
+    /// The `keys` table's `revision` value, which EDS changes on every write; nil before the
+    /// first read.
+    var revision: String?
+    private(set) var rows: [String: Row] = [:]
+    /// Each row's uid and `Rev` by rowid: the one lookup a listed row costs.
+    private var byRowID: [Int64: (uid: String, rev: String)] = [:]
+    private(set) var contacts = 0
+    private(set) var favorites = 0
+    private(set) var invalidCards = 0
+
+    init() {}
+
+    var isEmpty: Bool { rows.isEmpty }
+    var count: Int { rows.count }
+
+    /// Whether the row at `rowID` is the known one, unchanged: the same uid and `Rev` there.
+    /// A row EDS rewrote has a new rowid; a rowid SQLite gave again to another row (after the
+    /// book's last rows were deleted) holds another uid or `Rev`.
+    func isCurrent<Bytes: Collection<UInt8>>(rowID: Int64, uid: Bytes, rev: Bytes) -> Bool {
+        guard let known = byRowID[rowID] else { return false }
+        return known.uid.utf8.elementsEqual(uid) && known.rev.utf8.elementsEqual(rev)
+    }
+
+    /// The known rows whose rowid is not among `current` (deleted, or rewritten elsewhere), in uid order.
+    func removedUIDs(current: Set<Int64>) -> [String] {
+        byRowID.filter { !current.contains($0.key) }.map(\.value.uid).sorted()
+    }
+
+    mutating func record(uid: String, version: EvolutionRowVersion, result: Result<[Contact], ContactFileProblem>) {
+        remove(uid: uid)
+        var row = Row(version: version, contacts: 0, favorites: 0, invalid: false)
+        switch result {
+        case .success(let cards):
+            row.contacts = cards.count
+            row.favorites = cards.count { $0.favorite }
+        case .failure:
+            row.invalid = true
+        }
+        rows[uid] = row
+        byRowID[version.rowID] = (uid, version.rev)
+        contacts += row.contacts
+        favorites += row.favorites
+        invalidCards += row.invalid ? 1 : 0
+    }
+
+    mutating func remove(uid: String) {
+        guard let old = rows.removeValue(forKey: uid) else { return }
+        if byRowID[old.version.rowID]?.uid == uid { byRowID[old.version.rowID] = nil }
+        contacts -= old.contacts
+        favorites -= old.favorites
+        invalidCards -= old.invalid ? 1 : 0
+    }
+}
+
+/// How an address book's rows become contacts of the one index.
+enum EvolutionCards {
+    /// The index path of a row: `eds:<book UID>/<row uid>`, so contacts of every source merge
+    /// into one set and a book's rows can be dropped together (`treePrefix`). The row's uid is
+    /// escaped (`/` and `%`), so the last `/` always ends the book's part.
+    static func path(book: String, uid: String) -> String {
+        treePrefix(book: book) + "/" + escaped(uid)
+    }
+
+    static func treePrefix(book: String) -> String { "eds:" + escaped(book) }
+
+    private static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "%") }) else { return text }
+        var result = ""
+        for character in text {
+            switch character {
+            case "%": result += "%25"
+            case "/": result += "%2F"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// The category Google address books star a contact with.
+    static let googleStarredCategory = "starred in android"
+
+    /// The configured rules plus how GNOME Contacts (folks: `X-FOLKS-FAVOURITE:true`) and
+    /// Google ("Starred in Android") mark a favorite.
+    static func parsingOptions(favoriteCategories: [String]) -> ContactParsingOptions {
+        ContactParsingOptions(favoriteCategories: Set(favoriteCategories).union([googleStarredCategory]), folksFavourite: true)
+    }
+
+    /// A row's vCard as contacts; the row's uid names a card without `UID`.
+    static func contacts(
+        fromVCard bytes: UnsafeBufferPointer<UInt8>?, uid: String, maxBytes: Int, options: ContactParsingOptions
+    ) -> Result<[Contact], ContactFileProblem> {
+        guard let bytes else { return .failure(.unreadable(reason: "the row holds no vCard")) }
+        guard bytes.count <= maxBytes else { return .failure(.tooLarge(size: bytes.count, limit: maxBytes)) }
+        do {
+            return .success(try VCardParser.parse(contentsOf: bytes, fileStem: uid, options: options))
+        } catch {
+            return .failure(ContactFileProblem(error))
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Contacts
+
+/// Why an address book gives no (new) contacts, while it lasts. Descriptions are sentences
+/// without the database's path, which `Status` and the log pair them with.
+enum EvolutionBookFault: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A configured UID with no folder of that name.
+    case noSuchBook
+    /// The book's folder holds no `contacts.db` (yet).
+    case noDatabase
+    /// Another program held a lock longer than the busy timeout.
+    case locked(timeoutMilliseconds: Int32)
+    /// The tables or columns this reader needs are not there (another EDS version).
+    case unknownSchema(detail: String)
+    /// Not an SQLite database, or a damaged one.
+    case corrupt(detail: String)
+    /// Any other failure to open or read it.
+    case unreadable(detail: String)
+
+    var description: String {
+        switch self {
+        case .noSuchBook:
+            return "There is no such address book."
+        case .noDatabase:
+            return "The address book has no \(EvolutionLocation.databaseName)."
+        case .locked(let timeout):
+            return "The database stayed locked by another program for more than \(timeout) ms; retrying."
+        case .unknownSchema(let detail):
+            return "The database's schema is not one this qactd knows (\(detail)); is Evolution Data Server newer than qactd?"
+        case .corrupt(let detail):
+            return "The database is damaged or not an SQLite database (\(detail))."
+        case .unreadable(let detail):
+            return "The database cannot be read (\(detail)); retrying."
+        }
+    }
+
+    /// A lock or a read error may end with no change the watches see: retried on a timer.
+    /// The others end with a write in the book's folder, which inotify reports.
+    var retriesOnTimer: Bool {
+        switch self {
+        case .locked, .unreadable: return true
+        case .noSuchBook, .noDatabase, .unknownSchema, .corrupt: return false
+        }
+    }
+}
+
+/// What one read of an address book found changed since `EvolutionBookContents` was current.
+struct EvolutionBookPass: Sendable {
+    struct ReadRow: Sendable {
+        var uid: String
+        var version: EvolutionRowVersion
+        var result: Result<[Contact], ContactFileProblem>
+    }
+
+    var revision: String
+    /// Rows new or of another version, read whole and parsed.
+    var read: [ReadRow] = []
+    /// Known rows no longer in the book.
+    var removed: [String] = []
+}
+
+/// Reads one EDS address book (`contacts.db`, schema of `e-book-sqlite.c`) read-only, in one
+/// short read transaction: the `revision` key first (unchanged: nothing else is read), then
+/// each row's uid, rowid and `Rev`, and the vCard of only the rows that changed. The first
+/// read of a book takes every row's vCard in the same single pass.
+enum EvolutionBookReader {
+    static let busyTimeoutMilliseconds: Int32 = 1000
+
+    static func read(
+        database path: String, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions,
+        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+    ) throws(EvolutionBookFault) -> EvolutionBookPass? {
+        do {
+            let database = try SQLiteReadOnlyDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            try database.execute("BEGIN")
+            do {
+                let pass = try read(database, known: known, maxCardBytes: maxCardBytes, options: options)
+                try database.execute("COMMIT")
+                return pass
+            } catch {
+                try? database.execute("ROLLBACK")
+                throw error
+            }
+        } catch let error as EvolutionBookFault {
+            throw error
+        } catch let error as SQLiteError {
+            throw fault(error, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        } catch {
+            throw .unreadable(detail: "\(error)")
+        }
+    }
+
+    private static func read(
+        _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions
+    ) throws -> EvolutionBookPass? {
+        let revision = try self.revision(database)
+        if let revision, revision == known.revision { return nil }
+        var pass = EvolutionBookPass(revision: revision ?? "")
+        func parsed(_ statement: SQLiteReadOnlyDatabase.Statement, column: Int32, uid: String) -> Result<[Contact], ContactFileProblem> {
+            statement.withBytes(column) {
+                EvolutionCards.contacts(fromVCard: $0, uid: uid, maxBytes: maxCardBytes, options: options)
+            } ?? EvolutionCards.contacts(fromVCard: nil, uid: uid, maxBytes: maxCardBytes, options: options)
+        }
+        if known.isEmpty {
+            let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id")
+            while try rows.step() {
+                let uid = rows.text(1) ?? ""
+                let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
+                pass.read.append(.init(uid: uid, version: version, result: parsed(rows, column: 3, uid: uid)))
+            }
+            return pass
+        }
+        // Every row's rowid, uid and Rev, compared where they lie: a book of 100k contacts where
+        // one changed costs one pass over integers and bytes, and one card parsed.
+        var unknown: [Int64] = []
+        var current: [Int64] = []
+        current.reserveCapacity(known.count)
+        let versions = try schemaChecked(database, "SELECT rowid, uid, Rev FROM folder_id ORDER BY rowid")
+        while try versions.step() {
+            let rowID = versions.int64(0)
+            let same = versions.withBytes(1) { uid in
+                versions.withBytes(2) { rev in known.isCurrent(rowID: rowID, uid: uid, rev: rev) } ?? false
+            } ?? false
+            if same { current.append(rowID) } else { unknown.append(rowID) }
+        }
+        if !unknown.isEmpty {
+            let row = try schemaChecked(database, "SELECT uid, Rev, vcard FROM folder_id WHERE rowid = ?1")
+            for rowID in unknown {
+                row.reset()
+                try row.bind(rowID, at: 1)
+                guard try row.step() else { continue }
+                let uid = row.text(0) ?? ""
+                let version = EvolutionRowVersion(rowID: rowID, rev: row.text(1) ?? "")
+                pass.read.append(.init(uid: uid, version: version, result: parsed(row, column: 2, uid: uid)))
+            }
+        }
+        // Rows EDS rewrote left their old rowid: when that explains every missing row, none was
+        // deleted and the known rows need no pass of their own.
+        let rewritten = pass.read.count { known.rows[$0.uid] != nil }
+        if current.count + rewritten < known.count {
+            let reread = Set(pass.read.map(\.uid))
+            pass.removed = known.removedUIDs(current: Set(current)).filter { !reread.contains($0) }
+        }
+        return pass
+    }
+
+    /// The `revision` key (`2026-11-25T00:25:18Z(0)`); nil when the book has none yet.
+    private static func revision(_ database: SQLiteReadOnlyDatabase) throws -> String? {
+        let statement = try schemaChecked(database, "SELECT value FROM keys WHERE key = 'revision' AND folder_id = 'folder_id'")
+        return try statement.step() ? statement.text(0) : nil
+    }
+
+    /// Prepares `sql`; a table or column this reader needs that is not there is an unknown schema.
+    private static func schemaChecked(_ database: SQLiteReadOnlyDatabase, _ sql: String) throws -> SQLiteReadOnlyDatabase.Statement {
+        do {
+            return try database.prepare(sql)
+        } catch {
+            if error.primaryCode == 1 /* SQLITE_ERROR */,
+               error.message.hasPrefix("no such table") || error.message.hasPrefix("no such column") {
+                throw EvolutionBookFault.unknownSchema(detail: error.message)
+            }
+            throw error
+        }
+    }
+
+    static func fault(_ error: SQLiteError, busyTimeoutMilliseconds: Int32) -> EvolutionBookFault {
+        if error.isBusy { return .locked(timeoutMilliseconds: busyTimeoutMilliseconds) }
+        if error.isCorrupt { return .corrupt(detail: error.message) }
+        if error.isCannotOpen { return .noDatabase }
+        return .unreadable(detail: error.description)
+    }
+}

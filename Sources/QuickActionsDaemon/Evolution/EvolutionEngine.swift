@@ -1,0 +1,377 @@
+import Contacts
+import Logging
+import QuickActionsProtocol
+import SystemCalls
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the Evolution watcher hands the core: index changes and every book's state.
+struct EvolutionUpdate: Sendable {
+    var changes: [ContactIndexChange]
+    var info: EvolutionSourcesInfo?
+}
+
+/// The Evolution watcher's mutable part, touched only under `EvolutionWatcher`'s lock: by
+/// `attach` before the thread starts, then by the thread alone. Watches the data home's
+/// `evolution/addressbook` chain (books appearing and disappearing) and each book's folder
+/// (the database and its journal), and reads a book when its folder says it was written.
+final class EvolutionEngine {
+    struct Book {
+        let uid: String
+        var watch: Int32?
+        var contents = EvolutionBookContents()
+        var fault: EvolutionBookFault?
+        /// The fault last logged, so a fault is logged once, not per retry.
+        var loggedFault: EvolutionBookFault?
+        var dirty = true
+        /// With `Evolution=all`, a folder without a database yet is watched but not shown.
+        var shown = true
+    }
+
+    private(set) var settings: EvolutionSettings
+    private var options: ContactParsingOptions
+    let location: EvolutionLocation
+    let logger: Logger
+    private(set) var inotify: Int32 = -1
+    private var chainWatches: [Int32: String] = [:]
+    private var books: [String: Book] = [:]
+    private var bookByWatch: [Int32: String] = [:]
+    private var needsRefresh = true
+    private var changes: [ContactIndexChange] = []
+    private var deliveredInfo: EvolutionSourcesInfo?
+    private var loggedProblem: String?
+    private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    /// While a book's fault may end with nothing the watches see (a lock): the next retry.
+    private(set) var retryAt: ContinuousClock.Instant?
+    private var retryDelay: Duration = .zero
+    static let firstRetry: Duration = .seconds(1)
+    static let longestRetry: Duration = .seconds(30)
+
+    init(settings: EvolutionSettings, location: EvolutionLocation, logger: Logger) {
+        self.settings = settings
+        self.options = EvolutionCards.parsingOptions(favoriteCategories: settings.favoriteCategories)
+        self.location = location
+        self.logger = logger
+    }
+
+    var isEnabled: Bool { settings.selection != .none }
+
+    // MARK: Start, reload, stop
+
+    func start() {
+        guard isEnabled else { return }
+        openInotify()
+        refresh()
+        readDirtyBooks()
+    }
+
+    /// New settings: every book is read again from scratch (the favorite rules may differ);
+    /// books no longer chosen are dropped with their contacts.
+    func reload(_ settings: EvolutionSettings) {
+        self.settings = settings
+        options = EvolutionCards.parsingOptions(favoriteCategories: settings.favoriteCategories)
+        for uid in books.keys.sorted() { drop(uid) }
+        guard isEnabled else {
+            closeInotify()
+            retryAt = nil
+            return
+        }
+        openInotify()
+        needsRefresh = true
+        refresh()
+        readDirtyBooks()
+    }
+
+    func closeInotify() {
+        if inotify >= 0 { close(inotify) }
+        inotify = -1
+        chainWatches = [:]
+        bookByWatch = [:]
+        for uid in books.keys { books[uid]?.watch = nil }
+    }
+
+    private func openInotify() {
+        guard inotify < 0 else { return }
+        do {
+            inotify = try retryingSystemCall("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+        } catch {
+            logger.error("Cannot watch the Evolution address books: \(error) They are read at start and on reload only.")
+        }
+    }
+
+    // MARK: The thread's work
+
+    /// `poll`'s timeout: until the next retry of a locked book, else none.
+    func pollTimeoutMilliseconds() -> Int32 {
+        WakeUpSocket.milliseconds(until: retryAt)
+    }
+
+    /// Reads the queued events, then every book they (or a due retry) marked.
+    func handleEvents(ready: Bool) {
+        if ready { readQueuedEvents() }
+        if let retryAt, retryAt <= .now {
+            self.retryAt = nil
+            for (uid, book) in books where book.fault?.retriesOnTimer == true {
+                logger.debug("Retrying Evolution address book '\(uid)' after \(retryDelay).")
+                books[uid]?.dirty = true
+            }
+        }
+        if needsRefresh { refresh() }
+        readDirtyBooks()
+    }
+
+    /// The changes since the last call and, if it changed, what `Status` shows; nil when nothing did.
+    func takeUpdate(force: Bool) -> EvolutionUpdate? {
+        let info = currentInfo()
+        logProblemChange(info?.problem)
+        guard force || !changes.isEmpty || info != deliveredInfo else { return nil }
+        defer { changes = [] }
+        deliveredInfo = info
+        return EvolutionUpdate(changes: changes, info: info)
+    }
+
+    private func readQueuedEvents() {
+        guard inotify >= 0 else { return }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
+            if count < 0 {
+                let error = errno
+                if error == EINTR { continue }
+                if error != EAGAIN { logger.error("Reading inotify events for the address books failed: \(errnoText(error)), ignoring.") }
+                return
+            }
+            if count == 0 { return }
+            let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            for event in decoded.events { handle(event) }
+        }
+    }
+
+    private func handle(_ event: InotifyEvent) {
+        if event.mask.contains(.queueOverflow) {
+            needsRefresh = true
+            for uid in books.keys { books[uid]?.dirty = true }
+            return
+        }
+        if chainWatches[event.watchDescriptor] != nil {
+            if event.mask.contains(.ignored) { chainWatches[event.watchDescriptor] = nil }
+            needsRefresh = true
+            return
+        }
+        guard let uid = bookByWatch[event.watchDescriptor] else { return }
+        if event.mask.contains(.ignored) || event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
+            // The folder went away (its watch with it): look again at what is there.
+            if event.mask.contains(.ignored) { bookByWatch[event.watchDescriptor] = nil }
+            books[uid]?.watch = nil
+            books[uid]?.dirty = true
+            needsRefresh = true
+            return
+        }
+        if Self.endsAWrite(event) { books[uid]?.dirty = true }
+    }
+
+    /// An event after which the book may read differently: EDS closed the database it wrote
+    /// (`IN_CLOSE_WRITE`), a transaction committed (its journal deleted), or the database itself
+    /// appeared, was replaced or went. Not the journal's creation: that starts a transaction,
+    /// and reading then would only wait for its lock.
+    static func endsAWrite(_ event: InotifyEvent) -> Bool {
+        switch event.name {
+        case EvolutionLocation.databaseName?:
+            return !event.mask.isDisjoint(with: [.closeWrite, .create, .movedTo, .delete, .movedFrom])
+        case EvolutionLocation.journalName?:
+            return !event.mask.isDisjoint(with: [.delete, .movedFrom])
+        default:
+            return false
+        }
+    }
+
+    // MARK: Books
+
+    /// Watches the chain down to the address-book folder, finds the books chosen, watches each
+    /// one's folder, and drops books that went away.
+    private func refresh() {
+        needsRefresh = false
+        let chainMask: InotifyEventMask = [.create, .movedTo, .movedFrom, .delete, .deleteSelf, .moveSelf, .onlyDirectory]
+        if inotify >= 0 {
+            for folder in location.chain where isDirectory(folder) && !chainWatches.values.contains(folder) {
+                let watch = inotify_add_watch(inotify, folder, chainMask.rawValue)
+                if watch >= 0 { chainWatches[watch] = folder }
+            }
+        }
+        var wanted: [String: Bool] = [:]  // uid → shown
+        switch settings.selection {
+        case .none:
+            break
+        case .all:
+            for name in subfolders(of: location.addressBookFolder) where EvolutionLocation.isBookFolderName(name) {
+                let uid = EvolutionLocation.sourceUID(forFolder: name)
+                guard isRegistered(uid) else { continue }
+                wanted[uid] = access(location.database(forSource: uid), F_OK) == 0
+            }
+        case .books(let uids):
+            for uid in uids { wanted[uid] = true }
+        }
+        for uid in books.keys.sorted() where wanted[uid] == nil {
+            drop(uid)
+        }
+        let bookMask: InotifyEventMask = [
+            .closeWrite, .movedTo, .movedFrom, .create, .delete, .deleteSelf, .moveSelf, .onlyDirectory, .excludeUnlinked,
+        ]
+        for (uid, shown) in wanted.sorted(by: { $0.key < $1.key }) {
+            var book = books[uid] ?? Book(uid: uid)
+            if book.shown != shown { book.dirty = true }
+            book.shown = shown
+            if book.watch == nil, inotify >= 0 {
+                let watch = inotify_add_watch(inotify, location.bookFolder(forSource: uid), bookMask.rawValue)
+                if watch >= 0 {
+                    book.watch = watch
+                    bookByWatch[watch] = uid
+                    book.dirty = true
+                }
+            }
+            books[uid] = book
+        }
+    }
+
+    private func drop(_ uid: String) {
+        guard let book = books.removeValue(forKey: uid) else { return }
+        if let watch = book.watch {
+            bookByWatch[watch] = nil
+            if inotify >= 0 { inotify_rm_watch(inotify, watch) }
+        }
+        if !book.contents.isEmpty { changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: uid))) }
+        if book.loggedFault != nil || book.contents.contacts > 0 {
+            logger.notice("Evolution address book '\(uid)' is gone; its contacts are dropped.", metadata: ["QACTD_PATH": "\(location.database(forSource: uid))"])
+        }
+    }
+
+    private func readDirtyBooks() {
+        for uid in books.keys.sorted() where books[uid]?.dirty == true {
+            // Taken out while it changes, so its contents are not copied (they are the book's only reference).
+            guard var book = books.removeValue(forKey: uid) else { continue }
+            book.dirty = false
+            read(&book)
+            books[uid] = book
+        }
+        let retrying = books.values.contains { $0.fault?.retriesOnTimer == true }
+        if !retrying {
+            retryAt = nil
+            retryDelay = .zero
+        } else if retryAt == nil {
+            retryDelay = retryDelay == .zero ? Self.firstRetry : min(retryDelay * 2, Self.longestRetry)
+            retryAt = .now + retryDelay
+        }
+    }
+
+    private func read(_ book: inout Book) {
+        let database = location.database(forSource: book.uid)
+        do throws(EvolutionBookFault) {
+            if !isDirectory(location.bookFolder(forSource: book.uid)) || !isRegistered(book.uid) {
+                throw EvolutionBookFault.noSuchBook
+            }
+            if access(database, F_OK) != 0 { throw EvolutionBookFault.noDatabase }
+            book.shown = true
+            guard let pass = try EvolutionBookReader.read(
+                database: database, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
+            else {
+                recovered(&book, database: database)
+                return
+            }
+            for uid in pass.removed {
+                book.contents.remove(uid: uid)
+                changes.append(.removed(path: EvolutionCards.path(book: book.uid, uid: uid)))
+            }
+            for row in pass.read {
+                book.contents.record(uid: row.uid, version: row.version, result: row.result)
+                changes.append(.file(path: EvolutionCards.path(book: book.uid, uid: row.uid), result: row.result))
+            }
+            book.contents.revision = pass.revision
+            recovered(&book, database: database)
+        } catch {
+            book.fault = error
+            switch error {
+            case .noSuchBook, .noDatabase:
+                // Nothing left to serve from it.
+                if !book.contents.isEmpty {
+                    changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: book.uid)))
+                    book.contents = EvolutionBookContents()
+                }
+            case .locked, .unknownSchema, .corrupt, .unreadable:
+                // The contacts last read keep being served while the book cannot be read.
+                break
+            }
+            if error == .noDatabase, settings.selection == .all { book.shown = false }
+            let quiet = !book.shown && error == .noDatabase
+            if book.loggedFault != error, !quiet {
+                logger.warning("Evolution address book '\(book.uid)' at '\(database)': \(error)",
+                               metadata: ["QACTD_PATH": "\(database)"])
+                book.loggedFault = error
+            }
+        }
+    }
+
+    private func recovered(_ book: inout Book, database: String) {
+        book.fault = nil
+        if book.loggedFault != nil {
+            logger.notice("Evolution address book '\(book.uid)' at '\(database)' is readable again: \(book.contents.contacts) contacts.",
+                          metadata: ["QACTD_PATH": "\(database)"])
+            book.loggedFault = nil
+        }
+    }
+
+    // MARK: Status
+
+    /// What `Status.evolution` shows; nil with `Evolution=none`.
+    func currentInfo() -> EvolutionSourcesInfo? {
+        guard isEnabled else { return nil }
+        let shown = books.values.filter(\.shown).sorted { $0.uid < $1.uid }
+        var problem: String?
+        if !isDirectory(location.addressBookFolder) {
+            problem = "\"\(location.addressBookFolder)\" does not exist: Evolution Data Server (GNOME Contacts, Evolution) has not kept any address book for this user; waiting for one"
+        } else if shown.isEmpty {
+            problem = "no address book in \"\(location.addressBookFolder)\"; waiting for one"
+        }
+        return EvolutionSourcesInfo(
+            selection: settings.selection.description, folder: location.addressBookFolder, problem: problem,
+            books: shown.map { book in
+                AddressBookInfo(
+                    uid: book.uid, database: location.database(forSource: book.uid), contacts: book.contents.contacts,
+                    favorites: book.contents.favorites, invalidCards: book.contents.invalidCards,
+                    problem: book.fault?.description)
+            })
+    }
+
+    /// Logs why no address book is read once, when that changes (not at each update).
+    private func logProblemChange(_ problem: String?) {
+        guard problem != loggedProblem else { return }
+        if let problem { logger.notice("Evolution: \(problem).", metadata: ["QACTD_PATH": "\(location.addressBookFolder)"]) }
+        loggedProblem = problem
+    }
+
+    // MARK: Files
+
+    /// The built-in book, or one the registry has a source file for.
+    private func isRegistered(_ uid: String) -> Bool {
+        uid == EvolutionLocation.systemSourceUID || access(location.sourceFile(forSource: uid), F_OK) == 0
+    }
+
+    private func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    private func subfolders(of folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            if isDirectory(folder + "/" + name) { names.append(name) }
+        }
+        return names.sorted()
+    }
+}

@@ -1,0 +1,412 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Evolution Data Server on a private session bus, with private XDG folders, driven through its
+/// own client library (`Tests/integration/eds-book.py`: EBook.BookClient from Debian's python3-gi).
+/// The bus's environment is what the address-book factory it activates inherits.
+final class PrivateEvolutionDataServer {
+    static let driverScript = DaemonFixture.repository.appendingPathComponent("Tests/integration/eds-book.py").path
+    let root: URL
+    var dataHome: URL { root.appendingPathComponent("data") }
+    var addressBooks: URL { dataHome.appendingPathComponent("evolution/addressbook") }
+    var busSocket: String { root.appendingPathComponent("bus").path }
+    var environment: [String: String]
+    private var bus: Process?
+    private var driver: BackgroundProcess?
+    private var answers = 0
+
+    init(in folder: URL) throws {
+        root = folder.appendingPathComponent("eds")
+        for name in ["data", "config", "cache", "runtime"] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(name), withIntermediateDirectories: true)
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: root.appendingPathComponent("runtime").path)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
+        environment["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        environment["XDG_CACHE_HOME"] = root.appendingPathComponent("cache").path
+        environment["XDG_RUNTIME_DIR"] = root.appendingPathComponent("runtime").path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(root.appendingPathComponent("bus").path)"
+        environment["GSETTINGS_BACKEND"] = "memory"
+        self.environment = environment
+    }
+
+    deinit { stop() }
+
+    /// Starts the bus and the driver; EDS itself is activated by the driver's first call.
+    func start() throws {
+        let bus = Process()
+        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        bus.arguments = ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(busSocket)"]
+        bus.environment = environment
+        bus.standardInput = FileHandle.nullDevice
+        bus.standardOutput = FileHandle.nullDevice
+        bus.standardError = FileHandle.nullDevice
+        try bus.run()
+        self.bus = bus
+        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: self.busSocket) }, "dbus-daemon did not listen")
+        let driver = try BackgroundProcess(
+            "/usr/bin/python3", [Self.driverScript], environment: environment,
+            outputFile: root.appendingPathComponent("driver.out"), withInput: true)
+        self.driver = driver
+        XCTAssertTrue(waitUntil(timeout: 20) { driver.jsonLines.contains { $0["ready"] as? Bool == true } }, driver.output)
+        answers = 0
+    }
+
+    /// One request to the driver; fails the test with the driver's error.
+    @discardableResult
+    func call(_ request: [String: Any], file: StaticString = #filePath, line: UInt = #line) -> [String: Any] {
+        guard let driver, let data = try? JSONSerialization.data(withJSONObject: request) else { return [:] }
+        driver.send(String(decoding: data, as: UTF8.self))
+        answers += 1
+        let expected = answers
+        var answer: [String: Any] = [:]
+        let answered = waitUntil(timeout: 30) {
+            let lines = driver.jsonLines.filter { $0["ok"] != nil }
+            guard lines.count >= expected else { return false }
+            answer = lines[expected - 1]
+            return true
+        }
+        XCTAssertTrue(answered, "EDS did not answer \(request): \(driver.output)", file: file, line: line)
+        XCTAssertEqual(answer["ok"] as? Bool, true, "\(request): \(answer)", file: file, line: line)
+        return answer
+    }
+
+    /// Adds a contact to the built-in book (or `book`); returns its EDS uid.
+    func add(_ name: String, email: String? = nil, star: Bool = false, book: String = "system-address-book") -> String {
+        var request: [String: Any] = ["op": "add", "name": name, "star": star, "book": book]
+        if let email { request["email"] = email }
+        return call(request)["uid"] as? String ?? ""
+    }
+
+    func database(_ book: String = "system") -> String { addressBooks.appendingPathComponent("\(book)/contacts.db").path }
+
+    func stop() {
+        driver = nil
+        if let bus, bus.isRunning {
+            // The address-book factory it started ends with its bus.
+            kill(bus.processIdentifier, SIGTERM)
+            bus.waitUntilExit()
+        }
+    }
+}
+
+/// Favorites from GNOME Contacts / Evolution: the built qactd reading the address books of a
+/// real Evolution Data Server, changed through EDS's own client library, live; and each fault
+/// (no EDS data, a lock held too long, an unknown schema, a damaged database, a vCard that does
+/// not parse) reported per book while the other sources keep serving, and recovered from.
+final class EvolutionEndToEndTests: XCTestCase {
+    override func setUpWithError() throws {
+        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/python3", "/usr/libexec/evolution-addressbook-factory"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
+            try Self.missing("\(tool) is missing (evolution-data-server)")
+        }
+        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('EBook', '1.2'); from gi.repository import EBook"])
+        if probe.status != 0 { try Self.missing("gir1.2-ebook-1.2 is missing (\(probe.output))") }
+    }
+
+    /// A component the test drives is not installed: skipped, loudly, on a developer's machine; a
+    /// failure in CI (which runs scripts/install-deps --test first).
+    static func missing(_ what: String) throws {
+        if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("\(what): run scripts/install-deps --test") }
+        throw XCTSkip("\(what): run scripts/install-deps --test")
+    }
+
+    private func makeFixture(evolution: String = "all", contacts: String = "") throws -> (DaemonFixture, PrivateEvolutionDataServer) {
+        let fixture = try DaemonFixture(extraConfiguration: "")
+        try configure(fixture, evolution: evolution, contacts: contacts)
+        let eds = try PrivateEvolutionDataServer(in: fixture.root)
+        fixture.daemonEnvironment["XDG_DATA_HOME"] = eds.dataHome.path
+        fixture.daemonEnvironment["XDG_CONFIG_HOME"] = eds.environment["XDG_CONFIG_HOME"]
+        return (fixture, eds)
+    }
+
+    private func configure(_ fixture: DaemonFixture, evolution: String, contacts: String = "") throws {
+        try fixture.writeConfiguration("""
+            [Contacts]
+            Evolution=\(evolution)
+            \(contacts)
+            [Shortcuts]
+            Recompute=change
+            RecomputeSettleMSec=50
+            DisplayLimit=20
+            """)
+    }
+
+    private func status(_ fixture: DaemonFixture) -> [String: Any] {
+        (try? fixture.qactl(["status", "--json"]).json()) ?? [:]
+    }
+
+    private func books(_ fixture: DaemonFixture) -> [[String: Any]] {
+        (status(fixture)["evolution"] as? [String: Any])?["books"] as? [[String: Any]] ?? []
+    }
+
+    private func book(_ fixture: DaemonFixture, _ uid: String = "system-address-book") -> [String: Any]? {
+        books(fixture).first { $0["uid"] as? String == uid }
+    }
+
+    /// The titles of the dynamic items (`qactl list --all`), in favorite order.
+    private func favoriteTitles(_ fixture: DaemonFixture) -> [String] {
+        let items = (try? fixture.qactl(["list", "--all", "--json"]).json())?["items"] as? [[String: Any]] ?? []
+        return items.filter { $0["source"] as? String == "dynamic" }.compactMap { ($0["item"] as? [String: Any])?["title"] as? String }
+    }
+
+    private func contactIdentifiers(_ fixture: DaemonFixture) -> [String] {
+        let items = (try? fixture.qactl(["list", "--all", "--json"]).json())?["items"] as? [[String: Any]] ?? []
+        return items.compactMap { (($0["item"] as? [String: Any])?["userInfo"] as? [String: Any])?["contactIdentifier"] as? String }
+    }
+
+    /// Holds an exclusive lock on a database, as a writer mid-transaction does, until `release`.
+    private func lock(_ database: String, in fixture: DaemonFixture) throws -> BackgroundProcess {
+        let script = """
+            import sqlite3, sys
+            connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+            connection.execute("BEGIN EXCLUSIVE")
+            print('{"locked": true}', flush=True)
+            sys.stdin.readline()
+            connection.execute("ROLLBACK")
+            print('{"released": true}', flush=True)
+            """
+        let locker = try BackgroundProcess(
+            "/usr/bin/python3", ["-c", script, database], environment: ProcessInfo.processInfo.environment,
+            outputFile: fixture.root.appendingPathComponent("locker.out"), withInput: true)
+        XCTAssertTrue(waitUntil(timeout: 10) { locker.jsonLines.contains { $0["locked"] as? Bool == true } }, locker.output)
+        return locker
+    }
+
+    /// Runs SQL on a database with Python's sqlite3 (a fault injected beside EDS, never by qactd).
+    private func sql(_ database: String, _ statements: String, file: StaticString = #filePath, line: UInt = #line) {
+        let script = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.commit()\nc.close()"
+        let result = runCommand(["/usr/bin/python3", "-c", script, database, statements])
+        XCTAssertEqual(result.status, 0, result.output, file: file, line: line)
+    }
+
+    // MARK: Live
+
+    func testContactsAddedEditedStarredUnstarredAndDeletedInEvolutionReachListAndWatch() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        let hedy = eds.add("Hedy Lamarr", email: "hedy@frequency.example", star: true)
+        let plain = eds.add("Plain Person", email: "plain@example.org")
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)  // launched: favorites are shown from now on
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Hedy Lamarr") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertFalse(favoriteTitles(fixture).contains("Plain Person"))
+        // The identifier is EDS's own uid: stable across restarts and edits.
+        let contact = fixture.qactl(["contact", hedy, "--json"])
+        XCTAssertEqual(contact.status, 0, contact.stderr)
+        XCTAssertEqual(((try? contact.json())?["contact"] as? [String: Any])?["email"] as? String, "hedy@frequency.example", contact.stdout)
+        XCTAssertEqual(book(fixture)?["contacts"] as? Int, 2)
+        XCTAssertEqual(book(fixture)?["favorites"] as? Int, 1)
+        XCTAssertNil(book(fixture)?["problem"] as? String)
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("system-address-book: 2 contacts, 1 favorite"), fixture.qactl(["status"]).stdout)
+
+        let watch = try BackgroundProcess(
+            DaemonFixture.qactl, ["watch", "--json"], environment: fixture.environment,
+            outputFile: fixture.root.appendingPathComponent("watch.out"))
+        XCTAssertTrue(waitUntil { !watch.jsonLines.isEmpty }, watch.output)
+        func watchedTitles() -> [String] {
+            let items = watch.jsonLines.last?["items"] as? [[String: Any]] ?? []
+            return items.filter { $0["source"] as? String == "dynamic" }.compactMap { ($0["item"] as? [String: Any])?["title"] as? String }
+        }
+
+        let radia = eds.add("Radia Perlman", email: "radia@stp.example", star: true)
+        XCTAssertTrue(waitUntil { watchedTitles().contains("Radia Perlman") }, "add: \(watchedTitles())\n\(fixture.log())")
+        eds.call(["op": "rename", "uid": radia, "name": "Radia Perlman-Spanning"])
+        XCTAssertTrue(waitUntil { watchedTitles().contains("Radia Perlman-Spanning") && !watchedTitles().contains("Radia Perlman") }, "edit: \(watchedTitles())")
+        eds.call(["op": "star", "uid": plain])
+        XCTAssertTrue(waitUntil { watchedTitles().contains("Plain Person") }, "star: \(watchedTitles())")
+        // Un-star and star again within the same second: EDS's Rev is unchanged, the row is not.
+        eds.call(["op": "unstar", "uid": hedy])
+        XCTAssertTrue(waitUntil { !watchedTitles().contains("Hedy Lamarr") }, "unstar: \(watchedTitles())")
+        eds.call(["op": "star", "uid": hedy])
+        XCTAssertTrue(waitUntil { watchedTitles().contains("Hedy Lamarr") }, "star again: \(watchedTitles())")
+        eds.call(["op": "delete", "uid": radia])
+        XCTAssertTrue(waitUntil { !watchedTitles().contains("Radia Perlman-Spanning") }, "delete: \(watchedTitles())")
+        XCTAssertEqual(fixture.qactl(["contact", radia]).status, 1)
+        XCTAssertEqual(favoriteTitles(fixture), watchedTitles())
+        // The directory's favorites and the book's merge into one set.
+        XCTAssertTrue(favoriteTitles(fixture).contains("Hedy Lamarr"))
+        XCTAssertTrue(favoriteTitles(fixture).count > 2, "the demo folder's favorites are there too: \(favoriteTitles(fixture))")
+        XCTAssertEqual(book(fixture)?["contacts"] as? Int, 2)
+        XCTAssertEqual(book(fixture)?["favorites"] as? Int, 2)
+
+        // Stable across a restart.
+        let before = contactIdentifiers(fixture)
+        fixture.stop()
+        try fixture.start()
+        XCTAssertEqual(contactIdentifiers(fixture), before)
+    }
+
+    func testAddressBooksThatAppearAndDisappearArePickedUpAndDropped() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        _ = eds.add("Hedy Lamarr", star: true)
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Hedy Lamarr") }, fixture.log())
+
+        // An online account added: a new book, with a starred contact.
+        let work = eds.call(["op": "new-book", "name": "Work"])["book"] as? String ?? ""
+        _ = eds.add("Katherine Johnson", star: true, book: work)
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Katherine Johnson") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertEqual(book(fixture, work)?["favorites"] as? Int, 1)
+
+        // …and removed: its contacts go with it.
+        eds.call(["op": "remove-book", "book": work])
+        XCTAssertTrue(waitUntil { !self.favoriteTitles(fixture).contains("Katherine Johnson") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertTrue(waitUntil { self.book(fixture, work) == nil }, "\(books(fixture))")
+        XCTAssertTrue(favoriteTitles(fixture).contains("Hedy Lamarr"))
+    }
+
+    func testChosenBooksOnlyAndGoogleStarredCategory() throws {
+        let (fixture, eds) = try makeFixture(evolution: "system-address-book")
+        try eds.start()
+        eds.call(["op": "add", "name": "Starred On Android", "categories": ["Starred in Android"]])
+        let other = eds.call(["op": "new-book", "name": "Other"])["book"] as? String ?? ""
+        _ = eds.add("Not Chosen", star: true, book: other)
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Starred On Android") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertFalse(favoriteTitles(fixture).contains("Not Chosen"))
+        XCTAssertEqual(books(fixture).compactMap { $0["uid"] as? String }, ["system-address-book"])
+    }
+
+    func testAddressBooksAloneWithNoFolderAndReloadTurnsThemOnAndOff() throws {
+        let (fixture, eds) = try makeFixture(evolution: "none", contacts: "Directory=")
+        try eds.start()
+        let hedy = eds.add("Hedy Lamarr", star: true)
+        try fixture.start()
+        XCTAssertEqual((status(fixture)["watch"] as? [String: Any])?["state"] as? String, "off", "\(status(fixture))")
+        XCTAssertEqual(status(fixture)["contacts"] as? Int, 0)
+        XCTAssertNil(status(fixture)["evolution"])
+
+        try configure(fixture, evolution: "all", contacts: "Directory=")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertEqual(status(fixture)["contacts"] as? Int, 1, "the reply comes after the books were read")
+        XCTAssertEqual(book(fixture)?["favorites"] as? Int, 1)
+        XCTAssertEqual(fixture.qactl(["contact", hedy]).status, 0)
+        // Followed live from now on.
+        _ = eds.add("Radia Perlman", star: true)
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 2 }, "\(books(fixture))\n\(fixture.log())")
+
+        try configure(fixture, evolution: "none", contacts: "Directory=")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertEqual(status(fixture)["contacts"] as? Int, 0)
+        XCTAssertNil(status(fixture)["evolution"])
+    }
+
+    func testAnIdleDaemonFollowingAnAddressBookSleeps() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        let hedy = eds.add("Hedy Lamarr", star: true)
+        let daemon = try fixture.start()
+        eds.call(["op": "unstar", "uid": hedy])
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 0 }, "\(books(fixture))")
+        XCTAssertTrue(waitUntil(every: .milliseconds(50)) { (self.status(fixture)["persisted"] as? Bool) ?? false })
+
+        let before = try IdleEndToEndTests.voluntarySwitches(of: daemon.processIdentifier)
+        // The measurement window: nothing is awaited, the daemon is watched while nothing happens.
+        Thread.sleep(forTimeInterval: TimeInterval(IdleEndToEndTests.window.components.seconds))
+        let after = try IdleEndToEndTests.voluntarySwitches(of: daemon.processIdentifier)
+        var wakeUps: [String: Int] = [:]
+        for (thread, count) in after { wakeUps[thread] = count - (before[thread] ?? 0) }
+        let total = wakeUps.values.reduce(0, +)
+        print("idle with an address book: \(total) wake-ups in \(IdleEndToEndTests.window) (\(wakeUps.filter { $0.value > 0 }))")
+        XCTAssertLessThanOrEqual(total, IdleEndToEndTests.allowedWakeUps, "threads that woke while idle: \(wakeUps.filter { $0.value > 0 })")
+    }
+
+    // MARK: Faults: reported per book, never fatal, recovered from
+
+    func testNoEvolutionDataIsReportedAndTheFirstAddressBookIsPickedUp() throws {
+        let (fixture, eds) = try makeFixture()
+        try fixture.start()
+        let evolution = status(fixture)["evolution"] as? [String: Any]
+        XCTAssertTrue((evolution?["problem"] as? String)?.contains("does not exist") == true, "\(String(describing: evolution))")
+        XCTAssertTrue((status(fixture)["contacts"] as? Int ?? 0) > 0, "the contacts folder is still served")
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("evolution"), fixture.qactl(["status"]).stdout)
+
+        // EDS starts for the first time and keeps a contact: picked up with no restart.
+        try eds.start()
+        _ = eds.add("Hedy Lamarr", star: true)
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 1 }, "\(books(fixture))\n\(fixture.log())")
+        XCTAssertNil((status(fixture)["evolution"] as? [String: Any])?["problem"] as? String)
+    }
+
+    func testBookLockedLongerThanTheTimeoutIsReportedOnceAndRecovers() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        _ = eds.add("Hedy Lamarr", star: true)
+        let locker = try lock(eds.database(), in: fixture)
+        try fixture.start()
+        XCTAssertTrue((book(fixture)?["problem"] as? String)?.contains("locked") == true, "\(books(fixture))")
+        XCTAssertTrue((status(fixture)["contacts"] as? Int ?? 0) > 0, "the contacts folder is still served")
+        // Retried on a timer while the lock lasts, logged once.
+        XCTAssertTrue(waitUntil(timeout: 20) { fixture.log().contains("Retrying Evolution address book") }, fixture.log())
+        locker.send("release")
+        XCTAssertTrue(waitUntil(timeout: 20) { self.book(fixture)?["favorites"] as? Int == 1 }, "\(books(fixture))\n\(fixture.log())")
+        XCTAssertNil(book(fixture)?["problem"] as? String)
+        XCTAssertEqual(fixture.log().components(separatedBy: "stayed locked").count - 1, 1, fixture.log())
+        XCTAssertEqual(fixture.log().components(separatedBy: "is readable again").count - 1, 1, fixture.log())
+    }
+
+    func testUnknownSchemaIsReportedAndRecoveredFrom() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        _ = eds.add("Hedy Lamarr", star: true)
+        // A future EDS that keeps its cards elsewhere.
+        sql(eds.database(), "ALTER TABLE folder_id RENAME COLUMN vcard TO vcard_v99; UPDATE folders SET version = 99;")
+        try fixture.start()
+        XCTAssertTrue((book(fixture)?["problem"] as? String)?.contains("schema") == true, "\(books(fixture))")
+        XCTAssertTrue((status(fixture)["contacts"] as? Int ?? 0) > 0, "the contacts folder is still served")
+        sql(eds.database(), "ALTER TABLE folder_id RENAME COLUMN vcard_v99 TO vcard; UPDATE folders SET version = 12;")
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 1 }, "\(books(fixture))\n\(fixture.log())")
+        XCTAssertNil(book(fixture)?["problem"] as? String)
+    }
+
+    func testCorruptDatabaseIsReportedAndRecoveredFrom() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        _ = eds.add("Hedy Lamarr", star: true)
+        try fixture.start()
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 1 }, "\(books(fixture))")
+        let database = URL(fileURLWithPath: eds.database())
+        let original = try Data(contentsOf: database)
+        try Data(repeating: 0x5a, count: original.count).write(to: database)
+        XCTAssertTrue(waitUntil { (self.book(fixture)?["problem"] as? String)?.contains("damaged") == true }, "\(books(fixture))\n\(fixture.log())")
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("damaged"))
+        XCTAssertTrue((status(fixture)["contacts"] as? Int ?? 0) > 1, "the other sources are still served")
+        try original.write(to: database)
+        XCTAssertTrue(waitUntil { self.book(fixture)?["problem"] == nil }, "\(books(fixture))\n\(fixture.log())")
+        XCTAssertEqual(book(fixture)?["favorites"] as? Int, 1)
+        // EDS still works on it, and qactd follows.
+        _ = eds.add("Radia Perlman", star: true)
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 2 }, "\(books(fixture))")
+    }
+
+    func testUnparsableVCardIsListedAsInvalidAndTheRestIsServed() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        let hedy = eds.add("Hedy Lamarr", star: true)
+        let broken = eds.add("Broken Card", star: true)
+        try fixture.start()
+        XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 2 }, "\(books(fixture))")
+        // What EDS itself never writes: a card with a line that is no property, as a bug or another
+        // program could leave it, with a new revision as every write makes.
+        sql(eds.database(), """
+            UPDATE folder_id SET vcard = 'BEGIN:VCARD' || char(13, 10) || 'VERSION:3.0' || char(13, 10) || 'no colon here'
+              || char(13, 10) || 'END:VCARD', Rev = 'broken' WHERE uid = '\(broken)';
+            UPDATE keys SET value = 'broken(1)' WHERE key = 'revision';
+            """)
+        XCTAssertTrue(waitUntil { self.book(fixture)?["invalidCards"] as? Int == 1 }, "\(books(fixture))\n\(fixture.log())")
+        let invalid = status(fixture)["invalidFiles"] as? [[String: Any]] ?? []
+        XCTAssertTrue(invalid.contains { ($0["path"] as? String) == "eds:system-address-book/\(broken)" }, "\(invalid)")
+        XCTAssertEqual(book(fixture)?["favorites"] as? Int, 1)
+        XCTAssertEqual(fixture.qactl(["contact", hedy]).status, 0)
+        // Deleted through EDS: the book is whole again.
+        eds.call(["op": "delete", "uid": broken])
+        XCTAssertTrue(waitUntil { self.book(fixture)?["invalidCards"] as? Int == 0 }, "\(books(fixture))")
+        XCTAssertTrue((status(fixture)["invalidFiles"] as? [[String: Any]] ?? []).isEmpty)
+    }
+}
