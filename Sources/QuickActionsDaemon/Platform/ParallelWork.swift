@@ -1,40 +1,81 @@
 import Dispatch
+import NIOConcurrencyHelpers
 
 /// CPU-bound work split among threads: reading and parsing a tree of contacts on every CPU.
 enum ParallelWork {
     /// Calls `body(worker)` for each worker in `0..<workers` at once — worker 0 on the calling
-    /// thread, the others on threads of their own (`qactd-reader`) — and returns when all have
+    /// thread, the others on the reader threads (`qactd-reader`) — and returns when all have
     /// returned. Not libdispatch's `concurrentPerform`: its thread pool, once used, has a monitor
     /// that wakes the process once a second for as long as it lives (see `EventLoopExecution`).
-    /// A thread that cannot be started is left out, so `body` must share the work out among
-    /// whichever workers run (taking chunks from a shared counter until none is left).
+    /// A worker whose thread cannot be started is left out, so `body` must share the work out
+    /// among whichever workers run (taking chunks from a shared counter until none is left).
     static func run(workers: Int, _ body: @escaping (Int) -> Void) {
         guard workers > 1 else {
             body(0)
             return
         }
-        let work = UncheckedWork(body: body)
-        // A semaphore blocks in the kernel; it starts no thread of libdispatch's pool.
         let finished = DispatchSemaphore(value: 0)
-        var started = 0
-        for worker in 1..<workers {
-            do {
-                try startDetachedThread(named: "qactd-reader") {
-                    work.body(worker)
-                    finished.signal()
-                }
-                started += 1
-            } catch {
-                continue  // fewer readers share the same chunks
-            }
-        }
+        let handed = readers.hand(workers: 1..<workers, UncheckedWork(body: body), finished: finished)
         body(0)
         // Every reader is done with the caller's data once this returns.
-        for _ in 0..<started { finished.wait() }
+        for _ in 0..<handed { finished.wait() }
+    }
+
+    private static let readers = ReaderThreads()
+}
+
+/// The reader threads, started as a scan first needs them and kept, asleep on a semaphore,
+/// for the next one. Kept rather than started per scan: glibc gives each new thread a malloc
+/// arena of its own, and what a short-lived reader parsed into its arena stayed resident
+/// after the thread was gone (BENCHMARKS.md has the figures); a kept reader reuses its arena.
+private final class ReaderThreads: Sendable {
+    private struct Job {
+        var worker: Int
+        var work: UncheckedWork
+        var finished: DispatchSemaphore
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var threads = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
+    /// Counts the jobs queued; a reader blocks in `wait` (a futex) until there is one.
+    private let queued = DispatchSemaphore(value: 0)
+
+    /// Queues one job per worker for as many readers as run (starting missing ones) and
+    /// returns how many were queued.
+    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: DispatchSemaphore) -> Int {
+        let needed = workers.count
+        while state.withLockedValue({ $0.threads }) < needed {
+            do {
+                try startDetachedThread(named: "qactd-reader") { [self] in serve() }
+                state.withLockedValue { $0.threads += 1 }
+            } catch {
+                break  // fewer readers share the same chunks
+            }
+        }
+        let handed = min(needed, state.withLockedValue { $0.threads })
+        state.withLockedValue { state in
+            for worker in workers.prefix(handed) { state.jobs.append(Job(worker: worker, work: work, finished: finished)) }
+        }
+        for _ in 0..<handed { queued.signal() }
+        return handed
+    }
+
+    private func serve() {
+        while true {
+            queued.wait()
+            guard let job = state.withLockedValue({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { continue }
+            job.work.body(job.worker)
+            job.finished.signal()
+        }
     }
 }
 
-/// `body` handed to the reader threads, which share the work through what it captures.
+/// `body` handed to the reader threads, which share the work through what it captures; the
+/// caller waits for every one of them before its data goes.
 private struct UncheckedWork: @unchecked Sendable {
     let body: (Int) -> Void
 }
