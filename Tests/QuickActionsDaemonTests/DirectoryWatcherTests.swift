@@ -1,4 +1,5 @@
 import Contacts
+import NIOConcurrencyHelpers
 import Dispatch
 import Foundation
 import Glibc
@@ -21,7 +22,7 @@ final class WatcherHarness: Sendable {
 
     let watcher: DirectoryWatcher
     let log: RecordingLogHandler.Store
-    private let seen = Mutex(Seen())
+    private let seen = NIOLockedValueBox(Seen())
 
     init(
         root: String, timing: DirectoryWatcherTiming = DirectoryWatcherTiming(), addWatch: @escaping InotifyAddWatch = { inotify_add_watch($0, $1, $2) },
@@ -37,21 +38,21 @@ final class WatcherHarness: Sendable {
     }
 
     /// While held, deliveries wait (as behind a busy core), so events pile up in the kernel queue.
-    private let gate = Mutex((held: false, waiting: 0))
+    private let gate = NIOLockedValueBox((held: false, waiting: 0))
 
-    func holdDeliveries() { gate.withLock { $0.held = true } }
-    func releaseDeliveries() { gate.withLock { $0.held = false } }
-    var waitingDeliveries: Int { gate.withLock { $0.waiting } }
+    func holdDeliveries() { gate.withLockedValue { $0.held = true } }
+    func releaseDeliveries() { gate.withLockedValue { $0.held = false } }
+    var waitingDeliveries: Int { gate.withLockedValue { $0.waiting } }
 
     private func apply(_ update: ContactsDirectoryUpdate) {
-        if gate.withLock({ gate -> Bool in
+        if gate.withLockedValue({ gate -> Bool in
             if gate.held { gate.waiting += 1 }
             return gate.held
         }) {
-            while gate.withLock({ $0.held }) { usleep(1_000) }
-            gate.withLock { $0.waiting -= 1 }
+            while gate.withLockedValue({ $0.held }) { usleep(1_000) }
+            gate.withLockedValue { $0.waiting -= 1 }
         }
-        seen.withLock { seen in
+        seen.withLockedValue { seen in
             for change in update.changes {
                 switch change {
                 case .file(let path, let result): seen.index.apply(path: path, result: result)
@@ -66,9 +67,9 @@ final class WatcherHarness: Sendable {
         }
     }
 
-    var index: ContactIndex { seen.withLock { $0.index } }
-    var work: ActivityCounters { seen.withLock { $0.work } }
-    var health: WatchHealthInfo { seen.withLock { $0.health } }
+    var index: ContactIndex { seen.withLockedValue { $0.index } }
+    var work: ActivityCounters { seen.withLockedValue { $0.work } }
+    var health: WatchHealthInfo { seen.withLockedValue { $0.health } }
     var names: [String] { index.paths.flatMap { (try? index.entry(path: $0)?.get())?.map(\.name) ?? [] }.sorted() }
     var favoriteNames: [String] { index.favorites.map(\.name) }
 
@@ -86,17 +87,17 @@ final class WatcherHarness: Sendable {
 /// (as the kernel does for a writer between queuing its `IN_CLOSE_WRITE` and dropping its
 /// write access), then the real lease decides.
 final class ScriptedWriterProbe: Sendable {
-    private let staleAnswers = Mutex(0)
-    private let made = Mutex(0)
+    private let staleAnswers = NIOLockedValueBox(0)
+    private let made = NIOLockedValueBox(0)
 
-    func reportStaleWriter(times: Int) { staleAnswers.withLock { $0 = times } }
-    var staleAnswersLeft: Int { staleAnswers.withLock { $0 } }
-    var probesMade: Int { made.withLock { $0 } }
+    func reportStaleWriter(times: Int) { staleAnswers.withLockedValue { $0 = times } }
+    var staleAnswersLeft: Int { staleAnswers.withLockedValue { $0 } }
+    var probesMade: Int { made.withLockedValue { $0 } }
 
     var probe: WriterProbe {
         { [self] descriptor in
-            made.withLock { $0 += 1 }
-            let stale = staleAnswers.withLock { left -> Bool in
+            made.withLockedValue { $0 += 1 }
+            let stale = staleAnswers.withLockedValue { left -> Bool in
                 guard left > 0 else { return false }
                 left -= 1
                 return true
