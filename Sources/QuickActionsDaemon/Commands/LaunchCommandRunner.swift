@@ -1,4 +1,5 @@
 import Glibc
+import NIOConcurrencyHelpers
 import Logging
 import QuickActions
 import QuickActionsProtocol
@@ -43,7 +44,7 @@ final class LaunchCommandRunner: Sendable {
         var appConnectedSinceLaunch = true
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let logger: Logger
     private let onExit: @Sendable (CommandExit) -> Void
 
@@ -55,16 +56,16 @@ final class LaunchCommandRunner: Sendable {
     /// An app connected: the launched process (or another) is up, so the next cold
     /// trigger, after that app is gone, launches again.
     func noteAppConnected() {
-        state.withLock { $0.appConnectedSinceLaunch = true }
+        state.withLockedValue { $0.appConnectedSinceLaunch = true }
     }
 
     /// The launched process, while it runs (for tests and status).
-    var runningPID: pid_t? { state.withLock { $0.runningPID } }
+    var runningPID: pid_t? { state.withLockedValue { $0.runningPID } }
 
     func launch(_ request: LaunchRequest) -> LaunchOutcome {
         guard let executable = request.command.first else { return LaunchOutcome(status: .notConfigured) }
         // Hold the lock across the spawn so two triggers at once cannot both start a copy.
-        return state.withLock { state -> LaunchOutcome in
+        return state.withLockedValue { state -> LaunchOutcome in
             if let running = state.runningPID, !state.appConnectedSinceLaunch {
                 logger.info("The launch command (pid \(running)) has not connected yet; it will get the newer pending item.")
                 return LaunchOutcome(status: .alreadyRunning, pid: running)
@@ -137,7 +138,7 @@ final class LaunchCommandRunner: Sendable {
     /// no pool thread the daemon's async work needs is blocked for the app's lifetime.
     private func reapInBackground(_ pid: pid_t, program: String, item: CommandItem) {
         let reaper = ChildReaper(pid: pid) { [self] status in
-            let connected = state.withLock { state in
+            let connected = state.withLockedValue { state in
                 if state.runningPID == pid { state.runningPID = nil }
                 return state.appConnectedSinceLaunch
             }

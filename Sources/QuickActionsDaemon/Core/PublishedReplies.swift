@@ -1,4 +1,5 @@
 import QuickActions
+import NIOConcurrencyHelpers
 import QuickActionsProtocol
 import Synchronization
 import Varlink
@@ -88,23 +89,23 @@ final class PublishedReplies: Sendable {
         var ticket: UInt64
     }
 
-    private let contents: Mutex<Contents>
+    private let contents: NIOLockedValueBox<Contents>
 
     init(listingKey: ListingKey) {
-        contents = Mutex(Contents(listingKey: listingKey))
+        contents = NIOLockedValueBox(Contents(listingKey: listingKey))
     }
 
     // MARK: The core says what changed
 
     func publish(listingKey: ListingKey) {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             if contents.listingKey != listingKey { contents.listingKey = listingKey }
         }
     }
 
     /// Something `Status` shows changed: the encoded reply, if any, is stale.
     func statusChanged() {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             contents.statusEpoch &+= 1
             contents.status = nil
             contents.unchangedResignActive = nil
@@ -113,30 +114,30 @@ final class PublishedReplies: Sendable {
 
     /// Set by the core last in its turn, after every change the turn made (each of which cleared it).
     func publish(unchangedResignActive: UnchangedResignActive) {
-        contents.withLock { $0.unchangedResignActive = unchangedResignActive }
+        contents.withLockedValue { $0.unchangedResignActive = unchangedResignActive }
     }
 
     /// The parameters of an unchanged `ResignActive`'s reply, encoded once for its repeats.
     func encoded(unchangedResignActive outcome: RecomputeOutcome) throws -> EncodedJSONObject {
-        if let cached = contents.withLock({ $0.encodedUnchangedResignActive }), cached.outcome == outcome { return cached.parameters }
+        if let cached = contents.withLockedValue({ $0.encodedUnchangedResignActive }), cached.outcome == outcome { return cached.parameters }
         let parameters = try EncodedJSONObject(encoding: outcome)
-        contents.withLock { $0.encodedUnchangedResignActive = (outcome, parameters) }
+        contents.withLockedValue { $0.encodedUnchangedResignActive = (outcome, parameters) }
         return parameters
     }
 
     func unchangedResignActive(appVersion: String?) -> UnchangedResignActive? {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             contents.unchangedResignActive.flatMap { $0.appVersion == appVersion ? $0 : nil }
         }
     }
 
-    var statusEpoch: UInt64 { contents.withLock { $0.statusEpoch } }
+    var statusEpoch: UInt64 { contents.withLockedValue { $0.statusEpoch } }
 
     /// How far a long scan is, told by the scanner on the watcher's thread (at most once a
     /// second; nil once the scan is done). Kept here rather than in the core so the scan
     /// never waits for the core, and set with the epoch's bump under the same lock.
     func publish(scanProgress: ContactsScanProgress?) {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             guard contents.scanProgress != scanProgress else { return }
             contents.scanProgress = scanProgress
             contents.statusEpoch &+= 1
@@ -147,21 +148,21 @@ final class PublishedReplies: Sendable {
     /// The scan's progress and the status epoch, read together: a `Status` reply encoded from
     /// them is stored at that epoch, so it is never served once the progress moved on.
     var scanProgressAndStatusEpoch: (scanProgress: ContactsScanProgress?, epoch: UInt64) {
-        contents.withLock { ($0.scanProgress, $0.statusEpoch) }
+        contents.withLockedValue { ($0.scanProgress, $0.statusEpoch) }
     }
 
     // MARK: The wire edge reads and stores encoded replies
 
     /// The encoded listing for `request` if it was encoded at the current key (or at `key`).
     func listing(for request: ListingRequest, at key: ListingKey? = nil) -> EncodedJSONObject? {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             guard let cached = contents.listings[request], cached.key == (key ?? contents.listingKey) else { return nil }
             return cached.parameters
         }
     }
 
     func store(listing parameters: EncodedJSONObject, for request: ListingRequest, at key: ListingKey) {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             if contents.listings[request] == nil && contents.listings.count >= Self.maxCachedListings {
                 let current = contents.listingKey
                 contents.listings = contents.listings.filter { $0.value.key == current }
@@ -175,37 +176,37 @@ final class PublishedReplies: Sendable {
     /// every watcher (and `List` of `watched`) the same value while it is unchanged, so this
     /// is an identity check of its rows, not a comparison of each.
     func encoded(watched listing: QuickActionsListing) -> EncodedJSONObject? {
-        guard let watched = contents.withLock({ $0.watched }), watched.listing == listing else { return nil }
+        guard let watched = contents.withLockedValue({ $0.watched }), watched.listing == listing else { return nil }
         return watched.parameters
     }
 
     func store(watched listing: QuickActionsListing, encoded parameters: EncodedJSONObject) {
-        contents.withLock { $0.watched = (listing, parameters) }
+        contents.withLockedValue { $0.watched = (listing, parameters) }
     }
 
     /// Encodes a new watched listing, copying the text of the items it shares with the last
     /// one. The texts are taken out while encoding, so no lock is held meanwhile; two encodings
     /// at once (rare: the core hands out one listing per change) make the second start afresh.
     func encodeWatched(_ listing: QuickActionsListing) throws(JSONTextError) -> [UInt8] {
-        var itemTexts = contents.withLock { contents in
+        var itemTexts = contents.withLockedValue { contents in
             let itemTexts = contents.watchedItemTexts
             contents.watchedItemTexts = ShortcutItemTexts()
             return itemTexts
         }
-        defer { contents.withLock { [itemTexts] in $0.watchedItemTexts = itemTexts } }
+        defer { contents.withLockedValue { [itemTexts] in $0.watchedItemTexts = itemTexts } }
         return try listing.jsonText(pretty: false, itemTexts: &itemTexts)
     }
 
     /// The encoded `Status` reply if nothing it shows changed since it was encoded.
     func status() -> EncodedJSONObject? {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             guard let status = contents.status, status.epoch == contents.statusEpoch else { return nil }
             return status.parameters
         }
     }
 
     func store(status parameters: EncodedJSONObject, at epoch: UInt64) {
-        contents.withLock { contents in
+        contents.withLockedValue { contents in
             if epoch == contents.statusEpoch { contents.status = (epoch, parameters) }
         }
     }

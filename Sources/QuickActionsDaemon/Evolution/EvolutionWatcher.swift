@@ -1,4 +1,5 @@
 import Dispatch
+import NIOConcurrencyHelpers
 import Logging
 import Synchronization
 import SystemCalls
@@ -26,7 +27,7 @@ final class EvolutionWatcher: Sendable {
     }
 
     private let engine: Mutex<EvolutionEngine>
-    private let control = Mutex(Control())
+    private let control = NIOLockedValueBox(Control())
     private let wakeUp: WakeUpSocket
 
     init(settings: EvolutionSettings, location: EvolutionLocation, logger: Logger) {
@@ -45,13 +46,13 @@ final class EvolutionWatcher: Sendable {
 
     /// Starts the thread if any book is chosen (or when a reload chooses one later).
     func run(delivering deliver: @escaping @Sendable (EvolutionUpdate) async -> Void) {
-        control.withLock { $0.deliver = deliver }
+        control.withLockedValue { $0.deliver = deliver }
         startThreadIfNeeded()
     }
 
     private func startThreadIfNeeded() {
         let enabled = engine.withLock { $0.isEnabled }
-        let deliver = control.withLock { control -> (@Sendable (EvolutionUpdate) async -> Void)? in
+        let deliver = control.withLockedValue { control -> (@Sendable (EvolutionUpdate) async -> Void)? in
             guard enabled, !control.running, !control.closed, let deliver = control.deliver else { return nil }
             control.running = true
             return deliver
@@ -60,7 +61,7 @@ final class EvolutionWatcher: Sendable {
         do {
             try startDetachedThread(named: "qactd-evolution") { [self] in loop(deliver) }
         } catch {
-            control.withLock { $0.running = false }
+            control.withLockedValue { $0.running = false }
             engine.withLock { $0.logger.error("Cannot start the Evolution address-book watcher's thread: \(error) Address books are not followed.") }
         }
     }
@@ -70,7 +71,7 @@ final class EvolutionWatcher: Sendable {
     func reload(_ settings: EvolutionSettings) async {
         var queued = false
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queued = control.withLock { control -> Bool in
+            queued = control.withLockedValue { control -> Bool in
                 guard control.running, !control.closed else { return false }
                 control.requests.append(.reload(settings, continuation))
                 wakeUp.wake()
@@ -81,7 +82,7 @@ final class EvolutionWatcher: Sendable {
         guard !queued else { return }
         // No thread yet (`Evolution=none` so far) or any more: read here and deliver directly;
         // the settings may turn the watcher on.
-        let (closed, deliver) = control.withLock { ($0.closed, $0.deliver) }
+        let (closed, deliver) = control.withLockedValue { ($0.closed, $0.deliver) }
         guard !closed else { return }
         let update = engine.withLock { engine -> EvolutionUpdate? in
             engine.reload(settings)
@@ -93,7 +94,7 @@ final class EvolutionWatcher: Sendable {
 
     func stop() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queued = control.withLock { control -> Bool in
+            let queued = control.withLockedValue { control -> Bool in
                 if control.closed { return false }
                 if control.running {
                     control.requests.append(.stop(continuation))
@@ -122,7 +123,7 @@ final class EvolutionWatcher: Sendable {
                 engine.withLock { $0.logger.error("poll() on the address books' inotify descriptor failed: \(errnoText(pollError)).") }
                 usleep(100_000)
             }
-            let requests = control.withLock { control -> [Request] in
+            let requests = control.withLockedValue { control -> [Request] in
                 defer { control.requests = [] }
                 return control.requests
             }
@@ -146,7 +147,7 @@ final class EvolutionWatcher: Sendable {
             }
             for continuation in reloads { continuation.resume() }
         }
-        let late = control.withLock { control -> [Request] in
+        let late = control.withLockedValue { control -> [Request] in
             control.closed = true
             control.running = false
             defer { control.requests = [] }

@@ -1,4 +1,5 @@
 import CSdBus
+import NIOConcurrencyHelpers
 import Logging
 import QuickActions
 import QuickActionsProtocol
@@ -37,7 +38,7 @@ final class DesktopNotifier: Sendable {
         var onInfoChange: (@Sendable () -> Void)?
     }
 
-    private let mailbox = Mutex(Mailbox())
+    private let mailbox = NIOLockedValueBox(Mailbox())
     private let wakeUp: WakeUpSocket
     private let environment: [String: String]
     private let logger: Logger
@@ -49,15 +50,15 @@ final class DesktopNotifier: Sendable {
     }
 
     /// What `Status` shows; the core sets `Notifications=off` itself.
-    var info: NotificationsInfo { mailbox.withLock { $0.info } }
+    var info: NotificationsInfo { mailbox.withLockedValue { $0.info } }
 
     /// Called on the notifications thread after each change of `info` (a `Status` encoded before must not be served).
     func onInfoChange(_ action: @escaping @Sendable () -> Void) {
-        mailbox.withLock { $0.onInfoChange = action }
+        mailbox.withLockedValue { $0.onInfoChange = action }
     }
 
     private func setInfo(_ info: NotificationsInfo) {
-        let notify = mailbox.withLock { mailbox -> (@Sendable () -> Void)? in
+        let notify = mailbox.withLockedValue { mailbox -> (@Sendable () -> Void)? in
             mailbox.info = info
             return mailbox.onInfoChange
         }
@@ -66,7 +67,7 @@ final class DesktopNotifier: Sendable {
 
     func show(_ request: Request) {
         logger.debug("Notice for the desktop: \(request.notice.summary): \(request.notice.problem)")
-        let start = mailbox.withLock { mailbox -> Bool in
+        let start = mailbox.withLockedValue { mailbox -> Bool in
             guard !mailbox.stopping else { return false }
             mailbox.waiting = request
             defer { mailbox.started = true }
@@ -85,7 +86,7 @@ final class DesktopNotifier: Sendable {
 
     /// At shutdown: the thread ends after the notice in hand, if any; later notices are dropped.
     func stop() {
-        mailbox.withLock { $0.stopping = true }
+        mailbox.withLockedValue { $0.stopping = true }
         wakeUp.wake()
     }
 
@@ -96,7 +97,7 @@ final class DesktopNotifier: Sendable {
         var replacesID: UInt32 = 0
         var lastProblem: String?
         while true {
-            let (request, stopping) = mailbox.withLock { mailbox in
+            let (request, stopping) = mailbox.withLockedValue { mailbox in
                 defer { mailbox.waiting = nil }
                 return (mailbox.waiting, mailbox.stopping)
             }

@@ -1,4 +1,5 @@
 import CSdBus
+import NIOConcurrencyHelpers
 import Logging
 import QuickActions
 import QuickActionsProtocol
@@ -49,39 +50,39 @@ final class QuicklistExporter: Sendable {
     private let address: Result<String, NoSessionBus>
     private let logger: Logger
     private let timing: Timing
-    private let mailbox = Mutex(Mailbox())
-    private let current: Mutex<QuicklistInfo>
-    private let activation = Mutex<(@Sendable (QuicklistEntry) -> Void)?>(nil)
-    private let infoObserver = Mutex<(@Sendable () -> Void)?>(nil)
+    private let mailbox = NIOLockedValueBox(Mailbox())
+    private let current: NIOLockedValueBox<QuicklistInfo>
+    private let activation = NIOLockedValueBox<(@Sendable (QuicklistEntry) -> Void)?>(nil)
+    private let infoObserver = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
 
     init(environment: [String: String], logger: Logger, timing: Timing = Timing()) {
         address = Self.sessionBusAddress(environment: environment)
         self.logger = logger
         self.timing = timing
-        current = Mutex(QuicklistInfo(state: .off, message: "the daemon has not published its quick actions yet"))
+        current = NIOLockedValueBox(QuicklistInfo(state: .off, message: "the daemon has not published its quick actions yet"))
     }
 
     /// What `Status` shows.
-    var info: QuicklistInfo { current.withLock { $0 } }
+    var info: QuicklistInfo { current.withLockedValue { $0 } }
 
     /// Told after every change of `info` (made on the bus thread as often as by the core), so
     /// a `Status` reply encoded before it is not served after it.
     func onInfoChange(_ observer: @escaping @Sendable () -> Void) {
-        infoObserver.withLock { $0 = observer }
+        infoObserver.withLockedValue { $0 = observer }
     }
 
     private func setInfo(_ info: QuicklistInfo) {
-        let changed = current.withLock { current -> Bool in
+        let changed = current.withLockedValue { current -> Bool in
             guard current != info else { return false }
             current = info
             return true
         }
-        if changed { infoObserver.withLock { $0 }?() }
+        if changed { infoObserver.withLockedValue { $0 }?() }
     }
 
     /// Where a click on an item goes (the core's trigger path); set once the core exists.
     func onActivate(_ handler: @escaping @Sendable (QuicklistEntry) -> Void) {
-        activation.withLock { $0 = handler }
+        activation.withLockedValue { $0 = handler }
     }
 
     /// Hands the thread what to show; it exports and announces it (only a change is announced).
@@ -92,7 +93,7 @@ final class QuicklistExporter: Sendable {
             setInfo(QuicklistInfo(state: .off, message: missing.description))
             return
         }
-        let startThread = mailbox.withLock { mailbox -> WakeUpSocket? in
+        let startThread = mailbox.withLockedValue { mailbox -> WakeUpSocket? in
             guard !mailbox.stopped else { return nil }
             // Every change of the core's state comes here; only a change of the quicklist wakes the thread.
             guard mailbox.wanted != wanted || !mailbox.threadStarted else { return nil }
@@ -106,14 +107,14 @@ final class QuicklistExporter: Sendable {
             mailbox.wakeUp = WakeUpSocket.make(for: "the session bus thread", logger: logger)
             return mailbox.wakeUp
         }
-        if case .off(let reason) = wanted, startThread == nil, mailbox.withLock({ !$0.threadStarted }) {
+        if case .off(let reason) = wanted, startThread == nil, mailbox.withLockedValue({ !$0.threadStarted }) {
             setInfo(QuicklistInfo(state: .off, message: reason))
         }
         guard let wakeUp = startThread, case .success(let address) = address else { return }
         do {
             try startDetachedThread(named: "qactd-bus") { [self] in run(address: address, wakeUp: wakeUp) }
         } catch {
-            mailbox.withLock {
+            mailbox.withLockedValue {
                 $0.threadStarted = false
                 $0.wakeUp?.close()
                 $0.wakeUp = nil
@@ -126,7 +127,7 @@ final class QuicklistExporter: Sendable {
     /// Leaves the bus (the docks drop the menu) and ends the thread; returns once it has.
     func stop() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waitForThread = mailbox.withLock { mailbox -> Bool in
+            let waitForThread = mailbox.withLockedValue { mailbox -> Bool in
                 guard mailbox.threadStarted, !mailbox.stopped else {
                     mailbox.stopped = true
                     return false
@@ -149,7 +150,7 @@ final class QuicklistExporter: Sendable {
         var nextAttempt = ContinuousClock.now
         var lastFailure: String?
         while true {
-            let (wanted, stopRequests) = mailbox.withLock { mailbox in
+            let (wanted, stopRequests) = mailbox.withLockedValue { mailbox in
                 if !mailbox.stopRequests.isEmpty {
                     mailbox.stopped = true
                     mailbox.wakeUp = nil  // closed below; nobody wakes a stopped thread
@@ -179,7 +180,7 @@ final class QuicklistExporter: Sendable {
                 }
                 do {
                     session = try QuicklistBusSession(address: address, logger: logger) { [self] entry in
-                        activation.withLock { $0 }?(entry)
+                        activation.withLockedValue { $0 }?(entry)
                     }
                     retryDelay = timing.firstRetry
                     lastFailure = nil

@@ -1,4 +1,5 @@
 import Contacts
+import NIOConcurrencyHelpers
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -57,7 +58,7 @@ final class DirectoryWatcher: Sendable {
     }
 
     private let engine: Mutex<WatcherEngine>
-    private let control = Mutex(Control())
+    private let control = NIOLockedValueBox(Control())
     /// Wakes the thread out of `poll` for requests.
     private let wakeUp: WakeUpSocket
 
@@ -84,7 +85,7 @@ final class DirectoryWatcher: Sendable {
     /// changes reach the index in order and a slow consumer leaves events queued in the
     /// kernel (where an overflow turns into a rescan) rather than in memory.
     func run(delivering deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
-        let start = control.withLock { control -> Bool in
+        let start = control.withLockedValue { control -> Bool in
             guard !control.running, !control.closed else { return false }
             control.running = true
             return true
@@ -93,7 +94,7 @@ final class DirectoryWatcher: Sendable {
         do {
             try startDetachedThread(named: "qactd-watcher") { [self] in loop(deliver) }
         } catch {
-            control.withLock { $0.running = false }  // so `stop` and `reload` do not wait for it
+            control.withLockedValue { $0.running = false }  // so `stop` and `reload` do not wait for it
             engine.withLock { $0.logger.error("Cannot start the contacts watcher's thread: \(error) Contacts are not watched.") }
         }
     }
@@ -104,7 +105,7 @@ final class DirectoryWatcher: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // Woken under the lock: once `stop` has marked the watcher closed nobody sends,
             // so the wake socket's number, closed and perhaps reused, never gets a stray byte.
-            let queued = control.withLock { control -> Bool in
+            let queued = control.withLockedValue { control -> Bool in
                 guard control.running, !control.closed else { return false }
                 control.requests.append(.reload(scanner, continuation))
                 wake()
@@ -120,7 +121,7 @@ final class DirectoryWatcher: Sendable {
     func stop() async {
         enum Step { case queued, closeNow, alreadyClosed }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let step = control.withLock { control -> Step in
+            let step = control.withLockedValue { control -> Step in
                 if control.closed { return .alreadyClosed }
                 if control.running {
                     control.requests.append(.stop(continuation))
@@ -156,7 +157,7 @@ final class DirectoryWatcher: Sendable {
                 usleep(100_000)
             }
             var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
-            let requests = control.withLock { control -> [Request] in
+            let requests = control.withLockedValue { control -> [Request] in
                 defer { control.requests = [] }
                 return control.requests
             }
@@ -180,7 +181,7 @@ final class DirectoryWatcher: Sendable {
             for (_, continuation) in reloads { continuation.resume() }
         }
         // Requests that raced with the stop are answered too: nothing waits forever.
-        let late = control.withLock { control -> [Request] in
+        let late = control.withLockedValue { control -> [Request] in
             control.closed = true
             defer { control.requests = [] }
             return control.requests
