@@ -18,8 +18,8 @@ final class LoadEndToEndTests: XCTestCase {
     static let callDeadline: Duration = .seconds(15)
     /// How far above its baseline the daemon's RSS may stay once the load is over.
     static let residentSlackKilobytes = 16 * 1024
-    /// How often the churn catches up with its rate and samples the daemon's RSS for the peak:
-    /// the pacing of the load generator, not a wait for anything.
+    /// How often the churn looks whether its next operation is due, sampling the daemon's RSS
+    /// for the peak meanwhile.
     static let churnTick: Duration = .milliseconds(10)
     /// The only errors a call may get: a `Trigger` of a position or contact that the churn
     /// removed since the client's last `List`.
@@ -71,7 +71,11 @@ final class LoadEndToEndTests: XCTestCase {
                 operations += 1
             }
             peak = max(peak, residentKilobytes(pid: pid) ?? 0)
-            usleep(useconds_t(Self.churnTick / .microseconds(1)))
+            // Until the next operation is due (the load's pace), sampling the daemon's memory.
+            _ = waitUntil(timeout: 1, every: Self.churnTick) {
+                peak = max(peak, residentKilobytes(pid: pid) ?? 0)
+                return Int((ContinuousClock.now - loadStarted) / .milliseconds(1)) * Self.operationsPerSecond / 1000 > operations
+            }
         }
         stop.set()
         if running.wait(timeout: .now() + .seconds(30)) == .timedOut {

@@ -49,7 +49,7 @@ final class WatcherHarness: Sendable {
             if gate.held { gate.waiting += 1 }
             return gate.held
         }) {
-            while gate.withLockedValue({ $0.held }) { usleep(1_000) }
+            _ = waitUntil(timeout: 60, every: .milliseconds(1)) { !gate.withLockedValue { $0.held } }
             gate.withLockedValue { $0.waiting -= 1 }
         }
         seen.withLockedValue { seen in
