@@ -13,37 +13,35 @@ extension DaemonCore {
     /// a sync run, a folder moved in — makes one new generation, not many.
     func applyWatcherUpdate(_ update: ContactsDirectoryUpdate) {
         watchHealth = update.health
-        // The version, not a copy of every favorite to compare: with many favorites the two
-        // copies would cost more than the change itself. A favorite rewritten unchanged bumps
-        // it too; the recompute then finds the same set and writes nothing.
-        let favoritesBefore = index.favoritesVersion
-        if update.changes.count >= Self.largeBatch {
-            applyLargeBatch(update.changes)
-        } else {
-            for change in update.changes { apply(change, to: &index) }
-        }
         activity.filesParsed += update.work.filesParsed
         activity.rescans += update.work.rescans
         activity.eventsHandled += update.work.eventsHandled
         // A rescan may have shown its progress in `STATUS=`: the summary replaces it even if unchanged.
         if update.work.rescans > 0 { lastStatusLine = "" }
-        publishStatus()
-        if update.changes.count >= Self.largeBatch { HeapTrimming.releaseFreeMemorySoon() }
-        if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
+        applyIndexChanges(update.changes)
     }
 
     /// Applies what the `EvolutionWatcher` read from the address books: their rows join the
     /// same index as the directory's files (paths `eds:<book>/<row>`), with the same debounce.
     func applyEvolutionUpdate(_ update: EvolutionUpdate) {
         evolution = update.info
+        applyIndexChanges(update.changes)
+    }
+
+    /// Changes from either source into the one index; then `STATUS=`, the heap after a large
+    /// batch, and the settle timer when favorites changed.
+    private func applyIndexChanges(_ changes: [ContactIndexChange]) {
+        // The version, not a copy of every favorite to compare: with many favorites the two
+        // copies would cost more than the change itself. A favorite rewritten unchanged bumps
+        // it too; the recompute then finds the same set and writes nothing.
         let favoritesBefore = index.favoritesVersion
-        if update.changes.count >= Self.largeBatch {
-            applyLargeBatch(update.changes)
+        if changes.count >= Self.largeBatch {
+            applyLargeBatch(changes)
         } else {
-            for change in update.changes { apply(change, to: &index) }
+            for change in changes { apply(change, to: &index) }
         }
         publishStatus()
-        if update.changes.count >= Self.largeBatch { HeapTrimming.releaseFreeMemorySoon() }
+        if changes.count >= Self.largeBatch { HeapTrimming.releaseFreeMemorySoon() }
         if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
     }
 

@@ -1,4 +1,3 @@
-import Dispatch
 import NIOConcurrencyHelpers
 import Logging
 import Synchronization
@@ -164,13 +163,7 @@ final class EvolutionWatcher: Sendable {
 
     /// Waits on this dedicated thread (never a cooperative one) for the async consumer.
     private func deliverAndWait(_ update: EvolutionUpdate, _ deliver: @escaping @Sendable (EvolutionUpdate) async -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        // Owned by this thread, which waits for it right here: the bridge from the thread into the core.
-        EventLoopExecution.detached {
-            await deliver(update)
-            done.signal()
-        }
-        done.wait()
+        EventLoopExecution.runBlocking { await deliver(update) }
     }
 
     private func closeDescriptors() {

@@ -9,20 +9,21 @@ import NIOPosix
 /// there, libdispatch's pool monitor wakes the process once a second for as long as it lives —
 /// a daemon that sits in every session would never sleep. An event loop sleeps in `epoll`
 /// until a socket, a timer or a job needs it. So the daemon's root task runs with this
-/// executor as its preference, which its child tasks and the actors they call inherit; an
-/// unstructured task does not inherit it and is made here, with it (`detached`); and timers
+/// executor as its preference, which its child tasks and the actors they call inherit; a task
+/// a thread of ours hands work to is made here, with it (`runBlocking`); and timers
 /// are the event loops' own (`sleep`, `schedule`), not `Task.sleep`, which would wake a
 /// libdispatch thread.
 enum EventLoopExecution {
     /// The event loops every daemon task runs on.
     static let executor = EventLoopTaskExecutor(group: MultiThreadedEventLoopGroup.singleton)
 
-    /// Runs `operation` as the daemon's root task and blocks the calling thread (the process's
-    /// main thread, which has nothing else to do) until it returns.
+    /// Runs `operation` on the event loops and blocks the calling thread until it returns: the
+    /// process's main thread running the daemon's root task, or a thread of ours (a watcher's)
+    /// handing its work to the core. Never call it from an event loop.
     static func runBlocking<Result: Sendable>(_ operation: sending @escaping () async -> Result) -> Result {
         let done = ConditionLock(value: false)
         let outcome = NIOLockedValueBox<Result?>(nil)
-        // The root task: the calling thread waits for it, so it outlives nothing.
+        // Unstructured, but the calling thread waits for it right here, so it outlives nothing.
         Task(executorPreference: executor) {
             let result = await operation()
             outcome.withLockedValue { $0 = result }
@@ -32,13 +33,6 @@ enum EventLoopExecution {
         done.lock(whenValue: true)
         done.unlock()
         return outcome.withLockedValue { $0! }
-    }
-
-    /// An unstructured task on the event loops, for work that must leave a thread that is not
-    /// the daemon's (a watcher's, a timer's) and enter an actor. Each caller says why nothing owns it.
-    @discardableResult
-    static func detached(_ operation: sending @escaping () async -> Void) -> Task<Void, Never> {
-        Task(executorPreference: executor, operation: operation)
     }
 
     /// Sleeps `duration` on an event loop's timer; throws `CancellationError` when the task is cancelled.

@@ -1,6 +1,5 @@
 import Contacts
 import NIOConcurrencyHelpers
-import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -197,13 +196,7 @@ final class DirectoryWatcher: Sendable {
 
     /// Waits on this dedicated thread (never a cooperative one) for the async consumer.
     private func deliverAndWait(_ update: ContactsDirectoryUpdate, _ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        // Owned by this thread, which waits for it right here: the bridge from the thread into the core.
-        EventLoopExecution.detached {
-            await deliver(update)
-            done.signal()
-        }
-        done.wait()
+        EventLoopExecution.runBlocking { await deliver(update) }
     }
 
     private func wake() {
