@@ -140,6 +140,19 @@ enum Render {
         return lines.joined(separator: "\n")
     }
 
+    static func pins(_ pins: [PinnedItemInfo], style: Style) -> String {
+        if pins.isEmpty { return style.dim("no pinned quick actions") }
+        var table = Table(header: ["#", "PIN", "STATE", "TYPE", "TITLE", "LAUNCHER"])
+        for (offset, pin) in pins.enumerated() {
+            table.rows.append([
+                String(offset + 1), pin.identifier, pin.state.rawValue, pin.item.type, pin.item.title, pin.desktopFile ?? "",
+            ])
+        }
+        return table.render(style: style) { row, _, text in
+            pins[row].state == .enabled ? text : style.dim(text)
+        }
+    }
+
     static func resignActive(_ reply: ResignActiveReply, style: Style) -> String {
         let items = "\(reply.dynamicCount) dynamic item\(reply.dynamicCount == 1 ? "" : "s")"
         let summary = reply.changed
