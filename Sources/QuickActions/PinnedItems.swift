@@ -140,7 +140,6 @@ public enum PinnedDesktopEntry {
         var lines = [
             "[Desktop Entry]",
             "Type=Application",
-            "Version=1.5",
             "Name=\(DesktopEntryEscaping.value(name))",
         ]
         let comment = pin.state == .disabled ? pin.disabledMessage : pin.item.subtitle

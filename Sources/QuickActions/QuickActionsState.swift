@@ -338,6 +338,20 @@ public struct PersistedState: Codable, Hashable, Sendable {
         usageCounts = try container.decodeIfPresent([String: Int].self, forKey: .usageCounts) ?? [:]
         pins = try container.decodeIfPresent([PinnedItem].self, forKey: .pins) ?? []
     }
+
+    /// As the state file's own writer (`jsonText`) does: no `pins` key without pins, so a file
+    /// without them is what it was before pinning existed.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(formatVersion, forKey: .formatVersion)
+        try container.encode(generation, forKey: .generation)
+        try container.encode(launched, forKey: .launched)
+        try container.encode(appVersion, forKey: .appVersion)
+        try container.encode(dynamicItems, forKey: .dynamicItems)
+        try container.encodeIfPresent(pendingLaunchItem, forKey: .pendingLaunchItem)
+        try container.encode(usageCounts, forKey: .usageCounts)
+        if !pins.isEmpty { try container.encode(pins, forKey: .pins) }
+    }
 }
 
 extension QuickActionsState {
