@@ -474,17 +474,8 @@ public struct GetContactReply: Codable, Sendable, Equatable {
 
 // MARK: Pins
 
-/// `Pin`'s parameters name an item as `Trigger` does.
-public struct PinParameters: Codable, Sendable, Equatable {
-    public var position: Int?
-    public var type: String?
-    public var contactIdentifier: String?
-    public init(position: Int? = nil, type: String? = nil, contactIdentifier: String? = nil) {
-        self.position = position
-        self.type = type
-        self.contactIdentifier = contactIdentifier
-    }
-}
+/// `Pin` names an item as `Trigger` does (but never by a pin: the daemon refuses `pinned`).
+public typealias PinParameters = TriggerParameters
 
 public struct PinnedItemInfo: Codable, Sendable, Equatable {
     public var identifier: String
@@ -612,13 +603,6 @@ extension TriggerParameters: BoundedParameters {
         Self.name("type", of: type, ifOver: ParameterLimits.identifierBytes)
             ?? Self.name("contactIdentifier", of: contactIdentifier, ifOver: ParameterLimits.identifierBytes)
             ?? Self.name("pinned", of: pinned, ifOver: ParameterLimits.identifierBytes)
-    }
-}
-
-extension PinParameters: BoundedParameters {
-    public var oversizedParameter: String? {
-        Self.name("type", of: type, ifOver: ParameterLimits.identifierBytes)
-            ?? Self.name("contactIdentifier", of: contactIdentifier, ifOver: ParameterLimits.identifierBytes)
     }
 }
 

@@ -78,6 +78,11 @@ struct TriggerCommand: ParsableCommand {
             guard position == nil, type == nil, contact == nil else { throw ValidationError("--pinned names the item alone.") }
             return
         }
+        try Self.validateItem(position: position, type: type, contact: contact)
+    }
+
+    /// An item named by a POSITION, or by --type (plus --contact), as `trigger` and `pin` name it.
+    static func validateItem(position: Int?, type: String?, contact: String?) throws {
         switch (position, type) {
         case (nil, nil): throw ValidationError("Name the item: a POSITION, or --type TYPE.")
         case (.some, .some): throw ValidationError("Give either a POSITION or --type, not both.")
@@ -115,14 +120,7 @@ struct PinCommand: ParsableCommand {
     var contact: String?
 
     func validate() throws {
-        switch (position, type) {
-        case (nil, nil): throw ValidationError("Name the item: a POSITION, or --type TYPE.")
-        case (.some, .some): throw ValidationError("Give either a POSITION or --type, not both.")
-        case (let position?, nil) where position < 1:
-            throw ValidationError("POSITION counts from 1; \(position) names no item.")
-        case (.some, nil) where contact != nil: throw ValidationError("--contact goes with --type.")
-        default: break
-        }
+        try TriggerCommand.validateItem(position: position, type: type, contact: contact)
     }
 
     func run() throws {

@@ -74,11 +74,18 @@ extension DaemonCore {
     /// it, a removed one disables it, one that comes back enables it again. Called after each
     /// change of the index and of the settings; pins are few, so each is looked up.
     func refreshPins() {
-        guard !state.pinBoard.pins.isEmpty else { return }
+        guard pinsFollowContacts, !state.pinBoard.pins.isEmpty else { return }
         let index = self.index
         let resolved = state.resolvedPins(
             contactLookup: { index.contact(identifier: $0) }, configuration: settings.dynamicItemConfiguration)
         _ = try? handlePins(.itemsResolved(resolved.mapValues(\.item)))
+    }
+
+    /// Start-up holds the pins as restored until every contact source was read once; then
+    /// they follow the index.
+    func followContactsWithPins(_ following: Bool) {
+        pinsFollowContacts = following
+        refreshPins()
     }
 
     /// Removing the app (`DesktopFile=` emptied) removes its pins: they launch nothing any more.

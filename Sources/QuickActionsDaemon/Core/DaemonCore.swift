@@ -88,6 +88,9 @@ actor DaemonCore {
     var launcherPublicationKey: PublishedReplies.ListingKey?
     /// The pins the launchers were last handed (they change apart from the listing).
     var launcherPublishedPins: [PinnedItem] = []
+    /// False while start-up reads the contact sources one after the other, so a pin whose
+    /// contact comes from the source read second is not disabled in between.
+    var pinsFollowContacts = true
 
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,

@@ -87,7 +87,7 @@ struct DesktopEntryExporter: Sendable {
             appIcon = source.document.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue)
             let text = DesktopEntryExport.compose(
                 source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
-            newStatus.written = try writeIfChanged(Array(text.utf8), to: target, logger: logger)
+            newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
             exportedPath = target
         } catch {
             newStatus.problem = error.description
@@ -178,7 +178,7 @@ struct DesktopEntryExporter: Sendable {
         var written: [String: [UInt8]] = [:]
         for (path, bytes) in wanted.sorted(by: { $0.key < $1.key }) {
             do throws(DesktopEntryExportProblem) {
-                _ = try writeIfChanged(bytes, to: path, logger: logger)
+                _ = try writeIfChanged(bytes, to: path, what: "pinned quick action", logger: logger)
                 written[path] = bytes
             } catch {
                 logger.error("Not writing the pinned quick action '\(path)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
@@ -259,7 +259,7 @@ struct DesktopEntryExporter: Sendable {
     /// Temporary file and rename in the same folder (which also bumps the folder's mtime that
     /// KDE's cache checks), only when the bytes differ; a file there that qactd did not write
     /// is left alone. Returns when the file on disk got these bytes.
-    private func writeIfChanged(_ bytes: [UInt8], to target: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
+    private func writeIfChanged(_ bytes: [UInt8], to target: String, what: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
         do {
             let existing = try FileIO.readFileIfPresent(target)
             if let existing {
@@ -282,7 +282,7 @@ struct DesktopEntryExporter: Sendable {
         } catch {
             throw .unwritable(target, "\(error)")
         }
-        logger.info("Exported the quick actions to '\(target)'.", metadata: ["QACTD_PATH": "\(target)"])
+        logger.info("Exported the \(what) to '\(target)'.", metadata: ["QACTD_PATH": "\(target)"])
         return Date()
     }
 

@@ -161,8 +161,8 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
                 return try VarlinkReply(encoding: GetContactReply(contact: try await core.contact(identifier: parameters.identifier)))
             case .pin:
                 let parameters = try call.decodeBoundedParameters(PinParameters.self)
-                let target = try TriggerParameters(position: parameters.position, type: parameters.type, contactIdentifier: parameters.contactIdentifier).target()
-                return try VarlinkReply(encoding: PinReply(pin: try await core.pin(target)))
+                guard parameters.pinned == nil else { throw QuickActionsCallError.invalidParameter(name: "pinned") }
+                return try VarlinkReply(encoding: PinReply(pin: try await core.pin(try parameters.target())))
             case .unpin:
                 let parameters = try call.decodeBoundedParameters(UnpinParameters.self)
                 let removed = try await core.unpin(identifier: parameters.identifier, position: parameters.position, all: parameters.all ?? false)
