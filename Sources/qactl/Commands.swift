@@ -126,7 +126,7 @@ struct PinCommand: ParsableCommand {
     func run() throws {
         let session = Session(connection)
         let reply: PinReply = try session.call(.pin, PinParameters(position: position, type: type, contactIdentifier: contact))
-        session.output.emit(reply) { Render.pins([reply.pin], style: $0) }
+        session.output.emit(reply) { Render.pinned(reply.pin, style: $0) }
     }
 }
 

@@ -140,6 +140,10 @@ enum Render {
         return lines.joined(separator: "\n")
     }
 
+    static func pinned(_ pin: PinnedItemInfo, style: Style) -> String {
+        "pinned \(style.bold(pin.item.title)) as \(pin.identifier)" + (pin.desktopFile.map { "\n  launcher  \($0)" } ?? "")
+    }
+
     static func pins(_ pins: [PinnedItemInfo], style: Style) -> String {
         if pins.isEmpty { return style.dim("no pinned quick actions") }
         var table = Table(header: ["#", "PIN", "STATE", "TYPE", "TITLE", "LAUNCHER"])
@@ -200,6 +204,8 @@ enum Render {
             if let token = parameters["token"]?.stringValue { return "The app disconnected before answering action '\(token)'." }
         case "NoSuchAction":
             if let token = parameters["token"]?.stringValue { return "No action with token '\(token)' waits for an answer." }
+        case "NoSuchPin":
+            if let identifier = parameters["identifier"]?.stringValue { return "No pin '\(identifier)'; 'qactl pins' lists them." }
         case "InvalidParameter":
             if let parameter = parameters["parameter"]?.stringValue { return "The daemon rejected the parameter '\(parameter)'." }
         default: break
