@@ -43,12 +43,12 @@ final class PinnedLauncherTests: XCTestCase {
             localization: Localization(tables: ["en": ["SEARCH_TITLE": "Search"]]))
     }
 
-    private func makeCore(restored: PersistedState? = nil) throws -> DaemonCore {
+    private func makeCore(restored: PersistedState? = nil, app: String = "org.example.Contacts", instance: String = "qactd") throws -> DaemonCore {
         let (logger, _) = Logger.recording(level: .debug)
         let core = DaemonCore(
-            settings: try settings(configuration), restored: restored, index: ContactIndex(),
-            store: StateStore(paths: StatePaths(directory: folder + "/state")),
-            socketPath: folder + "/run/qactd.sock", logger: logger, notifier: RecordingNotifier(),
+            settings: try settings(configuration.replacingOccurrences(of: "org.example.Contacts", with: app)), restored: restored,
+            index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state-" + instance)),
+            socketPath: folder + "/run/\(instance).sock", logger: logger, notifier: RecordingNotifier(),
             launchers: LauncherExporters(environment: environment, qactlPath: qactl, logger: logger))
         runEvents(of: core)
         return core
@@ -129,7 +129,7 @@ final class PinnedLauncherTests: XCTestCase {
 
         // A restart keeps the pins (they are in the state file) and their launchers.
         await core.finishPendingWork()
-        var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state"))
+        var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state-qactd"))
         guard case .loaded(let saved) = try store.load() else { return XCTFail("the state file holds the pins") }
         XCTAssertEqual(saved.pins.map(\.identifier), ["FavoriteAction-ada-lovelace", "SearchAction"])
         let restarted = try makeCore(restored: saved)
@@ -163,6 +163,38 @@ final class PinnedLauncherTests: XCTestCase {
         } catch {
             guard case .pinningUnavailable = error else { return XCTFail("\(error)") }
         }
+    }
+
+    /// Two instances (two apps, two sockets) share the applications folder: each keeps and
+    /// removes only its own pinned launchers.
+    func testTwoInstancesKeepTheirOwnPins() async throws {
+        try "[Desktop Entry]\nType=Application\nName=Mail\nExec=mail %U\n"
+            .write(toFile: systemData + "/applications/org.example.Mail.desktop", atomically: true, encoding: .utf8)
+        let contacts = try makeCore()
+        let mail = try makeCore(app: "org.example.Mail", instance: "mail")
+        for core in [contacts, mail] {
+            await core.applyWatcherUpdate(contact("ada-lovelace", "Ada Lovelace", path: "ada.vcf"))
+            _ = await core.resignActive(appVersion: "1.0")
+            _ = try await core.pin(.type("FavoriteAction", contactIdentifier: "ada-lovelace"))
+            await core.launcherExportsDone()
+        }
+        XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop", "org.example.Mail.pinned.FavoriteAction-ada-lovelace.desktop"])
+        XCTAssertTrue(try launcher("FavoriteAction-ada-lovelace").value(of: "Exec")?.contains("--socket=\(folder)/run/qactd.sock") == true)
+
+        // The mail instance unpins everything: the contacts app's launcher stays.
+        _ = try await mail.unpin(identifier: nil, position: nil, all: true)
+        await mail.launcherExportsDone()
+        XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop"])
+
+        // A mail instance starting without its state (a lost state file) has no pins: a launcher
+        // it left would name a pin that no longer exists, so it goes; the other app's stays.
+        _ = try await mail.pin(.type("FavoriteAction", contactIdentifier: "ada-lovelace"))
+        await mail.launcherExportsDone()
+        XCTAssertEqual(pinnedFiles().count, 2)
+        let restarted = try makeCore(app: "org.example.Mail", instance: "mail")
+        await restarted.publishToLaunchers()
+        await restarted.launcherExportsDone()
+        XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop"])
     }
 
     func testHostileNamesMakeValidLaunchersThatAddNoKeyGroupOrArgument() async throws {
