@@ -36,10 +36,10 @@ final class PinnedLauncherTests: XCTestCase {
         ["HOME": folder, "XDG_RUNTIME_DIR": folder, "XDG_DATA_HOME": dataHome, "XDG_DATA_DIRS": systemData]
     }
 
-    private func settings(_ text: String) throws -> DaemonSettings {
+    private func settings(_ text: String, staticItems: [ShortcutItem]? = nil) throws -> DaemonSettings {
         let loaded = try ConfigurationLoader.parse(text: text, file: folder + "/qactd.conf", environment: environment, userID: getuid())
         return DaemonSettings(
-            configuration: loaded.configuration, staticItems: StaticItemsFile(items: [search]),
+            configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems ?? [search]),
             localization: Localization(tables: ["en": ["SEARCH_TITLE": "Search"]]))
     }
 
@@ -195,6 +195,25 @@ final class PinnedLauncherTests: XCTestCase {
         await restarted.publishToLaunchers()
         await restarted.launcherExportsDone()
         XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop"])
+    }
+
+    /// A static item the app no longer offers (a reload without it) leaves its pin disabled,
+    /// still under its translated title; the item coming back enables it.
+    func testAStaticItemDroppedByAReloadDisablesItsPin() async throws {
+        let core = try makeCore()
+        let pin = try await core.pin(.type("SearchAction", contactIdentifier: nil))
+        XCTAssertEqual(pin.item.title, "Search")
+        try await core.reload(.success(try settings(configuration, staticItems: [])))
+        await core.launcherExportsDone()
+        let launcher = try launcher("SearchAction")
+        XCTAssertEqual(launcher.value(of: "X-Qactd-Pin-State"), "disabled")
+        XCTAssertEqual(launcher.value(of: "Name"), "Search", "translated, though the app no longer offers it")
+        XCTAssertEqual(launcher.value(of: "Comment"), "The app no longer offers this quick action.")
+        let pins = await core.pins()
+        XCTAssertEqual(pins.first?.message, "The app no longer offers this quick action.")
+        try await core.reload(.success(try settings(configuration)))
+        await core.launcherExportsDone()
+        XCTAssertEqual(try self.launcher("SearchAction").value(of: "X-Qactd-Pin-State"), "enabled")
     }
 
     func testHostileNamesMakeValidLaunchersThatAddNoKeyGroupOrArgument() async throws {

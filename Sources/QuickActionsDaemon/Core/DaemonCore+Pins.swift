@@ -57,7 +57,7 @@ extension DaemonCore {
               let resolved = state.resolvedPins(
                 contactLookup: { index.contact(identifier: $0) }, configuration: settings.dynamicItemConfiguration)[identifier]
         else {
-            let title = forTheApp(pin.item).title
+            let title = shown(pin.item).title
             logger.warning("The pinned quick action '\(identifier)' was chosen, but it is disabled: \(pin.disabledMessage)",
                            metadata: ["QACTD_PIN": .string(identifier)])
             notify(FailureNotice(chosen: title, problem: pin.disabledMessage))
@@ -125,12 +125,18 @@ extension DaemonCore {
             DesktopEntryExporter.pinnedLauncherPath(environment: launchers.desktopEntry.environment, appDesktopFileID: $0, pin: pin.identifier)
         }
         return PinnedItemInfo(
-            identifier: pin.identifier, item: forTheApp(pin.item), state: pin.state,
+            identifier: pin.identifier, item: shown(pin.item), state: pin.state,
             message: pin.state == .disabled ? pin.disabledMessage : nil, desktopFile: desktopFile)
     }
 
     /// The pins as their launchers show them (titles translated), for the desktop-entry writer.
     func publishedPins() -> [PinnedItem] {
-        state.pinBoard.pins.map { PinnedItem(identifier: $0.identifier, item: forTheApp($0.item), state: $0.state) }
+        state.pinBoard.pins.map { PinnedItem(identifier: $0.identifier, item: shown($0.item), state: $0.state) }
+    }
+
+    /// A pinned item as the person reads it: a static item's title (a localization key, kept
+    /// so a later language applies) translated, even once the app no longer offers the item.
+    func shown(_ item: ShortcutItem) -> ShortcutItem {
+        item.contactIdentifier == nil ? settings.localization.localizing(item, for: settings.language) : item
     }
 }
