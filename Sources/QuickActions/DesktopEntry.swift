@@ -358,13 +358,18 @@ public enum DesktopActionIdentifier {
     /// loses information (non-ASCII, punctuation) or grows long, a hash of the exact type and
     /// contact follows, so two items never share an identifier by folding.
     public static func make(type: String, contactIdentifier: String?) -> String {
+        prefix + stem(type: type, contactIdentifier: contactIdentifier)
+    }
+
+    /// `make` without its prefix: `<type>` or `<type>-<contact>`, or the folded text and a hash.
+    public static func stem(type: String, contactIdentifier: String?) -> String {
         let exact = type + (contactIdentifier.map { "\u{0}" + $0 } ?? "")
         let readable = [type, contactIdentifier].compactMap { $0 }.map(fold).joined(separator: "-")
         let isExact = readable == [type, contactIdentifier].compactMap { $0 }.joined(separator: "-")
             && !type.contains("-") && readable.count <= maxReadableLength
-        if isExact { return prefix + readable }
+        if isExact { return readable }
         let shortened = String(readable.prefix(maxReadableLength)).trimmingHyphens()
-        return prefix + (shortened.isEmpty ? "" : shortened + "-") + hash(exact)
+        return (shortened.isEmpty ? "" : shortened + "-") + hash(exact)
     }
 
     /// Adds `-2`, `-3`, … until the identifier is not in `taken`.

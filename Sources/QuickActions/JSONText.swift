@@ -445,6 +445,18 @@ extension PersistedState: ShortcutItemsJSONText {
             writer.key("pendingLaunchItem")
             try writer.write(pendingLaunchItem)
         }
+        if !pins.isEmpty {
+            try writer.array("pins", of: pins) { writer, pin throws(JSONTextError) in
+                writer.beginObject()
+                writer.key("identifier")
+                writer.string(pin.identifier)
+                writer.key("item")
+                try writer.write(pin.item)
+                writer.key("state")
+                writer.string(pin.state.rawValue)
+                writer.endObject()
+            }
+        }
         writer.key("usageCounts")
         writer.beginObject()
         for (key, count) in usageCounts.sorted(by: { $0.key < $1.key }) {

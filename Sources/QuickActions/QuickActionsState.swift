@@ -36,6 +36,8 @@ public struct QuickActionsState: Hashable, Sendable {
     public private(set) var pendingLaunchItem: ShortcutItem?
     /// Triggers per item, keyed by `ShortcutItem.usageKey`.
     public private(set) var usageCounts: [String: Int]
+    /// The items pinned as launchers of their own; they outlive the dynamic set.
+    public var pinBoard: PinBoard
     /// What the current dynamic set was last derived from, so deriving it again from the same
     /// favorites, app version and configuration is skipped: an unchanged `ResignActive`
     /// costs the same with ten favorites or ten thousand. Not part of the state's value.
@@ -44,7 +46,7 @@ public struct QuickActionsState: Hashable, Sendable {
     public init(
         staticItems: [ShortcutItem] = [], dynamicItems: [ShortcutItem] = [], generation: UInt64 = 0,
         launched: Bool = false, appVersion: String = "", pendingLaunchItem: ShortcutItem? = nil,
-        usageCounts: [String: Int] = [:]
+        usageCounts: [String: Int] = [:], pinBoard: PinBoard = PinBoard()
     ) {
         self.staticItems = staticItems
         self.dynamicItems = dynamicItems
@@ -53,6 +55,7 @@ public struct QuickActionsState: Hashable, Sendable {
         self.appVersion = appVersion
         self.pendingLaunchItem = pendingLaunchItem
         self.usageCounts = usageCounts
+        self.pinBoard = pinBoard
     }
 
     /// Any lifecycle message (`BecomeActive`, `EnterBackground`, `Connect`, …) proves the app has run.
@@ -127,15 +130,8 @@ public struct QuickActionsState: Hashable, Sendable {
         _ target: TriggerTarget, displayLimit: Int, contactLookup: (String) -> Contact?, appConnected: Bool,
         runsCommand: (String) -> Bool = { _ in false }
     ) -> Result<TriggerResolution, TriggerError> {
-        let composed = ShortcutListing.compose(
-            staticItems: staticItems, dynamicItems: dynamicItems, launched: launched, displayLimit: displayLimit)
-        let searchable: [ListedShortcut]
-        switch target {
-        case .position: searchable = composed
-        case .type: searchable = composed.filter { $0.source == .static || launched }
-        }
         let listed: ListedShortcut
-        switch target.select(in: searchable) {
+        switch select(target, displayLimit: displayLimit) {
         case .success(let match): listed = match
         case .failure(let error): return .failure(error)
         }
@@ -149,6 +145,32 @@ public struct QuickActionsState: Hashable, Sendable {
             }
             stale = isStale(item)
         }
+        return .success(deliver(item, contact: contact, stale: stale, appConnected: appConnected, runsCommand: runsCommand))
+    }
+
+    /// The item a trigger's target names, without side effects: what `trigger` resolves and
+    /// what a person pins.
+    public func select(_ target: TriggerTarget, displayLimit: Int) -> Result<ListedShortcut, TriggerError> {
+        let composed = ShortcutListing.compose(
+            staticItems: staticItems, dynamicItems: dynamicItems, launched: launched, displayLimit: displayLimit)
+        switch target {
+        case .position: return target.select(in: composed)
+        case .type: return target.select(in: composed.filter { $0.source == .static || launched })
+        }
+    }
+
+    /// A pinned item chosen: the item behind the pin as it is now (`resolvedPins`), counted and
+    /// delivered as a trigger is. The caller has made sure the pin is enabled.
+    public mutating func triggerPinned(
+        _ item: ShortcutItem, contact: Contact?, appConnected: Bool, runsCommand: (String) -> Bool = { _ in false }
+    ) -> TriggerResolution {
+        deliver(item, contact: contact, stale: false, appConnected: appConnected, runsCommand: runsCommand)
+    }
+
+    /// Counts a chosen item and decides its delivery.
+    private mutating func deliver(
+        _ item: ShortcutItem, contact: Contact?, stale: Bool, appConnected: Bool, runsCommand: (String) -> Bool
+    ) -> TriggerResolution {
         usageCounts[item.usageKey, default: 0] += 1
         let delivery: TriggerDelivery
         if runsCommand(item.type) {
@@ -160,7 +182,30 @@ public struct QuickActionsState: Hashable, Sendable {
             pendingLaunchItem = item
             delivery = .launch
         }
-        return .success(TriggerResolution(item: item, contact: contact, stale: stale, delivery: delivery))
+        return TriggerResolution(item: item, contact: contact, stale: stale, delivery: delivery)
+    }
+
+    /// What each pin's item is now, by pin identifier (the board's `itemsResolved` event): a
+    /// static item by its type among the static items; a favorite's by its contact, which need
+    /// no longer be a favorite (a pin outlives the displayed set), made as a favorite's item is
+    /// (a rename gives a new title). A pin whose item is gone is missing.
+    public func resolvedPins(
+        contactLookup: (String) -> Contact?, configuration: DynamicItemConfiguration
+    ) -> [String: (item: ShortcutItem, contact: Contact?)] {
+        var resolved: [String: (item: ShortcutItem, contact: Contact?)] = [:]
+        for pin in pinBoard.pins {
+            if let identifier = pin.item.contactIdentifier {
+                guard let contact = contactLookup(identifier) else { continue }
+                let made = dynamicItem(for: contact, appVersion: appVersion, configuration: configuration)
+                // The pin keeps the type it was made with, should FavoriteType change since.
+                resolved[pin.identifier] = (
+                    ShortcutItem(type: pin.item.type, title: made.title, subtitle: made.subtitle, icon: made.icon, userInfo: made.userInfo),
+                    contact)
+            } else if let item = staticItems.first(where: { $0.type == pin.item.type }) {
+                resolved[pin.identifier] = (item, nil)
+            }
+        }
+        return resolved
     }
 
     /// An item made for another app version than the current one: the app was updated
@@ -258,6 +303,8 @@ public struct PersistedState: Codable, Hashable, Sendable {
     public var dynamicItems: [ShortcutItem]
     public var pendingLaunchItem: ShortcutItem?
     public var usageCounts: [String: Int]
+    /// Absent in files written before pinning existed: no pins.
+    public var pins: [PinnedItem]
 
     public init(_ state: QuickActionsState) {
         formatVersion = Self.currentFormatVersion
@@ -267,10 +314,11 @@ public struct PersistedState: Codable, Hashable, Sendable {
         dynamicItems = state.dynamicItems
         pendingLaunchItem = state.pendingLaunchItem
         usageCounts = state.usageCounts
+        pins = state.pinBoard.pins
     }
 
     private enum CodingKeys: String, CodingKey {
-        case formatVersion, generation, launched, appVersion, dynamicItems, pendingLaunchItem, usageCounts
+        case formatVersion, generation, launched, appVersion, dynamicItems, pendingLaunchItem, usageCounts, pins
     }
 
     /// Refuses other format versions so a newer daemon's file is moved aside, not misread.
@@ -288,6 +336,21 @@ public struct PersistedState: Codable, Hashable, Sendable {
         dynamicItems = try container.decode([ShortcutItem].self, forKey: .dynamicItems)
         pendingLaunchItem = try container.decodeIfPresent(ShortcutItem.self, forKey: .pendingLaunchItem)
         usageCounts = try container.decodeIfPresent([String: Int].self, forKey: .usageCounts) ?? [:]
+        pins = try container.decodeIfPresent([PinnedItem].self, forKey: .pins) ?? []
+    }
+
+    /// As the state file's own writer (`jsonText`) does: no `pins` key without pins, so a file
+    /// without them is what it was before pinning existed.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(formatVersion, forKey: .formatVersion)
+        try container.encode(generation, forKey: .generation)
+        try container.encode(launched, forKey: .launched)
+        try container.encode(appVersion, forKey: .appVersion)
+        try container.encode(dynamicItems, forKey: .dynamicItems)
+        try container.encodeIfPresent(pendingLaunchItem, forKey: .pendingLaunchItem)
+        try container.encode(usageCounts, forKey: .usageCounts)
+        if !pins.isEmpty { try container.encode(pins, forKey: .pins) }
     }
 }
 
@@ -297,6 +360,7 @@ extension QuickActionsState {
         self.init(
             staticItems: staticItems, dynamicItems: persisted.dynamicItems, generation: persisted.generation,
             launched: persisted.launched, appVersion: persisted.appVersion,
-            pendingLaunchItem: persisted.pendingLaunchItem, usageCounts: persisted.usageCounts)
+            pendingLaunchItem: persisted.pendingLaunchItem, usageCounts: persisted.usageCounts,
+            pinBoard: PinBoard(pins: persisted.pins))
     }
 }

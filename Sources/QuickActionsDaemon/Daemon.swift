@@ -138,6 +138,7 @@ public struct Daemon: Service {
         // progress reaches `STATUS=` and the log only: the socket listens after it.
         let watcher = DirectoryWatcher(
             scanner: ContactsScan.scanner(for: configuration, notifier: notifier, logger: logger, replies: core.replies), logger: logger)
+        await core.followContactsWithPins(false)
         do {
             let initial = watcher.attach()
             await core.applyWatcherUpdate(initial)
@@ -147,6 +148,7 @@ public struct Daemon: Service {
         let evolution = EvolutionWatcher(
             settings: EvolutionSettings(configuration), location: EvolutionLocation(environment: options.environment), logger: logger)
         await core.applyEvolutionUpdate(evolution.attach())
+        await core.followContactsWithPins(true)
         // The first scan's batch (every file read and parsed) is freed now that `initial` is
         // gone: its pages go back before READY=1, whatever the timing of the core's later trims.
         _ = CLinux_releaseFreeHeapMemory()

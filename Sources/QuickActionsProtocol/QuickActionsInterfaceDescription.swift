@@ -144,6 +144,21 @@ public enum QuickActionsInterface {
           problem: ?string
         )
 
+        # An item pinned as a launcher of its own: a desktop entry
+        # <app-id>.pinned.<identifier>.desktop beside the exported entry (desktopFile,
+        # absent while there is no folder to write to). identifier is made from the
+        # item's type and contact identifier, so it stays the same across renames and
+        # restarts. disabled: the item is gone (its contact removed, its static item
+        # dropped); choosing the launcher shows message and triggers nothing, until
+        # the item comes back.
+        type PinnedItem (
+          identifier: string,
+          item: Item,
+          state: (enabled, disabled),
+          message: ?string,
+          desktopFile: ?string
+        )
+
         # The daemon's configuration, counters and health.
         method Status() -> (
           version: string,
@@ -219,9 +234,11 @@ public enum QuickActionsInterface {
         method EnterBackground() -> ()
 
         # The user picked an item: by displayed position (1-based), or by type
-        # (plus contactIdentifier for a favorite). Give position or type, not both;
-        # otherwise org.varlink.service.InvalidParameter names "position".
-        method Trigger(position: ?int, type: ?string, contactIdentifier: ?string) -> (
+        # (plus contactIdentifier for a favorite), or a pinned launcher by its pin
+        # identifier (pinned). Give exactly one of position, type and pinned;
+        # otherwise org.varlink.service.InvalidParameter names "position". A
+        # disabled pin fails with PinDisabled (and a notification says why).
+        method Trigger(position: ?int, type: ?string, contactIdentifier: ?string, pinned: ?string) -> (
           item: Item,
           contact: ?Contact,
           # running: delivered to the connected app; launch: kept as the pending
@@ -283,6 +300,19 @@ public enum QuickActionsInterface {
         # Look up one contact by identifier.
         method GetContact(identifier: string) -> (contact: Contact)
 
+        # Pin one displayed item as a launcher of its own: by displayed position
+        # (1-based) or by type (plus contactIdentifier), as Trigger names it. Pinning
+        # an item again refreshes its pin. PinningUnavailable when DesktopFile= is
+        # empty (there is no app to pin for).
+        method Pin(position: ?int, type: ?string, contactIdentifier: ?string) -> (pin: PinnedItem)
+
+        # Remove one pin and its launcher, by identifier or by its 1-based position
+        # in Pins, or every pin with all.
+        method Unpin(identifier: ?string, position: ?int, all: ?bool) -> (removed: []string)
+
+        # The pins, in the order they were made.
+        method Pins() -> (pins: []PinnedItem)
+
         # No item matches the trigger.
         error NoSuchShortcut (message: string)
 
@@ -308,6 +338,16 @@ public enum QuickActionsInterface {
         # The item's [Actions] command was not run: a contact's field would begin an
         # argument with "-" (an option), or holds a NUL.
         error CommandRefused (message: string)
+
+        # No pin has this identifier (or position).
+        error NoSuchPin (identifier: string)
+
+        # The pinned item is gone (its contact removed, its static item dropped): nothing
+        # was triggered; message is what the notification said.
+        error PinDisabled (identifier: string, message: string)
+
+        # Nothing can be pinned: DesktopFile= is empty.
+        error PinningUnavailable (message: string)
 
         # The configuration or the static items file is invalid.
         error InvalidConfiguration (message: string)

@@ -10,6 +10,7 @@ extension QuickActionsInterface {
         case becomeActive = "BecomeActive", enterBackground = "EnterBackground"
         case trigger = "Trigger", connect = "Connect", complete = "Complete", watch = "Watch"
         case reload = "Reload", getContact = "GetContact"
+        case pin = "Pin", unpin = "Unpin", pins = "Pins"
 
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
@@ -21,6 +22,7 @@ extension QuickActionsInterface {
         case invalidConfiguration = "InvalidConfiguration"
         case appDisconnected = "AppDisconnected", appReplaced = "AppReplaced", noSuchAction = "NoSuchAction"
         case commandRefused = "CommandRefused"
+        case noSuchPin = "NoSuchPin", pinDisabled = "PinDisabled", pinningUnavailable = "PinningUnavailable"
 
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
@@ -360,10 +362,13 @@ public struct TriggerParameters: Codable, Sendable, Equatable {
     public var position: Int?
     public var type: String?
     public var contactIdentifier: String?
-    public init(position: Int? = nil, type: String? = nil, contactIdentifier: String? = nil) {
+    /// A pin's identifier: the launcher of a pinned item was chosen.
+    public var pinned: String?
+    public init(position: Int? = nil, type: String? = nil, contactIdentifier: String? = nil, pinned: String? = nil) {
         self.position = position
         self.type = type
         self.contactIdentifier = contactIdentifier
+        self.pinned = pinned
     }
 }
 
@@ -467,6 +472,53 @@ public struct GetContactReply: Codable, Sendable, Equatable {
     public init(contact: Contact) { self.contact = contact }
 }
 
+// MARK: Pins
+
+/// `Pin` names an item as `Trigger` does (but never by a pin: the daemon refuses `pinned`).
+public typealias PinParameters = TriggerParameters
+
+public struct PinnedItemInfo: Codable, Sendable, Equatable {
+    public var identifier: String
+    public var item: ShortcutItem
+    public var state: PinnedItem.State
+    /// `disabled` only: what choosing the launcher says.
+    public var message: String?
+    public var desktopFile: String?
+    public init(identifier: String, item: ShortcutItem, state: PinnedItem.State, message: String? = nil, desktopFile: String? = nil) {
+        self.identifier = identifier
+        self.item = item
+        self.state = state
+        self.message = message
+        self.desktopFile = desktopFile
+    }
+}
+
+public struct PinReply: Codable, Sendable, Equatable {
+    public var pin: PinnedItemInfo
+    public init(pin: PinnedItemInfo) { self.pin = pin }
+}
+
+public struct UnpinParameters: Codable, Sendable, Equatable {
+    public var identifier: String?
+    public var position: Int?
+    public var all: Bool?
+    public init(identifier: String? = nil, position: Int? = nil, all: Bool? = nil) {
+        self.identifier = identifier
+        self.position = position
+        self.all = all
+    }
+}
+
+public struct UnpinReply: Codable, Sendable, Equatable {
+    public var removed: [String]
+    public init(removed: [String]) { self.removed = removed }
+}
+
+public struct PinsReply: Codable, Sendable, Equatable {
+    public var pins: [PinnedItemInfo]
+    public init(pins: [PinnedItemInfo]) { self.pins = pins }
+}
+
 // MARK: Error parameters
 
 public struct MessageErrorParameters: Codable, Sendable, Equatable {
@@ -479,6 +531,15 @@ public struct ContactRemovedErrorParameters: Codable, Sendable, Equatable {
     public var message: String
     public init(contactIdentifier: String, message: String) {
         self.contactIdentifier = contactIdentifier
+        self.message = message
+    }
+}
+
+public struct PinDisabledErrorParameters: Codable, Sendable, Equatable {
+    public var identifier: String
+    public var message: String
+    public init(identifier: String, message: String) {
+        self.identifier = identifier
         self.message = message
     }
 }
@@ -541,7 +602,12 @@ extension TriggerParameters: BoundedParameters {
     public var oversizedParameter: String? {
         Self.name("type", of: type, ifOver: ParameterLimits.identifierBytes)
             ?? Self.name("contactIdentifier", of: contactIdentifier, ifOver: ParameterLimits.identifierBytes)
+            ?? Self.name("pinned", of: pinned, ifOver: ParameterLimits.identifierBytes)
     }
+}
+
+extension UnpinParameters: BoundedParameters {
+    public var oversizedParameter: String? { Self.name("identifier", of: identifier, ifOver: ParameterLimits.identifierBytes) }
 }
 
 extension CompleteParameters: BoundedParameters {

@@ -70,8 +70,19 @@ struct TriggerCommand: ParsableCommand {
     var type: String?
     @Option(name: .long, help: ArgumentHelp("With --type: the contact identifier of a favorite.", valueName: "id"))
     var contact: String?
+    @Option(name: .long, help: ArgumentHelp("A pinned item, by its pin identifier (what a pinned launcher runs).", valueName: "pin"))
+    var pinned: String?
 
     func validate() throws {
+        if pinned != nil {
+            guard position == nil, type == nil, contact == nil else { throw ValidationError("--pinned names the item alone.") }
+            return
+        }
+        try Self.validateItem(position: position, type: type, contact: contact)
+    }
+
+    /// An item named by a POSITION, or by --type (plus --contact), as `trigger` and `pin` name it.
+    static func validateItem(position: Int?, type: String?, contact: String?) throws {
         switch (position, type) {
         case (nil, nil): throw ValidationError("Name the item: a POSITION, or --type TYPE.")
         case (.some, .some): throw ValidationError("Give either a POSITION or --type, not both.")
@@ -85,8 +96,75 @@ struct TriggerCommand: ParsableCommand {
     func run() throws {
         let session = Session(connection)
         let reply: TriggerReply = try session.call(
-            .trigger, TriggerParameters(position: position, type: type, contactIdentifier: contact))
+            .trigger, TriggerParameters(position: position, type: type, contactIdentifier: contact, pinned: pinned))
         session.output.emit(reply) { Render.trigger(reply, style: $0) }
+    }
+}
+
+struct PinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin",
+        abstract: "Pin one displayed quick action as a launcher of its own.",
+        discussion: """
+            Name the item by its position in 'qactl list', or by --type (plus --contact for a \
+            favorite). The daemon writes <app-id>.pinned.<pin>.desktop beside the exported \
+            desktop entry, which docks and app grids show as a separate icon, and keeps it in \
+            step: a renamed contact renames it, a removed one disables it.
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: ArgumentHelp("The item's position in 'qactl list', from 1.", valueName: "position"))
+    var position: Int?
+    @Option(name: .long, help: ArgumentHelp("The item's type, e.g. SearchAction or FavoriteAction.", valueName: "type"))
+    var type: String?
+    @Option(name: .long, help: ArgumentHelp("With --type: the contact identifier of a favorite.", valueName: "id"))
+    var contact: String?
+
+    func validate() throws {
+        try TriggerCommand.validateItem(position: position, type: type, contact: contact)
+    }
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: PinReply = try session.call(.pin, PinParameters(position: position, type: type, contactIdentifier: contact))
+        session.output.emit(reply) { Render.pinned(reply.pin, style: $0) }
+    }
+}
+
+struct PinsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins", abstract: "List the pinned quick actions, enabled or disabled, with their launchers.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        let session = Session(connection)
+        let reply: PinsReply = try session.call(.pins, NoParameters())
+        session.output.emit(reply) { Render.pins(reply.pins, style: $0) }
+    }
+}
+
+struct UnpinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unpin", abstract: "Remove a pinned quick action and its launcher (or all of them).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: ArgumentHelp("The pin's position in 'qactl pins' (from 1) or its identifier.", valueName: "pin"))
+    var pin: String?
+    @Flag(name: .long, help: "Remove every pin.")
+    var all = false
+
+    func validate() throws {
+        if all == (pin != nil) { throw ValidationError("Name one pin (its position in 'qactl pins' or its identifier), or give --all.") }
+    }
+
+    func run() throws {
+        let session = Session(connection)
+        // A number is a position: pin identifiers made of digits only are named by position instead.
+        let parameters = all
+            ? UnpinParameters(all: true)
+            : Int(pin ?? "").map { UnpinParameters(position: $0) } ?? UnpinParameters(identifier: pin)
+        let reply: UnpinReply = try session.call(.unpin, parameters)
+        session.output.emit(reply) { style in
+            reply.removed.isEmpty ? style.dim("no pins") : reply.removed.map { "unpinned \($0)" }.joined(separator: "\n")
+        }
     }
 }
 

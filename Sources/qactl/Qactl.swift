@@ -19,7 +19,8 @@ struct Qactl: ParsableCommand {
             """,
         version: QactdVersion.string,
         subcommands: [
-            StatusCommand.self, ListCommand.self, TriggerCommand.self, ResignActiveCommand.self,
+            StatusCommand.self, ListCommand.self, TriggerCommand.self, PinCommand.self, PinsCommand.self, UnpinCommand.self,
+            ResignActiveCommand.self,
             ReloadCommand.self, ContactCommand.self, ValidateCommand.self, WatchCommand.self, AppCommand.self,
         ]
     )

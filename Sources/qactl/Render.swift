@@ -140,6 +140,23 @@ enum Render {
         return lines.joined(separator: "\n")
     }
 
+    static func pinned(_ pin: PinnedItemInfo, style: Style) -> String {
+        "pinned \(style.bold(pin.item.title)) as \(pin.identifier)" + (pin.desktopFile.map { "\n  launcher  \($0)" } ?? "")
+    }
+
+    static func pins(_ pins: [PinnedItemInfo], style: Style) -> String {
+        if pins.isEmpty { return style.dim("no pinned quick actions") }
+        var table = Table(header: ["#", "PIN", "STATE", "TYPE", "TITLE", "LAUNCHER"])
+        for (offset, pin) in pins.enumerated() {
+            table.rows.append([
+                String(offset + 1), pin.identifier, pin.state.rawValue, pin.item.type, pin.item.title, pin.desktopFile ?? "",
+            ])
+        }
+        return table.render(style: style) { row, _, text in
+            pins[row].state == .enabled ? text : style.dim(text)
+        }
+    }
+
     static func resignActive(_ reply: ResignActiveReply, style: Style) -> String {
         let items = "\(reply.dynamicCount) dynamic item\(reply.dynamicCount == 1 ? "" : "s")"
         let summary = reply.changed
@@ -187,6 +204,8 @@ enum Render {
             if let token = parameters["token"]?.stringValue { return "The app disconnected before answering action '\(token)'." }
         case "NoSuchAction":
             if let token = parameters["token"]?.stringValue { return "No action with token '\(token)' waits for an answer." }
+        case "NoSuchPin":
+            if let identifier = parameters["identifier"]?.stringValue { return "No pin '\(identifier)'; 'qactl pins' lists them." }
         case "InvalidParameter":
             if let parameter = parameters["parameter"]?.stringValue { return "The daemon rejected the parameter '\(parameter)'." }
         default: break

@@ -54,7 +54,7 @@ final class NotificationEndToEndTests: XCTestCase {
 
     private var bus: PrivateSessionBus?
     private var dunst: BackgroundProcess?
-    private var fixture: DaemonFixture!
+    var fixture: DaemonFixture!
 
     override func setUpWithError() throws {
         for tool in ["/usr/bin/dunst", "/usr/bin/dunstctl", "/usr/bin/dbus-daemon", "/usr/bin/Xvfb"]
@@ -66,7 +66,7 @@ final class NotificationEndToEndTests: XCTestCase {
 
     /// The daemon, with `configuration`, on a private bus that dunst serves; the app's desktop
     /// entry names it "Test Contacts" with an icon file.
-    private func start(_ configuration: String, withBus: Bool = true) throws {
+    func start(_ configuration: String, withBus: Bool = true) throws {
         fixture = try DaemonFixture()
         let share = fixture.root.appendingPathComponent("share/applications")
         try FileManager.default.createDirectory(at: share, withIntermediateDirectories: true)
@@ -117,7 +117,7 @@ final class NotificationEndToEndTests: XCTestCase {
     }
 
     /// Everything dunst displayed so far, oldest first (close-all first moves it into the history).
-    private func shown() throws -> [Shown] {
+    func shown() throws -> [Shown] {
         XCTAssertEqual(dunstctl(["close-all"]).status, 0)
         let history = dunstctl(["history"])
         XCTAssertEqual(history.status, 0, history.stderr)
@@ -130,14 +130,14 @@ final class NotificationEndToEndTests: XCTestCase {
     }
 
     /// Waits until the daemon's notifications thread has shown `count` notifications.
-    private func waitForNotified(_ count: Int = 1, file: StaticString = #filePath, line: UInt = #line) {
+    func waitForNotified(_ count: Int = 1, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertTrue(waitUntil(timeout: 15) {
             self.fixture.log().components(separatedBy: "Notified: ").count - 1 >= count
         }, "the daemon notified; its log:\n\(fixture.log().suffix(3000))", file: file, line: line)
     }
 
     /// The one notification a failure shows: the app's name and icon, what was chosen, what went wrong.
-    private func assertOneNotification(
+    func assertOneNotification(
         chosen: String, saying expected: [String], file: StaticString = #filePath, line: UInt = #line
     ) throws {
         waitForNotified(file: file, line: line)

@@ -43,7 +43,8 @@ final class ReferenceClientEndToEndTests: XCTestCase {
 
         let help = varlinkCLI(["help", address + "/io.qactd.QuickActions"], fixture: fixture)
         XCTAssertEqual(help.status, 0, help.stderr)
-        for member in ["method Status(", "method List(", "method ResignActive(", "method Trigger(", "error NoSuchShortcut"] {
+        for member in ["method Status(", "method List(", "method ResignActive(", "method Trigger(", "error NoSuchShortcut",
+                       "method Pin(", "method Unpin(", "method Pins(", "type PinnedItem", "error PinDisabled"] {
             XCTAssertTrue(help.stdout.contains(member), "the served description has \(member): \(help.stdout)")
         }
 
@@ -52,6 +53,10 @@ final class ReferenceClientEndToEndTests: XCTestCase {
         let resignReply = try resign.json()
         XCTAssertEqual(resignReply["changed"] as? Bool, true)
         XCTAssertEqual(resignReply["dynamicCount"] as? Int, 4)
+
+        let pins = varlinkCLI(["call", address + "/io.qactd.QuickActions.Pins", "{}"], fixture: fixture)
+        XCTAssertEqual(pins.status, 0, pins.stderr)
+        XCTAssertEqual((try pins.json()["pins"] as? [Any])?.count, 0, "no pins without DesktopFile=")
 
         let list = varlinkCLI(["call", address + "/io.qactd.QuickActions.List", #"{"all": true}"#], fixture: fixture)
         XCTAssertEqual(list.status, 0, list.stderr)

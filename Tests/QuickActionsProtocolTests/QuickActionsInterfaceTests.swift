@@ -121,4 +121,21 @@ final class QuickActionsWireShapeTests: XCTestCase {
                        "listing '/c': 1,234,567 files found so far")
         XCTAssertEqual(ScanProgressInfo(tree: "/c", phase: .reading, filesFound: 999, filesRead: 0).summary, "0 of 999 files read in '/c'")
     }
+
+    /// A pin on the wire has exactly the fields of the interface's `PinnedItem`, its state
+    /// spelled as declared, and `Trigger`'s `pinned` parameter is bounded like the others.
+    func testAPinnedItemIsEncodedAsTheInterfaceDeclaresIt() throws {
+        let item = ShortcutItem(type: "FavoriteAction", title: "Ada", userInfo: ["contactIdentifier": .string("ada")])
+        let reply = PinsReply(pins: [PinnedItemInfo(
+            identifier: "FavoriteAction-ada", item: item, state: .disabled, message: "gone", desktopFile: "/a/b.desktop")])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(reply)) as? [String: Any])
+        let pin = try XCTUnwrap((object["pins"] as? [[String: Any]])?.first)
+        XCTAssertEqual(Set(pin.keys), ["identifier", "item", "state", "message", "desktopFile"])
+        XCTAssertEqual(pin["state"] as? String, "disabled")
+        let declared = QuickActionsInterface.description
+        XCTAssertTrue(declared.contains("state: (enabled, disabled)"))
+        for field in pin.keys { XCTAssertTrue(declared.contains("  \(field): "), "PinnedItem declares \(field)") }
+        XCTAssertEqual(TriggerParameters(pinned: String(repeating: "p", count: ParameterLimits.identifierBytes + 1)).oversizedParameter, "pinned")
+        XCTAssertEqual(UnpinParameters(identifier: String(repeating: "p", count: ParameterLimits.identifierBytes + 1)).oversizedParameter, "identifier")
+    }
 }

@@ -19,6 +19,10 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
     case noSuchAction(token: String)
     /// The item's values cannot go into its `[Actions]` command; nothing ran.
     case commandRefused(String)
+    case noSuchPin(String)
+    /// The pinned item is gone; the message is what the person was told.
+    case pinDisabled(identifier: String, message: String)
+    case pinningUnavailable(String)
 
     var description: String {
         switch self {
@@ -31,6 +35,9 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
         case .appDisconnected(let token): "The app disconnected before answering action '\(token)'."
         case .appReplaced: "A newer app process connected and took over."
         case .commandRefused(let reason): "The quick action's command was not run: \(reason)."
+        case .noSuchPin(let identifier): "No pin '\(identifier)'."
+        case .pinDisabled(_, let message): message
+        case .pinningUnavailable(let message): message
         case .noSuchAction(let token): "No action with token '\(token)' waits for an answer (unknown, already answered, or timed out)."
         }
     }

@@ -41,6 +41,7 @@ extension DaemonCore {
             for change in changes { apply(change, to: &index) }
         }
         publishStatus()
+        refreshPins()
         if changes.count >= Self.largeBatch { HeapTrimming.releaseFreeMemorySoon() }
         if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
     }

@@ -29,6 +29,8 @@ extension DaemonCore {
         launcherPublicationKey = nil
         state.replaceStaticItems(newSettings.staticItems.items)
         if let declared = newSettings.declaredAppVersion { state.appVersion = declared }
+        dropPinsWithoutApp()
+        refreshPins()
         persist()
     }
 
@@ -72,14 +74,16 @@ extension DaemonCore {
         // epoch is enough; otherwise once per listing key (what the rows are composed from).
         let key = settings.configuration.launcherDesktopFileID == nil
             ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch) : listingKey
-        guard key != launcherPublicationKey else { return }
+        let pins = publishedPins()
+        guard key != launcherPublicationKey || pins != launcherPublishedPins else { return }
         launcherPublicationKey = key
+        launcherPublishedPins = pins
         let untranslated = composedListing(all: false, translated: false)
         launcherTicket = launchers.publish(
             LauncherPublication(
                 displayed: settings.localization.localizing(untranslated, for: settings.language),
                 untranslated: untranslated, localization: settings.localization,
-                configuration: settings.configuration, socketPath: socketPath))
+                configuration: settings.configuration, socketPath: socketPath, pins: pins))
     }
 
     /// Returns once the desktop entry shows what was last handed over (tests, and shutdown).

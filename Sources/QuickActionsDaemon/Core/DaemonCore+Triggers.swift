@@ -29,6 +29,13 @@ extension DaemonCore {
             notify(.contactRemoved(title))
             throw .contactRemoved(identifier: identifier)
         }
+        return try carryOut(resolution, counted: next)
+    }
+
+    /// A resolved trigger carried out: its command expanded (or refused, which changes nothing),
+    /// then `counted`, the state that counts it, kept and persisted, and the item delivered.
+    func carryOut(_ resolution: TriggerResolution, counted next: QuickActionsState) throws(QuickActionsCallError) -> TriggerOutcome {
+        let actions = settings.configuration.actions
         var delivered = resolution
         delivered.item = forTheApp(resolution.item)
         // Only a command or a launch uses the values ({file} may mean writing a card's copy).

@@ -86,6 +86,11 @@ actor DaemonCore {
     /// What the launchers were last handed (see `publishToLaunchers`), so an event that
     /// changes nothing they show composes nothing for them.
     var launcherPublicationKey: PublishedReplies.ListingKey?
+    /// The pins the launchers were last handed (they change apart from the listing).
+    var launcherPublishedPins: [PinnedItem] = []
+    /// False while start-up reads the contact sources one after the other, so a pin whose
+    /// contact comes from the source read second is not disabled in between.
+    var pinsFollowContacts = true
 
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
@@ -109,6 +114,8 @@ actor DaemonCore {
         var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
             ?? QuickActionsState(staticItems: settings.staticItems.items)
         if let declared = settings.declaredAppVersion { state.appVersion = declared }
+        // Pins belong to the app of `DesktopFile=`: with none, they are gone (and so are their launchers).
+        if settings.configuration.launcherDesktopFileID == nil { _ = state.pinBoard.handle(.unpinAll) }
         self.state = state
         let replies = PublishedReplies(listingKey: .init(generation: state.generation, launched: state.launched, settingsEpoch: 0))
         self.replies = replies

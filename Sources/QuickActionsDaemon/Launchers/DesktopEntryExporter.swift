@@ -19,6 +19,8 @@ struct DesktopEntryExporter: Sendable {
     private(set) var status: DesktopEntryExportStatus?
     /// The file this daemon wrote, removed when `DesktopFile=` changes or is emptied.
     private var exportedPath: String?
+    /// The pinned launchers as last written (path → bytes), so an unchanged set costs no I/O.
+    private var writtenPins: [String: [UInt8]]?
 
     init(environment: [String: String], qactlPath: String?) {
         self.environment = environment
@@ -27,10 +29,13 @@ struct DesktopEntryExporter: Sendable {
 
     mutating func forgetLastPublication() {
         lastPublication = nil
+        writtenPins = nil
     }
 
     /// `$XDG_DATA_HOME`, else `~/.local/share` (a relative value is ignored, per the XDG Base Directory spec).
-    var dataHome: String? {
+    var dataHome: String? { Self.dataHome(in: environment) }
+
+    static func dataHome(in environment: [String: String]) -> String? {
         if let home = environment["XDG_DATA_HOME"], home.hasPrefix("/") { return home }
         guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
         return (home == "/" ? "" : home) + "/.local/share"
@@ -42,8 +47,19 @@ struct DesktopEntryExporter: Sendable {
         return listed.isEmpty ? ["/usr/local/share", "/usr/share"] : listed
     }
 
+    /// Where the launcher of pin `pin` of the app `appDesktopFileID` is written: beside the
+    /// app's exported entry. nil when there is no folder or the ID is no valid one.
+    static func pinnedLauncherPath(environment: [String: String], appDesktopFileID: String, pin: String) -> String? {
+        guard let dataHome = dataHome(in: environment),
+              let name = PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin)
+        else { return nil }
+        return dataHome + "/applications/" + name
+    }
+
     mutating func publish(_ publication: LauncherPublication, logger: Logger) {
         guard publication != lastPublication else { return }
+        var appIcon: String?
+        defer { syncPins(publication, appIcon: appIcon, logger: logger) }
         // At start-up and after a reload: files this daemon wrote under another ID, or when
         // DesktopFile= was set before the daemon stopped, go.
         let isFirstSinceStartOrReload = lastPublication == nil
@@ -68,9 +84,10 @@ struct DesktopEntryExporter: Sendable {
         do throws(DesktopEntryExportProblem) {
             let source = try findSource(configuration.launcherDesktopFile, identifier: identifier, target: target)
             newStatus.source = source.path
+            appIcon = source.document.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue)
             let text = DesktopEntryExport.compose(
                 source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
-            newStatus.written = try writeIfChanged(Array(text.utf8), to: target, logger: logger)
+            newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
             exportedPath = target
         } catch {
             newStatus.problem = error.description
@@ -141,6 +158,52 @@ struct DesktopEntryExporter: Sendable {
         return (try? findSource(setting, identifier: identifier, target: target))?.document
     }
 
+    // MARK: Pinned launchers
+
+    /// One launcher per pin beside the exported entry; every launcher of this daemon's that is
+    /// no longer pinned (all of them without `DesktopFile=`) is removed.
+    private mutating func syncPins(_ publication: LauncherPublication, appIcon: String?, logger: Logger) {
+        guard let dataHome else { return }
+        var wanted: [String: [UInt8]] = [:]
+        if let appID = publication.configuration.launcherDesktopFileID {
+            for pin in publication.pins {
+                guard let path = Self.pinnedLauncherPath(environment: environment, appDesktopFileID: appID, pin: pin.identifier) else { continue }
+                let text = PinnedDesktopEntry.compose(
+                    pin: pin, name: pin.item.title, icon: FreedesktopIconName.icon(for: pin.item.icon, fallback: appIcon),
+                    command: command(pinned: pin.identifier, socketPath: publication.socketPath), socketPath: publication.socketPath)
+                wanted[path] = Array(text.utf8)
+            }
+        }
+        guard wanted != writtenPins else { return }
+        var written: [String: [UInt8]] = [:]
+        for (path, bytes) in wanted.sorted(by: { $0.key < $1.key }) {
+            do throws(DesktopEntryExportProblem) {
+                _ = try writeIfChanged(bytes, to: path, what: "pinned quick action", logger: logger)
+                written[path] = bytes
+            } catch {
+                logger.error("Not writing the pinned quick action '\(path)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
+            }
+        }
+        let folder = dataHome + "/applications"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        for name in names.sorted() where name.contains(PinnedDesktopEntry.infix) && name.hasSuffix(DesktopFileID.suffix) {
+            let path = folder + "/" + name
+            guard wanted[path] == nil, let document = try? read(path), DesktopEntryExport.isGenerated(document),
+                  document.value(of: PinnedDesktopEntry.pinnedKey) != nil,
+                  document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == publication.socketPath
+            else { continue }
+            remove(path, logger: logger)
+        }
+        // A write that failed is tried again with the next publication.
+        writtenPins = written.count == wanted.count ? wanted : nil
+    }
+
+    /// `qactl trigger --socket=… --pinned=…`: the daemon resolves the pin when it is chosen, so
+    /// a disabled pin triggers nothing, and the launcher's command never changes.
+    func command(pinned identifier: String, socketPath: String) -> [String] {
+        [qactlPath ?? "qactl", "trigger", "--socket=\(socketPath)", "--pinned=\(identifier)"]
+    }
+
     // MARK: Files
 
     private struct Source {
@@ -196,7 +259,7 @@ struct DesktopEntryExporter: Sendable {
     /// Temporary file and rename in the same folder (which also bumps the folder's mtime that
     /// KDE's cache checks), only when the bytes differ; a file there that qactd did not write
     /// is left alone. Returns when the file on disk got these bytes.
-    private func writeIfChanged(_ bytes: [UInt8], to target: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
+    private func writeIfChanged(_ bytes: [UInt8], to target: String, what: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
         do {
             let existing = try FileIO.readFileIfPresent(target)
             if let existing {
@@ -219,7 +282,7 @@ struct DesktopEntryExporter: Sendable {
         } catch {
             throw .unwritable(target, "\(error)")
         }
-        logger.info("Exported the quick actions to '\(target)'.", metadata: ["QACTD_PATH": "\(target)"])
+        logger.info("Exported the \(what) to '\(target)'.", metadata: ["QACTD_PATH": "\(target)"])
         return Date()
     }
 
@@ -236,7 +299,9 @@ struct DesktopEntryExporter: Sendable {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names.sorted() where name.hasSuffix(DesktopFileID.suffix) {
             let path = folder + "/" + name
+            // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
             guard path != keeping, let document = try? read(path), DesktopEntryExport.isGenerated(document),
+                  document.value(of: PinnedDesktopEntry.pinnedKey) == nil,
                   document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
             else { continue }
             remove(path, logger: logger)

@@ -20,6 +20,8 @@ struct LauncherPublication: Equatable, Sendable {
     var configuration: DaemonConfiguration
     /// The socket this daemon serves, which every exported command names explicitly.
     var socketPath: String
+    /// The pinned items, each a launcher of its own (static titles translated).
+    var pins: [PinnedItem] = []
 }
 
 /// How the exports are doing, for `Status`.

@@ -143,7 +143,11 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
                 return VarlinkReply()
             case .trigger:
                 let parameters = try call.decodeBoundedParameters(TriggerParameters.self)
-                let outcome = try await core.trigger(try parameters.target())
+                let outcome = if let pinned = try parameters.pinnedTarget() {
+                    try await core.triggerPinned(pinned)
+                } else {
+                    try await core.trigger(try parameters.target())
+                }
                 return try VarlinkReply(encoding: try await triggerReply(outcome, position: parameters.position))
             case .complete:
                 let parameters = try call.decodeBoundedParameters(CompleteParameters.self)
@@ -155,6 +159,17 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             case .getContact:
                 let parameters = try call.decodeBoundedParameters(GetContactParameters.self)
                 return try VarlinkReply(encoding: GetContactReply(contact: try await core.contact(identifier: parameters.identifier)))
+            case .pin:
+                let parameters = try call.decodeBoundedParameters(PinParameters.self)
+                guard parameters.pinned == nil else { throw QuickActionsCallError.invalidParameter(name: "pinned") }
+                return try VarlinkReply(encoding: PinReply(pin: try await core.pin(try parameters.target())))
+            case .unpin:
+                let parameters = try call.decodeBoundedParameters(UnpinParameters.self)
+                let removed = try await core.unpin(identifier: parameters.identifier, position: parameters.position, all: parameters.all ?? false)
+                return try VarlinkReply(encoding: UnpinReply(removed: removed))
+            case .pins:
+                _ = try call.decodeBoundedParameters(NoParameters.self)
+                return try VarlinkReply(encoding: PinsReply(pins: await core.pins()))
             case .connect, .watch:
                 throw VarlinkError.expectedMore
             }
@@ -210,6 +225,13 @@ private final class SharedIterator<Base: AsyncIteratorProtocol>: @unchecked Send
 }
 
 extension TriggerParameters {
+    /// The pin a launcher of a pinned item names, alone; nil when the call names no pin.
+    func pinnedTarget() throws(QuickActionsCallError) -> String? {
+        guard let pinned else { return nil }
+        guard position == nil, type == nil, contactIdentifier == nil else { throw .invalidParameter(name: "pinned") }
+        return pinned
+    }
+
     /// Exactly one of `position` and `type` (with `contactIdentifier` only beside `type`).
     func target() throws(QuickActionsCallError) -> TriggerTarget {
         switch (position, type) {
@@ -285,6 +307,12 @@ extension QuickActionsCallError {
             return VarlinkError(name: Name.noSuchAction.qualifiedName, parameters: ["token": .string(token)])
         case .commandRefused:
             return VarlinkError(name: Name.commandRefused.qualifiedName, parameters: ["message": .string(description)])
+        case .noSuchPin(let identifier):
+            return VarlinkError(name: Name.noSuchPin.qualifiedName, parameters: ["identifier": .string(identifier)])
+        case .pinDisabled(let identifier, let message):
+            return VarlinkError(name: Name.pinDisabled.qualifiedName, parameters: ["identifier": .string(identifier), "message": .string(message)])
+        case .pinningUnavailable(let message):
+            return VarlinkError(name: Name.pinningUnavailable.qualifiedName, parameters: ["message": .string(message)])
         }
     }
 }
