@@ -201,9 +201,10 @@ final class AppInstancesEndToEndTests: XCTestCase {
     func testAppsListsASilentSocketAsNotAnsweringWithoutHanging() throws {
         try writeApp("beta", favorite: "Bob Beta", staticType: "BetaAction")
         try start("beta")
-        let silent = try ListeningSocket(path: socket("silent"))
-        let stale = try ListeningSocket(path: socket("stale"))
-        stale.closeLeavingFile()
+        // A socket that listens and never accepts, and the file a daemon killed with SIGKILL leaves.
+        let silent = try boundUnixSocket(at: socket("silent"), backlog: 8)
+        defer { close(silent) }
+        close(try boundUnixSocket(at: socket("stale"), backlog: 8))
         let started = Date()
         let result = qactl(["apps", "--json", "--timeout", "0.5"])
         let elapsed = Date().timeIntervalSince(started)
@@ -215,7 +216,6 @@ final class AppInstancesEndToEndTests: XCTestCase {
         // The silent one costs its timeout, once: nothing waits longer.
         XCTAssertLessThan(elapsed, 10, "qactl apps took \(elapsed) s")
         XCTAssertTrue(qactl(["apps"]).stdout.contains("silent  not answering"), qactl(["apps"]).stdout)
-        withExtendedLifetime(silent) {}
     }
 
     func testANameThatIsNotOneAndAMissingConfigurationAreRefused() throws {
@@ -237,33 +237,5 @@ final class AppInstancesEndToEndTests: XCTestCase {
         XCTAssertEqual(missing.status, 78, missing.stderr)
         XCTAssertTrue(missing.stderr.contains("App \"gamma\": No configuration file \"\(configFolder.path)/gamma.conf\""), missing.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket("gamma")))
-    }
-}
-
-/// A Unix socket that listens and never accepts: a client's connect succeeds and its call waits.
-private final class ListeningSocket {
-    private var descriptor: Int32
-
-    init(path: String) throws {
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(descriptor, 8) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-    }
-
-    /// What a daemon killed with SIGKILL leaves: the file, and nobody listening.
-    func closeLeavingFile() {
-        close(descriptor)
-        descriptor = -1
-    }
-
-    deinit {
-        if descriptor >= 0 { close(descriptor) }
     }
 }

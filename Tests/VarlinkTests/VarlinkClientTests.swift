@@ -25,15 +25,8 @@ final class VarlinkClientTests: XCTestCase {
 
     func testSocketWithoutListenerIsDaemonUnreachable() throws {
         let path = folder + "/stale.sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try boundUnixSocket(at: path)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(bound, 0)
         XCTAssertThrowsError(try VarlinkClient(unixSocketPath: path)) { error in
             XCTAssertEqual(error as? VarlinkClientError, .daemonUnreachable(path: path, reason: "Connection refused"))
         }
@@ -43,16 +36,8 @@ final class VarlinkClientTests: XCTestCase {
     /// costs a client with a timeout that timeout, and no more.
     func testASilentSocketTimesOut() throws {
         let path = folder + "/silent.sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try boundUnixSocket(at: path, backlog: 1)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(bound, 0)
-        XCTAssertEqual(listen(fd, 1), 0)
         var clients: [VarlinkClient] = []
         var start = timespec()
         clock_gettime(CLOCK_MONOTONIC, &start)
