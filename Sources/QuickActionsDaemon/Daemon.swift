@@ -24,11 +24,15 @@ public struct DaemonOptions: Sendable {
     public var configPath: String?
     public var logLevel: Logger.Level
     public var environment: [String: String]
+    /// The plain daemon, or one app's (`--app NAME`): the name its configuration, state folder,
+    /// socket and log entries follow.
+    public var instance: InstanceName
 
-    public init(configPath: String?, logLevel: Logger.Level, environment: [String: String]) {
+    public init(configPath: String?, logLevel: Logger.Level, environment: [String: String], instance: InstanceName = .plain) {
         self.configPath = configPath
         self.logLevel = logLevel
         self.environment = environment
+        self.instance = instance
     }
 }
 
@@ -62,7 +66,7 @@ public struct Daemon: Service {
 
     /// Runs until SIGTERM or SIGINT; returns the process exit status.
     static func run(_ options: DaemonOptions) async -> Int32 {
-        let logger = LogDestination.logger(level: options.logLevel, environment: options.environment)
+        let logger = LogDestination.logger(level: options.logLevel, environment: options.environment, instance: options.instance)
         // Trapped before start-up, so a SIGHUP meanwhile is neither fatal nor lost: it reloads after READY=1.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let daemon = Daemon(options: options, logger: logger, notifier: SystemdNotifier(), hangups: hangups)
@@ -76,7 +80,8 @@ public struct Daemon: Service {
             try await lifecycle.run()
             return 0
         } catch let error as DaemonStartupError {
-            logger.error("\(error.description)")
+            // The one line a person reads in `systemctl --user status`, so it names the app itself.
+            logger.error("\(options.instance.app.map { "App \"\($0.name)\": " } ?? "")\(error.description)")
             return error.exitStatus
         } catch {
             logger.error("Stopped on an unexpected error: \(error)")
@@ -97,14 +102,14 @@ public struct Daemon: Service {
     private func start() async throws(DaemonStartupError) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let loader = SettingsLoader(
             environment: options.environment, explicitConfigPath: options.configPath,
-            systemCandidates: SettingsLoader.systemCandidates(), logger: logger)
+            systemCandidates: SettingsLoader.systemCandidates(), logger: logger, instance: options.instance)
         let settings = try loader.load()
         let configuration = settings.configuration
-        logger.info("Using configuration from \(configuration.source).")
+        logger.info("\(options.instance.app.map { "App \"\($0.name)\": using" } ?? "Using") configuration from \(configuration.source).")
 
         let paths: StatePaths
         do {
-            paths = try StatePaths.resolve(environment: options.environment)
+            paths = try StatePaths.resolve(environment: options.environment, instance: options.instance)
         } catch {
             throw .state(error)
         }
@@ -132,7 +137,7 @@ public struct Daemon: Service {
         let core = DaemonCore(
             settings: settings, restored: restored, index: ContactIndex(), store: store,
             socketPath: configuration.socketPath, logger: logger, notifier: notifier,
-            launchers: launchers)
+            launchers: launchers, instance: options.instance)
         // The first scan is the watcher's own walk, which adds each folder's watch before
         // listing it: nothing changed between the scan and the watching is missed. Its
         // progress reaches `STATUS=` and the log only: the socket listens after it.
@@ -209,7 +214,7 @@ public struct Daemon: Service {
         }
         let server = VarlinkServer(
             info: VarlinkServiceInfo(
-                vendor: "qactd", product: "qactd", version: QactdVersion.string,
+                vendor: "qactd", product: options.instance.app.map { "qactd@\($0.name)" } ?? "qactd", version: QactdVersion.string,
                 url: "https://github.com/qactd/qactd",
                 interfaces: [QuickActionsInterface.varlinkInterface]),
             handlers: [

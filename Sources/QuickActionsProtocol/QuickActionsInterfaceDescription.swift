@@ -202,7 +202,10 @@ public enum QuickActionsInterface {
           quicklist: ?Quicklist,
           notifications: ?Notifications,
           # Absent when [Contacts] Evolution=none.
-          evolution: ?Evolution
+          evolution: ?Evolution,
+          # The app this instance serves (qactd --app NAME, qactd@NAME.service);
+          # absent for the plain qactd.
+          app: ?string
         )
 
         # The quick actions: the displayed ones, or with all every item marked

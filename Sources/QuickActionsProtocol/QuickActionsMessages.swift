@@ -287,6 +287,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var notifications: NotificationsInfo?
     /// nil when `[Contacts] Evolution=none` (and from daemons older than the field).
     public var evolution: EvolutionSourcesInfo?
+    /// The app this instance serves (`qactd --app NAME`); nil for the plain daemon.
+    public var app: String?
 
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
@@ -295,7 +297,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
         staticItems: Int, dynamicItems: Int, watch: WatchHealthInfo, rescans: Int, eventsHandled: Int,
         filesParsed: Int, usage: [String: Int], stateError: String?, persisted: Bool? = nil, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
-        quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil, evolution: EvolutionSourcesInfo? = nil
+        quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil, evolution: EvolutionSourcesInfo? = nil,
+        app: String? = nil
     ) {
         self.version = version
         self.configFile = configFile
@@ -328,6 +331,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.quicklist = quicklist
         self.notifications = notifications
         self.evolution = evolution
+        self.app = app
     }
 }
 

@@ -25,6 +25,8 @@ public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertib
     case connectionClosed
     /// A system call on an established connection failed.
     case systemCallFailed(call: String, errno: Int32)
+    /// The service did not accept the connection, or did not answer, within the client's timeout.
+    case timedOut(path: String, milliseconds: Int)
 
     public var description: String {
         switch self {
@@ -40,6 +42,8 @@ public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertib
             return "The daemon closed the connection before replying."
         case .systemCallFailed(let call, let code):
             return "The system call \(call) failed: \(errnoText(code)) (errno \(code))."
+        case .timedOut(let path, let milliseconds):
+            return "The daemon at '\(path)' did not answer within \(milliseconds) ms."
         }
     }
 }
@@ -50,10 +54,18 @@ public final class VarlinkClient {
     public let socketPath: String
     private let descriptor: Int32
     private var decoder: VarlinkFrameDecoder
+    /// nil: wait as long as it takes.
+    private let timeoutMilliseconds: Int?
 
-    public init(unixSocketPath path: String, maxReplyBytes: Int = 16 << 20) throws(VarlinkClientError) {
+    /// `timeoutMilliseconds` bounds the connect and each send and receive (`timedOut`): for a
+    /// caller that must not hang on a socket nobody serves, such as one a socket unit holds for a
+    /// service that cannot start, which accepts the connection and never answers.
+    public init(
+        unixSocketPath path: String, maxReplyBytes: Int = 16 << 20, timeoutMilliseconds: Int? = nil
+    ) throws(VarlinkClientError) {
         socketPath = path
         decoder = VarlinkFrameDecoder(maxMessageBytes: maxReplyBytes)
+        self.timeoutMilliseconds = timeoutMilliseconds
         guard let address = UnixSocketAddress(path: path) else {
             throw .daemonUnreachable(
                 path: path, reason: "the socket path is empty, contains NUL or is longer than \(UnixSocketAddress.maxPathBytes) bytes")
@@ -65,10 +77,25 @@ public final class VarlinkClient {
         #endif
         let fd = socket(AF_UNIX, socketType, 0)
         guard fd >= 0 else { throw .systemCallFailed(call: "socket", errno: errno) }
+        if let timeoutMilliseconds {
+            // Linux bounds a Unix socket's connect by its send timeout (a full backlog), and
+            // send and recv by theirs; each then fails with EAGAIN.
+            var limit = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
+            for option in [SO_SNDTIMEO, SO_RCVTIMEO] {
+                guard setsockopt(fd, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+                    let code = errno
+                    close(fd)
+                    throw .systemCallFailed(call: "setsockopt", errno: code)
+                }
+            }
+        }
         let result = retryingOnInterrupt { address.withSocketAddress { connect(fd, $0, $1) } }
         if result != 0 {
             let code = errno
             close(fd)
+            if let timeoutMilliseconds, code == EAGAIN || code == EWOULDBLOCK {
+                throw .timedOut(path: path, milliseconds: timeoutMilliseconds)
+            }
             throw .daemonUnreachable(path: path, reason: errnoText(code))
         }
         descriptor = fd
@@ -196,6 +223,9 @@ public final class VarlinkClient {
                     _ = try receiveReply()
                     throw .connectionClosed
                 }
+                if let timeoutMilliseconds, code == EAGAIN || code == EWOULDBLOCK {
+                    throw .timedOut(path: socketPath, milliseconds: timeoutMilliseconds)
+                }
                 throw .systemCallFailed(call: "send", errno: code)
             }
             offset += written
@@ -229,8 +259,12 @@ public final class VarlinkClient {
                     retryingOnInterrupt { recv(descriptor, raw.baseAddress, raw.count, 0) }
                 }
                 if count < 0 {
-                    if errno == ECONNRESET { throw .connectionClosed }
-                    throw .systemCallFailed(call: "recv", errno: errno)
+                    let code = errno
+                    if code == ECONNRESET { throw .connectionClosed }
+                    if let timeoutMilliseconds, code == EAGAIN || code == EWOULDBLOCK {
+                        throw .timedOut(path: socketPath, milliseconds: timeoutMilliseconds)
+                    }
+                    throw .systemCallFailed(call: "recv", errno: code)
                 }
                 if count == 0 { throw .connectionClosed }
                 decoder.receive(chunk[..<count])

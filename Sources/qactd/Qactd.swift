@@ -28,12 +28,30 @@ struct Qactd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The configuration file (default: $XDG_CONFIG_HOME/qactd/qactd.conf, else PREFIX/etc/qactd/qactd.conf).", valueName: "path"), completion: .file())
     var config: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve one app of several: read $XDG_CONFIG_HOME/qactd/NAME.conf, keep state in $XDG_STATE_HOME/qactd/NAME/, listen on $XDG_RUNTIME_DIR/qactd/NAME.sock (the unit qactd@NAME.service passes it).",
+            valueName: "name"))
+    var app: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("debug, info, notice, warning or error.", valueName: "level"))
     var logLevel: String = "info"
 
     func validate() throws {
         guard Logger.Level(argument: logLevel) != nil else {
             throw ValidationError("--log-level must be one of debug, info, notice, warning, error; not '\(logLevel)'.")
+        }
+        _ = try instance()
+    }
+
+    /// The plain daemon, or the app `--app` names; a name that is not one is a usage error (64).
+    private func instance() throws -> InstanceName {
+        guard let app else { return .plain }
+        do {
+            return .app(try AppName(validating: app))
+        } catch {
+            throw ValidationError("--app: \(error)")
         }
     }
 
@@ -44,7 +62,9 @@ struct Qactd: ParsableCommand {
             environment["HOME"] = String(cString: directory)
         }
         let status = Daemon.main(
-            DaemonOptions(configPath: config, logLevel: Logger.Level(argument: logLevel) ?? .info, environment: environment))
+            DaemonOptions(
+                configPath: config, logLevel: Logger.Level(argument: logLevel) ?? .info, environment: environment,
+                instance: try instance()))
         if status != 0 { throw ExitCode(status) }
     }
 }

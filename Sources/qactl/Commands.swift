@@ -94,7 +94,7 @@ struct TriggerCommand: ParsableCommand {
     }
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         let reply: TriggerReply = try session.call(
             .trigger, TriggerParameters(position: position, type: type, contactIdentifier: contact, pinned: pinned))
         session.output.emit(reply) { Render.trigger(reply, style: $0) }
@@ -177,7 +177,7 @@ struct ResignActiveCommand: ParsableCommand {
     var appVersion: String?
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         let reply: ResignActiveReply = try session.call(.resignActive, AppVersionParameters(appVersion: appVersion))
         session.output.emit(reply) { Render.resignActive(reply, style: $0) }
     }
@@ -189,7 +189,7 @@ struct ReloadCommand: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         let reply: ReloadReply = try session.call(.reload, NoParameters())
         session.output.emit(reply) { Render.reload(reply, style: $0) }
     }
@@ -203,7 +203,7 @@ struct ContactCommand: ParsableCommand {
     var identifier: String
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         let reply: GetContactReply = try session.call(.getContact, GetContactParameters(identifier: identifier))
         session.output.emit(reply) { Render.contact(reply.contact, style: $0) }
     }

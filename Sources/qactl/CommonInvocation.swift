@@ -1,3 +1,5 @@
+import QuickActionsProtocol
+
 /// The everyday invocations — `qactl list` and `qactl status` with their plain options — read
 /// straight from the arguments. swift-argument-parser finds a command's options by reflecting
 /// over every command type, and each new type it inspects costs the Swift runtime a scan of
@@ -24,8 +26,13 @@ enum CommonInvocation {
             case (_, "--json"): connection.json = true
             case ("list", "--all"): all = true
             case (_, "--socket"):
-                guard let value = Self.value(&remaining) else { return nil }
+                guard let value = Self.value(&remaining), connection.app == nil else { return nil }
                 connection.socket = value
+            case (_, "--app"):
+                // A name that is not one is left to the full parser, which words the usage error.
+                guard let value = Self.value(&remaining), (try? AppName(validating: value)) != nil, connection.socket == nil
+                else { return nil }
+                connection.app = value
             case ("list", "--limit"):
                 // Plain decimal digits only: a sign or a negative number is left to the full parser.
                 guard let value = Self.value(&remaining), value.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
@@ -54,5 +61,30 @@ enum CommonInvocation {
         case .status(let connection):
             try StatusCommand.run(Session(connection))
         }
+    }
+}
+
+/// `qactl --app thunderbird list` reads as `qactl list --app thunderbird`: the connection options
+/// belong to each command that talks to a daemon, but a person names the daemon first, as with
+/// `systemctl --user`. Only these options, and only before the command, are moved; anything else
+/// is left where it is for swift-argument-parser to read or reject.
+enum LeadingConnectionOptions {
+    static func movedAfterCommand(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" || argument.hasPrefix("--app=") || argument.hasPrefix("--socket=") {
+                leading.append(argument)
+                index += 1
+            } else if (argument == "--app" || argument == "--socket"), index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.count, !arguments[index].hasPrefix("-") else { return arguments }
+        return [arguments[index]] + leading + arguments[(index + 1)...]
     }
 }

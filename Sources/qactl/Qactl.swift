@@ -13,6 +13,9 @@ struct Qactl: ParsableCommand {
             (watch), stands in for the app to receive actions (app), and validates \
             static-item files offline.
 
+            --app, --socket and --json may also come before the command, as in \
+            qactl --app thunderbird list.
+
             Exit status: 0 on success, 1 when the daemon answered with an error (or a \
             file does not validate), 64 on a usage error, 69 when the daemon cannot be \
             reached.
@@ -22,14 +25,16 @@ struct Qactl: ParsableCommand {
             StatusCommand.self, ListCommand.self, TriggerCommand.self, PinCommand.self, PinsCommand.self, UnpinCommand.self,
             ResignActiveCommand.self,
             ReloadCommand.self, ContactCommand.self, ValidateCommand.self, WatchCommand.self, AppCommand.self,
+            AppsCommand.self,
         ]
     )
 
     /// Everyday invocations skip swift-argument-parser's reflection (see `CommonInvocation`);
     /// errors end the same way on both paths, through `exit(withError:)`.
     static func main() {
-        guard let invocation = CommonInvocation(arguments: Array(CommandLine.arguments.dropFirst())) else {
-            main(nil)
+        let arguments = LeadingConnectionOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()))
+        guard let invocation = CommonInvocation(arguments: arguments) else {
+            main(arguments)
             return
         }
         do {

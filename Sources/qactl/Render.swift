@@ -54,7 +54,8 @@ enum Render {
         if unlistedWaits > 0 { rows.append(("open for writing", "and \(unlistedWaits) more")) }
         for (key, count) in status.usage.sorted(by: { $0.key < $1.key }) { rows.append(("used", "\(count)× \(key)")) }
         let width = rows.map(\.0.count).max() ?? 0
-        var lines = [style.bold("qactd \(status.version)")]
+        // An app's instance is named as its unit is.
+        var lines = [style.bold("\(status.app.map { "qactd@\($0)" } ?? "qactd") \(status.version)")]
         lines += rows.map { "  " + style.dim($0.0.padding(to: width)) + "  " + $0.1 }
         if !status.invalidFiles.isEmpty {
             lines.append(style.bold("invalid files"))
@@ -87,6 +88,25 @@ enum Render {
             return style.yellow("waiting") + (quicklist.message.map { " (\($0))" } ?? "")
         case .off?, nil:
             return quicklist.state + (quicklist.message.map { " (\($0))" } ?? "")
+        }
+    }
+
+    /// One row per instance: `(plain)` for `qactd.service`; a daemon that did not answer shows why.
+    static func apps(_ apps: [AppsReport.App], folder: String, style: Style) -> String {
+        if apps.isEmpty { return style.dim("no qactd socket in \(folder)") }
+        var table = Table(header: ["APP", "STATE", "ITEMS", "DESKTOP ENTRY"])
+        for app in apps {
+            let name = app.app ?? "(plain)"
+            if app.answering {
+                let entry = app.desktopEntry.map { $0 + (app.desktopEntryProblem.map { " (\($0))" } ?? "") } ?? "-"
+                table.rows.append([name, "serving", app.items.map(String.init) ?? "-", entry])
+            } else {
+                table.rows.append([name, "not answering", "-", app.problem ?? ""])
+            }
+        }
+        return table.render(style: style) { row, column, text in
+            guard column == 1 else { return text }
+            return apps[row].answering ? style.green(text) : style.red(text)
         }
     }
 

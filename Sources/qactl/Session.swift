@@ -12,15 +12,23 @@ import Foundation
 /// the place where client errors become exit statuses (1 remote error, 69 unreachable).
 struct Session {
     let socketPath: String
+    /// The instance the socket belongs to; nil when `--socket` or `$QACTD_SOCKET` named it.
+    let instance: InstanceName?
     let output: Output
 
-    init(_ connection: ConnectionOptions) {
-        self.init(connection.settings)
+    init(_ connection: ConnectionOptions) throws {
+        try self.init(connection.settings)
     }
 
-    init(_ connection: ConnectionSettings) {
-        socketPath = connection.socketPath
+    /// An app name from `$QACTD_APP` that is not one is a usage error (64), like a bad `--app`.
+    init(_ connection: ConnectionSettings) throws {
         output = Output(json: connection.json)
+        do {
+            (socketPath, instance) = try connection.target()
+        } catch {
+            output.fail(name: "InvalidAppName", message: "QACTD_APP: \(error)")
+            throw ExitCode(64)
+        }
     }
 
     func call<Parameters: Encodable, Reply: Decodable>(
@@ -37,12 +45,15 @@ struct Session {
     func report(_ error: VarlinkClientError) -> ExitCode {
         switch error {
         case .daemonUnreachable:
+            let app = instance?.app
             output.fail(
-                name: "DaemonUnreachable", message: String(describing: error),
-                hint: "start it with: systemctl --user start qactd.socket (or run qactd by hand)")
+                name: "DaemonUnreachable", message: (app.map { "app \($0.name): " } ?? "") + String(describing: error),
+                hint: app.map { "start it with: systemctl --user start \($0.socketUnit) (or run qactd --app \($0.name) by hand)" }
+                    ?? "start it with: systemctl --user start qactd.socket (or run qactd by hand)")
             return ExitCode(69)
         case .remote(let name, let parameters):
-            output.fail(name: name, message: Render.remoteError(name: name, parameters: parameters), parameters: .object(parameters))
+            let app = instance?.app.map { "app \($0.name): " } ?? ""
+            output.fail(name: name, message: app + Render.remoteError(name: name, parameters: parameters), parameters: .object(parameters))
             return ExitCode(1)
         default:
             output.fail(name: "ProtocolError", message: String(describing: error))

@@ -28,7 +28,7 @@ struct WatchCommand: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         do {
             let client = try VarlinkClient(unixSocketPath: session.socketPath)
             var replies = try client.callMore(QuickActionsInterface.Method.watch.qualifiedName)
@@ -96,7 +96,7 @@ struct AppCommand: ParsableCommand {
     }
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         do {
             let client = try VarlinkClient(unixSocketPath: session.socketPath)
             var replies = try client.callMore(

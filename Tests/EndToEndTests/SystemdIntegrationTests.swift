@@ -72,6 +72,7 @@ final class InstallTests: XCTestCase {
             "bin/qactd", "bin/qactl",
             "etc/qactd/fr.lproj/InfoPlist.strings", "etc/qactd/qactd.conf", "etc/qactd/shortcuts.plist",
             "lib/systemd/user/qactd.service", "lib/systemd/user/qactd.socket",
+            "lib/systemd/user/qactd@.service", "lib/systemd/user/qactd@.socket",
             "share/bash-completion/completions/qactd", "share/bash-completion/completions/qactl",
             "share/fish/vendor_completions.d/qactd.fish", "share/fish/vendor_completions.d/qactl.fish",
             "share/man/man1/qactl.1", "share/man/man5/qactd.conf.5", "share/man/man8/qactd.8",
@@ -92,21 +93,32 @@ final class InstallTests: XCTestCase {
             XCTAssertTrue(socket.contains("\n\(line)\n"), "qactd.socket lacks \(line)")
         }
 
+        // One instance per app: the templates, beside the plain units.
+        let template = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd@.service"), encoding: .utf8)
+        for line in ["ExecStart=\(prefix.path)/bin/qactd --app=%i", "StateDirectory=qactd/%i", "Requires=qactd@%i.socket"] {
+            XCTAssertTrue(template.contains("\n\(line)\n"), "qactd@.service lacks \(line)")
+        }
+        let templateSocket = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd@.socket"), encoding: .utf8)
+        for line in ["ListenStream=%t/qactd/%i.sock", "SocketMode=0600", "DirectoryMode=0700", "RemoveOnStop=yes"] {
+            XCTAssertTrue(templateSocket.contains("\n\(line)\n"), "qactd@.socket lacks \(line)")
+        }
+
         // systemd's own checker: valid directives, an executable ExecStart=, and (with the
-        // installed pages on MANPATH) every Documentation=man:… page exists.
+        // installed pages on MANPATH) every Documentation=man:… page exists. A template is
+        // checked as an instance of it.
         if commandExists("systemd-analyze") {
             var environment = ProcessInfo.processInfo.environment
             environment["MANPATH"] = prefix.appendingPathComponent("share/man").path
             environment["XDG_RUNTIME_DIR"] = scratch.path
-            let verify = DaemonFixture.run(
-                "/usr/bin/env",
-                ["systemd-analyze", "--user", "verify",
-                 prefix.appendingPathComponent("lib/systemd/user/qactd.socket").path,
-                 prefix.appendingPathComponent("lib/systemd/user/qactd.service").path],
-                environment: environment)
-            XCTAssertEqual(verify.status, 0, "systemd-analyze verify:\n\(verify.stdout)\(verify.stderr)")
-            // A directive it cannot parse is only a warning ("…, ignoring") with status 0.
-            XCTAssertEqual(verify.stderr, "", "systemd-analyze verify warns")
+            for units in [["qactd.socket", "qactd.service"], ["qactd@.socket", "qactd@.service"]] {
+                let verify = DaemonFixture.run(
+                    "/usr/bin/env",
+                    ["systemd-analyze", "--user", "verify"] + units.map { prefix.appendingPathComponent("lib/systemd/user/\($0)").path },
+                    environment: environment)
+                XCTAssertEqual(verify.status, 0, "systemd-analyze verify \(units):\n\(verify.stdout)\(verify.stderr)")
+                // A directive it cannot parse is only a warning ("…, ignoring") with status 0.
+                XCTAssertEqual(verify.stderr, "", "systemd-analyze verify \(units) warns")
+            }
         } else if isCI {
             XCTFail("systemd-analyze is not installed (Debian package systemd)")
         }
@@ -138,6 +150,27 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(files(under: prefix), ["etc/qactd/qactd.conf", "etc/qactd/qactd.conf.new"],
                        "uninstall must remove everything but the configuration the user edited")
         XCTAssertTrue(uninstall.stderr.contains("keeping the modified"), uninstall.stderr)
+    }
+
+    /// An app's instance runs exactly as the plain daemon does: the template's directives are
+    /// the plain unit's, line for line, but for the instance's name and paths.
+    func testTheTemplateUnitsDifferFromThePlainOnesOnlyInTheInstance() throws {
+        func directives(_ name: String) throws -> [String] {
+            try String(contentsOf: DaemonFixture.repository.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
+                .split(separator: "\n").map(String.init).filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        }
+        let instanceOnly: [String: String] = [
+            "Description=Home Screen quick actions daemon": "Description=Home Screen quick actions daemon for %i",
+            "Requires=qactd.socket": "Requires=qactd@%i.socket",
+            "After=qactd.socket": "After=qactd@%i.socket",
+            "ExecStart=@bindir@/qactd": "ExecStart=@bindir@/qactd --app=%i",
+            "StateDirectory=qactd": "StateDirectory=qactd/%i",
+            "Description=Home Screen quick actions daemon socket": "Description=Home Screen quick actions daemon socket for %i",
+            "ListenStream=%t/qactd/qactd.sock": "ListenStream=%t/qactd/%i.sock",
+        ]
+        for (plain, template) in [("qactd.service.in", "qactd@.service.in"), ("qactd.socket", "qactd@.socket")] {
+            XCTAssertEqual(try directives(template), try directives(plain).map { instanceOnly[$0] ?? $0 }, "\(template) drifted from \(plain)")
+        }
     }
 
     func testLocalPrefixPutsUnitsWhereTheUserManagerLooks() throws {

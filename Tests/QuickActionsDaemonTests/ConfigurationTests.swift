@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import QuickActionsProtocol
 import XCTest
 
 import QuickActions
@@ -253,6 +254,48 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertEqual(error as? ConfigurationError, .explicitFileMissing(path: root + "/nope.conf"))
             XCTAssertEqual("\(error)", "The configuration file \"\(root)/nope.conf\" given with --config does not exist.")
         }
+    }
+
+    /// `qactd --app NAME` reads NAME.conf in the user's folder and nothing else: no plain
+    /// qactd.conf, no system default; its socket defaults to NAME.sock.
+    func testAnAppReadsItsOwnFileAndListensOnItsOwnSocket() throws {
+        let root = try makeTemporaryFolder("config")
+        let environment = ["HOME": root + "/home", "XDG_CONFIG_HOME": root + "/config", "XDG_RUNTIME_DIR": "/run/user/1000"]
+        let system = root + "/etc/qactd/qactd.conf"
+        try write("[Shortcuts]\nDisplayLimit=2\n", to: system)
+        try write("[Shortcuts]\nDisplayLimit=3\n", to: root + "/config/qactd/qactd.conf")
+        let mail = InstanceName.app(try AppName(validating: "mail"))
+
+        XCTAssertThrowsError(
+            try ConfigurationLoader.load(explicitPath: nil, environment: environment, systemCandidates: [system], instance: mail, userID: 1)
+        ) { error in
+            XCTAssertEqual(error as? ConfigurationError, .appFileMissing(app: "mail", path: root + "/config/qactd/mail.conf"))
+            XCTAssertEqual(
+                "\(error)",
+                "No configuration file \"\(root)/config/qactd/mail.conf\"; write it (see qactd.conf(5)) before starting qactd@mail.")
+            XCTAssertEqual(DaemonStartupError.configuration(error as! ConfigurationError).exitStatus, 78)
+        }
+
+        try write("[Shortcuts]\nDisplayLimit=5\nStaticItems=mail.plist\n", to: root + "/config/qactd/mail.conf")
+        let loaded = try ConfigurationLoader.load(
+            explicitPath: nil, environment: environment, systemCandidates: [system], instance: mail, userID: 1)
+        XCTAssertEqual(loaded.configuration.source, .file(root + "/config/qactd/mail.conf"))
+        XCTAssertEqual(loaded.configuration.displayLimit, 5)
+        XCTAssertEqual(loaded.configuration.staticItemsPath, root + "/config/qactd/mail.plist")
+        XCTAssertEqual(loaded.configuration.socketPath, "/run/user/1000/qactd/mail.sock")
+        // The plain daemon beside it keeps its own file and socket.
+        let plain = try ConfigurationLoader.load(explicitPath: nil, environment: environment, systemCandidates: [system], userID: 1)
+        XCTAssertEqual(plain.configuration.displayLimit, 3)
+        XCTAssertEqual(plain.configuration.socketPath, "/run/user/1000/qactd/qactd.sock")
+        // A Socket= of the app's own still wins, and --config still names the file.
+        try write("[Daemon]\nSocket=/tmp/elsewhere.sock\n", to: root + "/config/qactd/mail.conf")
+        XCTAssertEqual(
+            try ConfigurationLoader.load(explicitPath: nil, environment: environment, systemCandidates: [], instance: mail, userID: 1)
+                .configuration.socketPath, "/tmp/elsewhere.sock")
+        let explicit = try ConfigurationLoader.load(
+            explicitPath: system, environment: environment, systemCandidates: [], instance: mail, userID: 1)
+        XCTAssertEqual(explicit.configuration.source, .file(system))
+        XCTAssertEqual(explicit.configuration.socketPath, "/run/user/1000/qactd/mail.sock")
     }
 
     func testErrorsFromAFileNameThatFile() throws {

@@ -89,6 +89,19 @@ final class DaemonCoreActionsTests: XCTestCase {
         XCTAssertEqual(info.st_mode & 0o777, 0o700)
     }
 
+    /// The apps' sockets share the runtime folder and their contacts may share identifiers, so
+    /// an app's copies go to a folder of its own.
+    func testAnAppsCopiesHaveAFolderOfTheirOwn() throws {
+        let contact = Contact(identifier: "m;h", name: "Margaret", favorite: true)
+        let mail = try ContactCardCopies.write(
+            contact, besideSocket: folder + "/run/mail.sock", instance: .app(AppName(validating: "mail")))
+        let plain = try ContactCardCopies.write(contact, besideSocket: folder + "/run/qactd.sock")
+        XCTAssertEqual(mail, folder + "/run/mail.cards/" + ContactCardCopies.fileName(for: "m;h"))
+        XCTAssertEqual(plain, folder + "/run/cards/" + ContactCardCopies.fileName(for: "m;h"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: mail))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: plain))
+    }
+
     func testACommandThatFailsIsLoggedWithItsStderrAndShown() async throws {
         let (core, records) = try makeCore(
             "[Actions]\nSearchAction=/bin/sh -c 'echo oops >&2; exit 7'\n", staticItems: [ShortcutItem(type: "SearchAction", title: "Search")])

@@ -1,6 +1,7 @@
 import Foundation
 import SystemCalls
 import TestSupport
+import QuickActionsProtocol
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -38,6 +39,22 @@ final class StatePathsTests: XCTestCase {
         XCTAssertThrowsError(try StatePaths.resolve(environment: [:])) { error in
             XCTAssertEqual(error as? StateStoreError, .noStateDirectory)
         }
+    }
+}
+
+extension StatePathsTests {
+    /// An app's state is a folder of its own below the plain daemon's; under systemd its unit's
+    /// `StateDirectory=qactd/%i` says where, whatever systemd's version maps that to.
+    func testAnAppKeepsItsStateInAFolderOfItsOwn() throws {
+        let mail = InstanceName.app(try AppName(validating: "mail"))
+        XCTAssertEqual(
+            try StatePaths.resolve(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"], instance: mail).stateFile,
+            "/s/qactd/mail/state.json")
+        XCTAssertEqual(try StatePaths.resolve(environment: ["HOME": "/home/ada"], instance: mail).directory, "/home/ada/.local/state/qactd/mail")
+        XCTAssertEqual(
+            try StatePaths.resolve(environment: ["STATE_DIRECTORY": "/home/ada/.config/qactd/mail", "XDG_STATE_HOME": "/s"], instance: mail)
+                .directory, "/home/ada/.config/qactd/mail")
+        XCTAssertEqual(try StatePaths.resolve(environment: ["XDG_STATE_HOME": "/s"]).directory, "/s/qactd")
     }
 }
 

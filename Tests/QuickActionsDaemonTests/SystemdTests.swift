@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TestSupport
+import QuickActionsProtocol
 import XCTest
 
 @testable import QuickActionsDaemon
@@ -244,5 +245,27 @@ final class LoggingTests: XCTestCase {
         XCTAssertEqual(journal.logLevel, .notice)
         let other = ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"]
         XCTAssertFalse(LogDestination.isStderrTheJournal(environment: other), "stderr was redirected elsewhere")
+    }
+
+    /// An app's instance names its app on every entry: `QACTD_APP=` in the journal (metadata of
+    /// the call cannot replace it), `qactd@NAME[PID]:` on stderr; the plain daemon neither.
+    func testAnAppsEntriesNameTheApp() throws {
+        let mail = InstanceName.app(try AppName(validating: "mail"))
+        var info = stat()
+        XCTAssertEqual(fstat(STDERR_FILENO, &info), 0)
+        let matching = ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"]
+        let journal = try XCTUnwrap(LogDestination.logger(level: .info, environment: matching, instance: mail).handler as? JournalLogHandler)
+        let fields = journal.fields(
+            level: .info, message: "hello", metadata: journal.metadata.merging(["QACTD_PATH": "/x"]) { $1 })
+        XCTAssertTrue(fields.contains("QACTD_APP=mail"), "\(fields)")
+        XCTAssertTrue(fields.contains("SYSLOG_IDENTIFIER=qactd"), "\(fields)")
+        XCTAssertTrue(fields.contains("QACTD_PATH=/x"), "\(fields)")
+        let plain = try XCTUnwrap(LogDestination.logger(level: .info, environment: matching).handler as? JournalLogHandler)
+        XCTAssertFalse(plain.fields(level: .info, message: "hello", metadata: plain.metadata).contains { $0.hasPrefix("QACTD_APP=") })
+
+        let stderr = try XCTUnwrap(LogDestination.logger(level: .info, environment: [:], instance: mail).handler as? StderrLogHandler)
+        XCTAssertTrue(stderr.format(level: .info, message: "hello", metadata: [:]).hasPrefix("qactd@mail[\(getpid())]: info: hello"))
+        let plainStderr = try XCTUnwrap(LogDestination.logger(level: .info, environment: [:]).handler as? StderrLogHandler)
+        XCTAssertTrue(plainStderr.format(level: .info, message: "hello", metadata: [:]).hasPrefix("qactd[\(getpid())]: info: hello"))
     }
 }

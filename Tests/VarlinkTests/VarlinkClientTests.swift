@@ -25,18 +25,43 @@ final class VarlinkClientTests: XCTestCase {
 
     func testSocketWithoutListenerIsDaemonUnreachable() throws {
         let path = folder + "/stale.sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try boundUnixSocket(at: path)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(bound, 0)
         XCTAssertThrowsError(try VarlinkClient(unixSocketPath: path)) { error in
             XCTAssertEqual(error as? VarlinkClientError, .daemonUnreachable(path: path, reason: "Connection refused"))
         }
+    }
+
+    /// A socket that accepts and never answers (a socket unit whose service cannot start)
+    /// costs a client with a timeout that timeout, and no more.
+    func testASilentSocketTimesOut() throws {
+        let path = folder + "/silent.sock"
+        let fd = try boundUnixSocket(at: path, backlog: 1)
+        defer { close(fd) }
+        var clients: [VarlinkClient] = []
+        var start = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &start)
+        // The backlog holds the first connections; one of the next waits for room until the timeout.
+        var failure: VarlinkClientError?
+        for _ in 0..<8 {
+            do {
+                let client = try VarlinkClient(unixSocketPath: path, timeoutMilliseconds: 200)
+                clients.append(client)
+                if clients.count == 1 {
+                    XCTAssertThrowsError(try client.call("org.varlink.service.GetInfo")) { error in
+                        XCTAssertEqual(error as? VarlinkClientError, .timedOut(path: path, milliseconds: 200))
+                        XCTAssertEqual("\(error)", "The daemon at '\(path)' did not answer within 200 ms.")
+                    }
+                }
+            } catch {
+                failure = error
+                break
+            }
+        }
+        XCTAssertEqual(failure, .timedOut(path: path, milliseconds: 200), "a connect to a full backlog times out")
+        var end = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &end)
+        XCTAssertLessThan(end.tv_sec - start.tv_sec, 10)
     }
 
     func testOverlongPathIsRejectedBeforeConnecting() {

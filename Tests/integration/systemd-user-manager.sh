@@ -152,10 +152,10 @@ cleanup() {
     if [[ -n "$manager_pid" ]] && kill -0 "$manager_pid" 2>/dev/null; then
         if ((status != 0)); then
             echo "$name: ---- systemctl --user status" >&2
-            sctl status --no-pager --full -n 30 qactd.service qactd.socket >&2
+            sctl status --no-pager --full -n 30 qactd.service qactd.socket 'qactd@*' >&2
             ls -l /run/systemd/journal >&2
         fi
-        sctl stop qactd.socket qactd.service >/dev/null 2>&1
+        sctl stop qactd.socket qactd.service 'qactd@*' >/dev/null 2>&1
         kill -TERM "$manager_pid"
         for _ in $(seq 50); do kill -0 "$manager_pid" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$manager_pid" 2>/dev/null
@@ -333,6 +333,120 @@ qactl status | grep -qE "desktop entry +$applications/io.qactd.Test.desktop, wri
 printf '' >"$home/.config/qactd/qactd.conf"
 sctl reload qactd.service || fail "systemctl --user reload qactd.service failed"
 wait_for 10 "the export to be removed" test ! -e "$applications/io.qactd.Test.desktop"
+
+step "one instance per app: qactd@alpha and qactd@beta beside qactd, each on its own contacts, items and entry"
+# What a person writes for each app: ~/.config/qactd/NAME.conf naming its contacts, static items
+# (relative to that folder) and desktop entry.
+for app in alpha beta; do
+    install -d "$home/contacts-$app"
+    printf 'BEGIN:VCARD\r\nVERSION:3.0\r\nUID:%s-1\r\nFN:%s Favorite\r\nCATEGORIES:favorite\r\nEND:VCARD\r\n' \
+        "$app" "$app" >"$home/contacts-$app/$app-1.vcf"
+    printf '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><array><dict><key>UIApplicationShortcutItemType</key><string>%sAction</string><key>UIApplicationShortcutItemTitle</key><string>%s static</string></dict></array></plist>\n' \
+        "$app" "$app" >"$home/.config/qactd/$app.plist"
+    printf '[Desktop Entry]\nType=Application\nName=%s\nExec=/bin/true\n' "$app" >"$home/.local/share/qactd-test/io.qactd.$app.desktop"
+    printf '[Contacts]\nDirectory=%s\n[Shortcuts]\nStaticItems=%s.plist\n[Launcher]\nDesktopFile=%s\n' \
+        "$home/contacts-$app" "$app" "$home/.local/share/qactd-test/io.qactd.$app.desktop" >"$home/.config/qactd/$app.conf"
+done
+chown -R "$uid:$gid" "$home/contacts-alpha" "$home/contacts-beta" "$home/.config/qactd" "$home/.local/share/qactd-test"
+sctl enable --now qactd@alpha.socket qactd@beta.socket >/dev/null 2>&1 || fail "systemctl --user enable --now qactd@alpha.socket qactd@beta.socket failed"
+for app in alpha beta; do
+    [[ $(stat -c %a "$runtime/qactd/$app.sock") == 600 ]] || fail "$runtime/qactd/$app.sock is not a socket of mode 0600"
+    [[ $(property "qactd@$app.service" ActiveState) == inactive ]] || fail "qactd@$app.service started before any client"
+done
+qactl --app alpha resign-active >/dev/null || fail "qactl --app alpha resign-active failed"
+as_user env QACTD_APP=beta timeout 20 "$home/.local/bin/qactl" resign-active >/dev/null || fail "QACTD_APP=beta qactl resign-active failed"
+app_running() { [[ $(property "qactd@$1.service" ActiveState) == active && $(property "qactd@$1.service" SubState) == running ]]; }
+wait_for 10 "qactd@alpha.service to run" app_running alpha
+wait_for 10 "qactd@beta.service to run" app_running beta
+alpha_pid=$(property qactd@alpha.service MainPID)
+beta_pid=$(property qactd@beta.service MainPID)
+daemon_pids+=("$alpha_pid" "$beta_pid")
+grep -q '^Seccomp:[[:space:]]*2$' "/proc/$beta_pid/status" || fail "qactd@beta.service runs without the plain unit's seccomp filter"
+titles() {  # titles APP: the displayed titles, one line
+    qactl --app "$1" list --json | python3 -c 'import json, sys; print(",".join(i["item"]["title"] for i in json.load(sys.stdin)["items"]))'
+}
+[[ $(titles alpha) == "alpha static,alpha Favorite" ]] || fail "qactl --app alpha list shows '$(titles alpha)'"
+[[ $(titles beta) == "beta static,beta Favorite" ]] || fail "qactl --app beta list shows '$(titles beta)'"
+for app in alpha beta; do
+    state_file=$(qactl --app "$app" status --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["stateFile"] if s["app"] == sys.argv[1] else "")' "$app")
+    [[ "$state_file" == */qactd/$app/state.json && -f "$state_file" ]] || fail "the state of $app is not in a folder of its own: '$state_file'"
+    wait_for 10 "the export of $app" grep -qx 'X-Qactd-Generated=true' "$applications/io.qactd.$app.desktop"
+    grep -q "^Exec=$home/.local/bin/qactl trigger --socket=$runtime/qactd/$app.sock --type=" "$applications/io.qactd.$app.desktop" \
+        || fail "the export of $app does not trigger through its own socket: $(cat "$applications/io.qactd.$app.desktop")"
+done
+
+step "a trigger reaches only its own app"
+app_pids=()
+for app in alpha beta; do
+    as_user timeout 60 "$home/.local/bin/qactl" --app "$app" app --json >"$scratch/$app-app.out" 2>&1 &
+    app_pids+=($!)
+done
+for app in alpha beta; do
+    wait_for 10 "the stand-in app of $app to connect" grep -q '"event":"connected"' "$scratch/$app-app.out"
+done
+qactl --app alpha trigger 2 >/dev/null || fail "qactl --app alpha trigger 2 failed"
+wait_for 10 "alpha's app to get its action" grep -q '"title":"alpha Favorite"' "$scratch/alpha-app.out"
+qactl --app beta trigger 1 >/dev/null || fail "qactl --app beta trigger 1 failed"
+wait_for 10 "beta's app to get its action" grep -q '"title":"beta static"' "$scratch/beta-app.out"
+grep -q '"event":"action"' <(grep -v 'alpha Favorite' "$scratch/alpha-app.out") && fail "alpha's app got another app's action: $(cat "$scratch/alpha-app.out")"
+grep -q '"event":"action"' <(grep -v 'beta static' "$scratch/beta-app.out") && fail "beta's app got another app's action: $(cat "$scratch/beta-app.out")"
+kill -TERM "${app_pids[@]}" 2>/dev/null
+wait "${app_pids[@]}" 2>/dev/null || true
+
+step "qactl apps lists every instance; the journal names each app"
+apps_json=$(qactl apps --json) || fail "qactl apps failed"
+python3 -c '
+import json, sys
+apps = {a.get("app"): a for a in json.loads(sys.argv[1])["apps"]}
+assert set(apps) == {None, "alpha", "beta"}, apps
+for name in ("alpha", "beta"):
+    app = apps[name]
+    assert app["answering"] and app["items"] == 2 and app["unit"] == "qactd@%s.service" % name, app
+    assert app["desktopEntry"] == sys.argv[2] + "/io.qactd.%s.desktop" % name, app
+assert apps[None]["answering"] and apps[None]["unit"] == "qactd.service", apps[None]
+' "$apps_json" "$applications" || fail "qactl apps --json: $apps_json"
+# The manager runs in a cgroup of the test's, not under user@.service, so journald records no
+# _SYSTEMD_USER_UNIT: each daemon's entries are found by its main PID.
+for app in alpha beta; do
+    pid=$(property "qactd@$app.service" MainPID)
+    own_entries="entry.get(\"_PID\") == \"$pid\" and entry.get(\"_TRANSPORT\") == \"journal\" and entry.get(\"SYSLOG_IDENTIFIER\") == \"qactd\""
+    wait_for 5 "QACTD_APP=$app on qactd@$app.service's entries" journal_has "$own_entries and entry.get(\"QACTD_APP\") == \"$app\""
+    (($(journal_count "$own_entries and entry.get(\"QACTD_APP\") != \"$app\"") == 0)) || fail "an entry of qactd@$app.service lacks QACTD_APP=$app"
+done
+plain_pid=$(property qactd.service MainPID)
+(($(journal_count "entry.get(\"_PID\") == \"$plain_pid\" and \"QACTD_APP\" in entry") == 0)) || fail "the plain qactd.service logged a QACTD_APP field"
+
+step "stopping one app's instance leaves the other (and the plain one) serving"
+sctl stop qactd@alpha.socket qactd@alpha.service
+[[ $(property qactd@alpha.service ActiveState) == inactive ]] || fail "qactd@alpha.service is not inactive after stop"
+[[ ! -e "$runtime/qactd/alpha.sock" ]] || fail "alpha's socket outlived its stop"
+[[ -S "$runtime/qactd/beta.sock" && -S "$runtime/qactd/qactd.sock" ]] || fail "stopping alpha removed another instance's socket"
+[[ $(titles beta) == "beta static,beta Favorite" ]] || fail "beta stopped serving when alpha stopped"
+[[ $(property qactd@beta.service MainPID) == "$beta_pid" ]] || fail "beta was restarted when alpha stopped"
+qactl list >/dev/null || fail "the plain qactd stopped serving when alpha stopped"
+qactl --app alpha list >/dev/null 2>&1 && fail "qactl --app alpha list still answered after alpha stopped"
+[[ $(qactl apps --json | python3 -c 'import json, sys; print(",".join(str(a.get("app")) for a in json.load(sys.stdin)["apps"]))') == "None,beta" ]] \
+    || fail "qactl apps still lists alpha after its stop: $(qactl apps)"
+
+step "an app without its NAME.conf: exit 78, the journal names the app and the file; qactl apps goes on"
+sctl start qactd@gamma.socket
+qactl --app gamma status >/dev/null 2>&1 && fail "qactl --app gamma status succeeded without gamma.conf"
+wait_for 10 "qactd@gamma.service to fail" test "$(property qactd@gamma.service ActiveState)" = failed
+[[ $(property qactd@gamma.service ExecMainStatus) == 78 ]] || fail "an app without its configuration did not exit 78"
+wait_for 5 "the error naming the app and its file" journal_has \
+    "entry.get(\"PRIORITY\") == \"3\" and entry.get(\"QACTD_APP\") == \"gamma\" and str(entry.get(\"MESSAGE\")).startswith('App \"gamma\": No configuration file \"$home/.config/qactd/gamma.conf\"')"
+apps_started=$SECONDS
+apps_json=$(qactl apps --json --timeout 2) || fail "qactl apps failed beside a failed instance"
+python3 -c '
+import json, sys
+apps = {a.get("app"): a for a in json.loads(sys.argv[1])["apps"]}
+# systemd stops the socket of a service that failed (and removes it); while it lingers it must
+# be listed as not answering.
+assert "gamma" not in apps or (not apps["gamma"]["answering"] and apps["gamma"]["problem"]), apps["gamma"]
+assert apps["beta"]["answering"], apps["beta"]
+' "$apps_json" || fail "qactl apps --json beside a failed instance: $apps_json"
+((SECONDS - apps_started < 15)) || fail "qactl apps took $((SECONDS - apps_started))s beside a failed instance"
+sctl stop qactd@gamma.socket qactd@gamma.service >/dev/null 2>&1 || true
 
 step "an invalid configuration: exit 78, named in the journal, no restart loop"
 restarts_scheduled() {

@@ -1,15 +1,20 @@
 import Contacts
 import Glibc
+import QuickActionsProtocol
 import SystemCalls
 
 /// `{file}` and `QACTD_CONTACT_FILE` for a contact whose own file is not a vCard (a JSON
 /// contact): a private copy, mode 0600, in a `cards` folder (0700) beside the daemon's socket,
-/// under the runtime folder. Written atomically at each trigger, so it is the contact as it is now.
+/// under the runtime folder; an app's instance has a `NAME.cards` folder of its own there, since
+/// the apps' sockets share the runtime folder and their contacts may share identifiers.
+/// Written atomically at each trigger, so it is the contact as it is now.
 enum ContactCardCopies {
     /// The copy's path, or the error that kept it from being written.
-    static func write(_ contact: Contact, besideSocket socketPath: String) throws(SystemCallError) -> String {
+    static func write(
+        _ contact: Contact, besideSocket socketPath: String, instance: InstanceName = .plain
+    ) throws(SystemCallError) -> String {
         let runtimeFolder = String(socketPath[..<(socketPath.lastIndex(of: "/") ?? socketPath.startIndex)])
-        let folder = (runtimeFolder.isEmpty ? "." : runtimeFolder) + "/cards"
+        let folder = (runtimeFolder.isEmpty ? "." : runtimeFolder) + "/" + (instance.app.map { "\($0.name).cards" } ?? "cards")
         try makeDirectories(folder, mode: 0o700)
         let path = folder + "/" + fileName(for: contact.identifier)
         do {

@@ -2,6 +2,8 @@
 /// compiler convention `file:line:` so editors can jump to the offending line.
 enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     case explicitFileMissing(path: String)
+    /// `qactd --app NAME` and no `NAME.conf` in the user's configuration folder.
+    case appFileMissing(app: String, path: String)
     case unreadable(path: String, reason: String)
     case notUTF8(path: String)
     case entryOutsideSection(file: String, line: Int, key: String)
@@ -17,6 +19,8 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .explicitFileMissing(let path):
             return "The configuration file \"\(path)\" given with --config does not exist."
+        case .appFileMissing(let app, let path):
+            return "No configuration file \"\(path)\"; write it (see qactd.conf(5)) before starting qactd@\(app)."
         case .unreadable(let path, let reason):
             return "Cannot read the configuration file \"\(path)\": \(reason)"
         case .notUTF8(let path):

@@ -1,4 +1,5 @@
 import QuickActions
+import QuickActionsProtocol
 
 /// One key of qactd.conf, written down once: its section and name drive parsing and
 /// the unknown-key warnings, its default is both the built-in value and what the
@@ -146,12 +147,13 @@ enum ConfigurationKeys {
         ConfigurationKey(
             "Daemon", "Socket",
             default: .derived(documentation: "$XDG_RUNTIME_DIR/qactd/qactd.sock") { context in
-                // A service started without XDG_RUNTIME_DIR still has the folder systemd-logind makes.
-                let runtimeDirectory = context.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-                    ?? "/run/user/\(context.userID)"
-                return runtimeDirectory + "/qactd/qactd.sock"
+                InstancePaths.socketPath(
+                    of: context.instance,
+                    runtimeFolder: InstancePaths.runtimeFolder(
+                        xdgRuntimeDirectory: context.environment["XDG_RUNTIME_DIR"], userID: context.userID))
             },
-            help: "Unused under socket activation.",
+            help: "Unused under socket activation. An app's instance (qactd --app NAME) defaults to"
+                + " $XDG_RUNTIME_DIR/qactd/NAME.sock, where qactl --app NAME looks.",
             \.socketPath, { value throws(ConfigurationError) in try value.path() }),
         ConfigurationKey(
             "Daemon", "MaxConnections", default: .text("256"),

@@ -4,10 +4,13 @@ import FoundationEssentials
 import Foundation
 #endif
 import Glibc
+import QuickActionsProtocol
 import SystemCalls
 
 /// Finds and reads qactd.conf (`--config`, else the XDG user file, else the
-/// installed default, else built-in defaults) and resolves its paths.
+/// installed default, else built-in defaults) and resolves its paths. An app's instance
+/// (`qactd --app NAME`) reads `NAME.conf` in the user's folder, which must exist: falling back to
+/// the shared defaults would start a second daemon on the plain one's contacts and static items.
 enum ConfigurationLoader {
     static let fileName = "qactd.conf"
 
@@ -19,17 +22,23 @@ enum ConfigurationLoader {
         return try home(environment) + "/.config/qactd"
     }
 
-    /// Picks the file to read: `--config`, else the user's file, else the first existing
-    /// system candidate, else none (built-in defaults).
+    /// Picks the file to read: `--config`, else an app's own file, else the user's file, else
+    /// the first existing system candidate, else none (built-in defaults).
     static func locate(
         explicitPath: String?,
         environment: [String: String],
-        systemCandidates: [String]
+        systemCandidates: [String],
+        instance: InstanceName = .plain
     ) throws(ConfigurationError) -> String? {
         if let explicitPath {
             let absolute = absolutePath(explicitPath)
             guard try exists(absolute) else { throw .explicitFileMissing(path: absolute) }
             return absolute
+        }
+        if let app = instance.app {
+            let appFile = try userConfigurationDirectory(environment: environment) + "/" + app.configurationFileName
+            guard try exists(appFile) else { throw .appFileMissing(app: app.name, path: appFile) }
+            return appFile
         }
         let userFile = try userConfigurationDirectory(environment: environment) + "/" + fileName
         if try exists(userFile) { return userFile }
@@ -44,13 +53,15 @@ enum ConfigurationLoader {
         explicitPath: String?,
         environment: [String: String],
         systemCandidates: [String],
+        instance: InstanceName = .plain,
         userID: uid_t = getuid()
     ) throws(ConfigurationError) -> LoadedConfiguration {
         guard
             let path = try locate(
-                explicitPath: explicitPath, environment: environment, systemCandidates: systemCandidates)
+                explicitPath: explicitPath, environment: environment, systemCandidates: systemCandidates,
+                instance: instance)
         else {
-            return try parse(text: "", file: nil, environment: environment, userID: userID)
+            return try parse(text: "", file: nil, environment: environment, userID: userID, instance: instance)
         }
         let bytes: [UInt8]
         do {
@@ -68,7 +79,7 @@ enum ConfigurationLoader {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .notUTF8(path: path)
         }
-        return try parse(text: text, file: path, environment: environment, userID: userID)
+        return try parse(text: text, file: path, environment: environment, userID: userID, instance: instance)
     }
 
     /// Validates configuration text. `file` nil means built-in defaults: relative paths then
@@ -77,7 +88,8 @@ enum ConfigurationLoader {
         text: String,
         file: String?,
         environment: [String: String],
-        userID: uid_t
+        userID: uid_t,
+        instance: InstanceName = .plain
     ) throws(ConfigurationError) -> LoadedConfiguration {
         let fileLabel = file ?? "(built-in defaults)"
         let baseDirectory: String
@@ -91,7 +103,8 @@ enum ConfigurationLoader {
             from: assignments, sectionHeaders: INIParser.sectionHeaders(text),
             source: file.map { .file($0) } ?? .builtInDefaults,
             context: ConfigurationContext(
-                file: fileLabel, baseDirectory: baseDirectory, environment: environment, userID: userID))
+                file: fileLabel, baseDirectory: baseDirectory, environment: environment, userID: userID,
+                instance: instance))
     }
 
     // MARK: Paths

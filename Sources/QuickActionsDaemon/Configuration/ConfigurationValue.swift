@@ -1,5 +1,6 @@
 import Glibc
 import QuickActions
+import QuickActionsProtocol
 
 /// What every value of one configuration file is read against.
 struct ConfigurationContext: Sendable {
@@ -10,6 +11,8 @@ struct ConfigurationContext: Sendable {
     let baseDirectory: String
     let environment: [String: String]
     let userID: uid_t
+    /// The plain daemon or one app's (`qactd --app NAME`), whose default socket is its own.
+    var instance: InstanceName = .plain
 }
 
 /// One value to read as a typed setting. It carries its file, line and key so that

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Logging
 import QuickActions
+import QuickActionsProtocol
 import SystemCalls
 
 /// Reads configuration and static items from disk into `DaemonSettings`.
@@ -15,12 +16,15 @@ struct SettingsLoader: Sendable {
     let explicitConfigPath: String?
     let systemCandidates: [String]
     let logger: Logger
+    /// An app's instance reads its own `NAME.conf`.
+    var instance: InstanceName = .plain
 
     func load() throws(DaemonStartupError) -> DaemonSettings {
         let loaded: LoadedConfiguration
         do {
             loaded = try ConfigurationLoader.load(
-                explicitPath: explicitConfigPath, environment: environment, systemCandidates: systemCandidates)
+                explicitPath: explicitConfigPath, environment: environment, systemCandidates: systemCandidates,
+                instance: instance)
         } catch {
             throw .configuration(error)
         }

@@ -70,6 +70,7 @@ struct ActivityCounters: Sendable, Equatable {
 
 /// What `Status` shows, as the core knows it.
 struct StatusSnapshot: Sendable {
+    var instance: InstanceName
     var configuration: DaemonConfiguration
     var stateFile: String
     var socket: String

@@ -74,7 +74,7 @@ extension DaemonCore {
             values.file = path
         } else {
             do {
-                values.file = try ContactCardCopies.write(contact, besideSocket: socketPath)
+                values.file = try ContactCardCopies.write(contact, besideSocket: socketPath, instance: instance)
             } catch {
                 logger.warning("Could not write a copy of the card of contact '\(contact.identifier)': \(error); {file} is empty.")
             }

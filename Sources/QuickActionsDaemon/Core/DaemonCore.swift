@@ -37,6 +37,8 @@ actor DaemonCore {
     var submittedTicket: StateWriter.Ticket = 0
     let logger: Logger
     let socketPath: String
+    /// The plain daemon or one app's, named in `Status`.
+    let instance: InstanceName
     let notifier: any ServiceManagerNotifier
     var activity = ActivityCounters() { didSet { replies.statusChanged() } }
     /// Replaced by the watcher's first update, which the daemon applies before it listens.
@@ -95,9 +97,10 @@ actor DaemonCore {
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
         socketPath: String, logger: Logger, notifier: any ServiceManagerNotifier,
-        launchers: LauncherExporters = LauncherExporters(environment: [:], qactlPath: nil)
+        launchers: LauncherExporters = LauncherExporters(environment: [:], qactlPath: nil), instance: InstanceName = .plain
     ) {
         self.settings = settings
+        self.instance = instance
         self.index = index
         lastSubmitted = store.lastPersisted
         self.logger = logger
@@ -151,7 +154,7 @@ actor DaemonCore {
         let written = writer.outcome
         let persisted = written.writtenTicket >= submittedTicket
         return StatusSnapshot(
-            configuration: settings.configuration, stateFile: writer.stateFile, socket: socketPath,
+            instance: instance, configuration: settings.configuration, stateFile: writer.stateFile, socket: socketPath,
             contacts: index.contactCount, favorites: index.favoriteCount, invalidFiles: index.invalidFiles,
             duplicates: index.duplicateCount, generation: state.generation, launched: state.launched,
             appVersion: state.appVersion, appConnected: appMachine.isAppConnected,

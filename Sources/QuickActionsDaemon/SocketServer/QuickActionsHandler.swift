@@ -276,7 +276,8 @@ extension StatusReply {
             desktopEntry: status.launchers.desktopEntry.map {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)
             },
-            quicklist: status.launchers.quicklist, notifications: status.notifications, evolution: status.evolution)
+            quicklist: status.launchers.quicklist, notifications: status.notifications, evolution: status.evolution,
+            app: status.instance.app?.name)
     }
 }
 

@@ -1,5 +1,6 @@
 import Glibc
 import QuickActions
+import QuickActionsProtocol
 import SystemCalls
 
 #if canImport(FoundationEssentials)
@@ -21,20 +22,22 @@ struct StatePaths: Equatable, Sendable {
     var stateFile: String { directory + "/" + Self.stateFileName }
 
     /// `$STATE_DIRECTORY` (systemd's `StateDirectory=`; the first entry when it lists several),
-    /// else `$XDG_STATE_HOME/qactd`, else `~/.local/state/qactd`.
-    static func resolve(environment: [String: String]) throws(StateStoreError) -> StatePaths {
+    /// else `$XDG_STATE_HOME/qactd`, else `~/.local/state/qactd`; an app's instance keeps its
+    /// state in a folder of its own below that, `qactd/NAME` (its unit's `StateDirectory=qactd/%i`).
+    static func resolve(environment: [String: String], instance: InstanceName = .plain) throws(StateStoreError) -> StatePaths {
         if let stateDirectory = environment["STATE_DIRECTORY"],
             let first = stateDirectory.split(separator: ":").first, first.hasPrefix("/")
         {
             return StatePaths(directory: String(first))
         }
+        let own = instance.app.map { "/qactd/" + $0.stateFolderName } ?? "/qactd"
         if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") {
-            return StatePaths(directory: stateHome + "/qactd")
+            return StatePaths(directory: stateHome + own)
         }
         guard let home = environment["HOME"], home.hasPrefix("/") else {
             throw .noStateDirectory
         }
-        return StatePaths(directory: (home == "/" ? "" : home) + "/.local/state/qactd")
+        return StatePaths(directory: (home == "/" ? "" : home) + "/.local/state" + own)
     }
 }
 

@@ -1,6 +1,7 @@
 import CSystemd
 import Glibc
 import Logging
+import QuickActionsProtocol
 import SystemCalls
 
 // The daemon logs through swift-log's `Logger`; these handlers are its two outputs:
@@ -185,10 +186,21 @@ enum LogDestination {
         return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 
-    /// The daemon's logger: to the journal or to stderr, dropping what is below `level`.
-    static func logger(level: Logger.Level, environment: [String: String]) -> Logger {
-        let handler: any LogHandler = isStderrTheJournal(environment: environment)
-            ? JournalLogHandler(logLevel: level) : StderrLogHandler(logLevel: level)
-        return Logger(label: "qactd") { _ in handler }
+    /// The journal field that names an app's instance on every entry it logs.
+    static let appField = "QACTD_APP"
+
+    /// The daemon's logger: to the journal or to stderr, dropping what is below `level`. An app's
+    /// instance names its app on every entry: the `QACTD_APP=` field in the journal (where
+    /// `SYSLOG_IDENTIFIER=qactd` stays, so `journalctl -t qactd` still shows every instance), and
+    /// `qactd@NAME[PID]:` on stderr, as the unit is named.
+    static func logger(level: Logger.Level, environment: [String: String], instance: InstanceName = .plain) -> Logger {
+        var handler: any LogHandler
+        if isStderrTheJournal(environment: environment) {
+            handler = JournalLogHandler(logLevel: level)
+            if let app = instance.app { handler[metadataKey: appField] = "\(app.name)" }
+        } else {
+            handler = StderrLogHandler(identifier: instance.app.map { "qactd@\($0.name)" } ?? "qactd", logLevel: level)
+        }
+        return Logger(label: "qactd") { [handler] _ in handler }
     }
 }
