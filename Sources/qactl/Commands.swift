@@ -124,7 +124,7 @@ struct PinCommand: ParsableCommand {
     }
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         let reply: PinReply = try session.call(.pin, PinParameters(position: position, type: type, contactIdentifier: contact))
         session.output.emit(reply) { Render.pinned(reply.pin, style: $0) }
     }
@@ -136,7 +136,7 @@ struct PinsCommand: ParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         let reply: PinsReply = try session.call(.pins, NoParameters())
         session.output.emit(reply) { Render.pins(reply.pins, style: $0) }
     }
@@ -156,7 +156,7 @@ struct UnpinCommand: ParsableCommand {
     }
 
     func run() throws {
-        let session = Session(connection)
+        let session = try Session(connection)
         // A number is a position: pin identifiers made of digits only are named by position instead.
         let parameters = all
             ? UnpinParameters(all: true)
