@@ -288,6 +288,13 @@ public enum DesktopEntryExport {
     public static let socketKey = "X-Qactd-Socket"
     /// Records that the app's own entry said `DBusActivatable=true`, which the copy turns off.
     public static let dbusActivatableKey = "X-Qactd-Source-DBusActivatable"
+    /// The environment variable put before the app's `Exec` in `[Desktop Entry]`: its value, a
+    /// hash of everything else in the file, makes the command line differ whenever the file
+    /// does. GNOME Shell keeps an app's parsed entry, actions included, until one of a few keys
+    /// of the main group changes (the command line is one); the actions' groups are not among
+    /// them. A hash of the content, not a counter, never comes back to a value the shell may
+    /// still hold for other actions, and needs no state across restarts.
+    public static let revisionVariable = "QACTD_ACTIONS"
 
     /// Whether a per-user file is one qactd wrote (and may replace or remove).
     public static func isGenerated(_ document: DesktopEntryDocument) -> Bool {
@@ -314,6 +321,8 @@ public enum DesktopEntryExport {
         // Where [Desktop Entry]'s last key is, so the new keys go right after it, before the
         // blank lines and comments that lead into the next group.
         var lastEntryOfDesktopEntry = -1
+        // The main group's Exec lines in `output`, given the revision once the rest is known.
+        var execLines: [(index: Int, value: String)] = []
         var scanningDesktopEntry = false
         for (offset, line) in source.lines.enumerated() {
             switch line {
@@ -336,6 +345,10 @@ public enum DesktopEntryExport {
                 // still starts it (a D-Bus app stays single-instance either way).
                 output.append("DBusActivatable=false")
                 output.append("\(dbusActivatableKey)=true")
+            case .entry("Exec", let value, _) where inDesktopEntry:
+                let command = withoutRevision(value)
+                execLines.append((output.count, command))
+                output.append("Exec=\(command)")
             default:
                 output.append(line.text)
             }
@@ -345,7 +358,46 @@ public enum DesktopEntryExport {
             output.append("")
             output += action.lines
         }
+        let revision = DesktopActionIdentifier.hash(output.joined(separator: "\n"))
+        for exec in execLines where canRunThroughEnv(exec.value) {
+            output[exec.index] = "Exec=env \(revisionVariable)=\(revision) \(exec.value)"
+        }
         return output.joined(separator: "\n") + "\n"
+    }
+
+    /// An `Exec` value (as written) without the revision a composed copy put before it, so a
+    /// copy composed from a copy gets one revision, not two.
+    public static func withoutRevision(_ exec: String) -> String {
+        let prefix = "env \(revisionVariable)="
+        guard exec.hasPrefix(prefix) else { return exec }
+        let rest = exec.dropFirst(prefix.count)
+        let hash = rest.prefix { $0 != " " }
+        guard hash.count == 16, hash.allSatisfy(\.isHexDigit), rest.dropFirst(hash.count).first == " " else { return exec }
+        return String(rest.dropFirst(hash.count + 1))
+    }
+
+    /// Whether `env NAME=value` may go before `exec` and run the same program with the same
+    /// arguments: `env` reads a program whose name holds `=` as one more variable and one that
+    /// starts with `-` as an option; such an `Exec` is kept as it is.
+    static func canRunThroughEnv(_ exec: String) -> Bool {
+        var program = ""
+        var quoted = false
+        var escaping = false
+        for character in DesktopEntryEscaping.unescapedValue(exec) {
+            if escaping {
+                program.append(character)
+                escaping = false
+            } else if quoted, character == "\\" {
+                escaping = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if !quoted, character == " " || character == "\t" {
+                if !program.isEmpty { break }
+            } else {
+                program.append(character)
+            }
+        }
+        return !program.isEmpty && !program.contains("=") && !program.hasPrefix("-")
     }
 }
 

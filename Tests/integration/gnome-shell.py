@@ -1,0 +1,382 @@
+#!/usr/bin/python3
+"""GNOME Shell, the real one, keeps qactd's quick actions in step with `qactl list`.
+
+  gnome-shell.py --bin DIR [--keep]
+
+Starts, in a scratch folder with a HOME and XDG folders of its own: a private session bus and a
+second private bus standing in for the system bus (neither activates services), Debian's
+gnome-shell headless (Wayland, a virtual monitor, --unsafe-mode so that org.gnome.Shell.Eval
+answers), with the demo app pinned to the dash through GIO's keyfile settings backend (which the
+shell reads; the memory backend would keep the pin in this script), and the built qactd on the
+demo contacts exporting everything into the demo app's desktop entry (DynamicItems=desktop-entry).
+
+At each step — the first export, a favorite added, renamed and removed, and a reload that empties
+DesktopFile= — it waits (polling, 7 s at most) until both what the shell's app system holds
+(lookup_app(ID).get_app_info().list_actions()) and what a right-click on the dash icon shows
+(its menu opened, read, closed every time) equal the displayed items of `qactl list`, and that the
+app's name and icon are unchanged. Then it unpins the app and measures what the app grid's icon
+shows after one more change (a measurement: the grid keeps an icon per app, see README).
+
+Prints one JSON object: {"ok", "steps": [{"step", "expected", "appSystem", "dash", "seconds"}],
+"grid", "error"}; exits 0 when every step held, 1 otherwise, 77 when the shell cannot run here.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import gi
+
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib  # noqa: E402
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DESKTOP_ID = "io.qactd.Demo.desktop"
+TOOLS = ["gnome-shell", "dbus-daemon"]
+# GNOME Shell notices a changed entry after GLib's monitor and its own batching: about 5 s.
+STEP_TIMEOUT = 7.0
+# How long the grid is watched after the app system has the new actions.
+GRID_WATCH = 10.0
+# A bus of our own that activates nothing: the shell's helpers (calendar server, a11y bus,
+# permission store) are not started, so nothing outlives the test.
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=%s</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+# Reads, through the shell's own objects, what it holds for the app and what a right-click on
+# its icon shows: the icon's menu is opened as a right-click opens it (popupMenu), its action
+# items read, and closed again.
+READ_JS = r"""
+(() => {
+  const Main = imports.ui.main;
+  const Shell = imports.gi.Shell;
+  const id = %(id)s;
+  const result = {};
+  const app = Shell.AppSystem.get_default().lookup_app(id);
+  if (app) {
+    const info = app.get_app_info();
+    result.appSystem = info.list_actions().map(action => info.get_action_name(action));
+    result.name = app.get_name();
+    result.icon = info.get_icon() ? info.get_icon().to_string() : null;
+  }
+  const readMenu = icon => {
+    if (!icon) return null;
+    icon.popupMenu();
+    const menu = icon._menu;
+    const items = menu._actionSection._getMenuItems().filter(item => item.visible).map(item => item.label.text);
+    menu.close();
+    return items;
+  };
+  const where = %(where)s;
+  if (where === 'dash') {
+    const box = Main.overview.dash._box;
+    const child = box.get_children().find(actor => actor.child && actor.child._delegate &&
+      actor.child._delegate.app && actor.child._delegate.app.get_id() === id);
+    result.dash = readMenu(child ? child.child._delegate : null);
+  } else {
+    const appDisplay = Main.overview._overview._controls._appDisplay;
+    result.grid = readMenu(appDisplay._items.get(id));
+  }
+  return JSON.stringify(result);
+})()
+"""
+
+
+class Failure(Exception):
+    pass
+
+
+class Unavailable(Exception):
+    pass
+
+
+def wait_for(what, condition, timeout=15.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise Failure("timed out after %.1f s waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+class Session:
+    def __init__(self, bin_dir):
+        self.bin = bin_dir
+        self.root = tempfile.mkdtemp(prefix="qactd-gnome-shell-", dir="/tmp")
+        self.processes = []
+        self.env = dict(os.environ)
+        home = self.path("home")
+        for variable in ["DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "WAYLAND_DISPLAY", "DISPLAY",
+                         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM", "WATCHDOG_USEC"]:
+            self.env.pop(variable, None)
+        self.env.update({
+            "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
+            "XDG_CACHE_HOME": home + "/.cache", "XDG_RUNTIME_DIR": self.path("run"),
+            "XDG_DATA_DIRS": self.path("share") + ":/usr/local/share:/usr/share",
+            "STATE_DIRECTORY": self.path("state"), "QACTD_SOCKET": self.path("run/qactd.sock"),
+            "GSETTINGS_BACKEND": "keyfile", "NO_AT_BRIDGE": "1", "GTK_A11Y": "none", "NO_COLOR": "1",
+            "LANG": "C.UTF-8", "LANGUAGE": "", "XDG_SESSION_TYPE": "wayland", "XDG_CURRENT_DESKTOP": "GNOME",
+        })
+        self.bus = None
+
+    def path(self, relative):
+        return os.path.join(self.root, relative)
+
+    def start(self, arguments, log, **options):
+        handle = open(self.path(log), "wb")
+        process = subprocess.Popen(arguments, env=self.env, stdout=handle, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, **options)
+        self.processes.append(process)
+        return process
+
+    def qactl(self, *arguments):
+        result = subprocess.run([os.path.join(self.bin, "qactl"), *arguments], env=self.env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise Failure("qactl %s failed: %s" % (" ".join(arguments), result.stderr.strip()))
+        return result.stdout
+
+    def displayed(self):
+        return [row["item"]["title"] for row in json.loads(self.qactl("list", "--json"))["items"]]
+
+    def prepare(self):
+        for folder in ["home/.config/glib-2.0/settings", "home/.local/share/applications", "share/applications", "run", "state"]:
+            os.makedirs(self.path(folder), exist_ok=True)
+        os.chmod(self.path("run"), 0o700)
+        etc = os.path.join(REPOSITORY, "etc/qactd")
+        shutil.copytree(os.path.join(etc, "contacts"), self.path("contacts"))
+        shutil.copy(os.path.join(etc, "shortcuts.plist"), self.path("shortcuts.plist"))
+        with open(os.path.join(etc, DESKTOP_ID)) as source, open(self.path("share/applications/" + DESKTOP_ID), "w") as target:
+            for line in source:
+                # No terminal here: the shell only needs an entry that launches.
+                if line.startswith("Exec="):
+                    line = "Exec=%s app --socket=%s\n" % (os.path.join(self.bin, "qactl"), self.env["QACTD_SOCKET"])
+                elif line.startswith("Terminal="):
+                    line = "Terminal=false\n"
+                target.write(line)
+        self.source_name, self.source_icon = "qactd Demo", "x-office-address-book"
+        self.configure(DESKTOP_ID)
+        # The shell reads favorite-apps from GIO's keyfile backend in this HOME.
+        self.pin([DESKTOP_ID], write_file=True)
+
+    def configure(self, desktop_file):
+        with open(self.path("qactd.conf"), "w") as configuration:
+            configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n"
+                                "[Launcher]\nDesktopFile=%s\nDynamicItems=desktop-entry\n[Daemon]\nSocket=%s\n"
+                                % (desktop_file, self.env["QACTD_SOCKET"]))
+
+    def pin(self, favorites, write_file=False):
+        if write_file:
+            with open(self.path("home/.config/glib-2.0/settings/keyfile"), "w") as keyfile:
+                keyfile.write("[org/gnome/shell]\nfavorite-apps=%s\nwelcome-dialog-last-shown-version='999'\n"
+                              % GLib.Variant("as", favorites).print_(False))
+        else:
+            self.eval("global.settings.set_strv('favorite-apps', %s); true" % json.dumps(favorites))
+
+    def start_buses(self):
+        for name, variable in [("bus", "DBUS_SESSION_BUS_ADDRESS"), ("system-bus", "DBUS_SYSTEM_BUS_ADDRESS")]:
+            socket = self.path(name)
+            with open(self.path(name + ".conf"), "w") as config:
+                config.write(BUS_CONFIG % socket)
+            self.start(["dbus-daemon", "--config-file=" + self.path(name + ".conf"), "--nofork", "--nopidfile"], name + ".log")
+            wait_for("the private " + name, lambda: os.path.exists(socket))
+            self.env[variable] = "unix:path=" + socket
+        self.bus = Gio.DBusConnection.new_for_address_sync(
+            self.env["DBUS_SESSION_BUS_ADDRESS"],
+            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+
+    def eval(self, script):
+        """org.gnome.Shell.Eval: the value as JSON text, or raises Failure."""
+        reply = self.bus.call_sync("org.gnome.Shell", "/org/gnome/Shell", "org.gnome.Shell", "Eval",
+                                   GLib.Variant("(s)", (script,)), GLib.VariantType("(bs)"),
+                                   Gio.DBusCallFlags.NONE, 5000, None)
+        success, value = reply.unpack()
+        if not success:
+            raise Failure("Eval failed: %s" % value)
+        return value
+
+    def start_shell(self):
+        started = time.monotonic()
+        shell = self.start(["gnome-shell", "--headless", "--wayland", "--unsafe-mode", "--no-x11",
+                            "--virtual-monitor", "1024x768"], "gnome-shell.log")
+
+        def answers():
+            if shell.poll() is not None:
+                raise Unavailable("gnome-shell exited with %s: %s" % (shell.returncode, self.log_tail("gnome-shell.log")))
+            try:
+                return self.eval("!imports.ui.main.layoutManager._startingUp && !!imports.ui.main.overview.dash") == "true"
+            except (GLib.Error, Failure):
+                return False
+
+        try:
+            wait_for("gnome-shell to answer org.gnome.Shell.Eval", answers, timeout=60, interval=0.2)
+        except Failure as error:
+            raise Unavailable("%s: %s" % (error, self.log_tail("gnome-shell.log")))
+        self.shell_seconds = round(time.monotonic() - started, 1)
+
+    def log_tail(self, name, lines=15):
+        try:
+            with open(self.path(name), errors="replace") as log:
+                return " | ".join(log.read().splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def start_daemon(self):
+        self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")
+        wait_for("qactd", lambda: subprocess.run([os.path.join(self.bin, "qactl"), "status"], env=self.env,
+                                                 capture_output=True).returncode == 0)
+        self.exported = self.env["XDG_DATA_HOME"] + "/applications/" + DESKTOP_ID
+
+    def read(self, where):
+        return json.loads(json.loads(self.eval(READ_JS % {"id": json.dumps(DESKTOP_ID), "where": json.dumps(where)})))
+
+    def step(self, name, expected_from_list=True):
+        """Waits until the app system and the dash icon's menu both show `List`'s items."""
+        started = time.monotonic()
+        expected = self.displayed() if expected_from_list else []
+        last = {}
+
+        def in_step():
+            last.update(self.read("dash"))
+            return last.get("appSystem") == expected and last.get("dash") == expected
+
+        record = {"step": name, "expected": expected}
+        try:
+            wait_for("the shell to show %s after '%s' (last read: %s)" % (expected, name, last), in_step,
+                     timeout=STEP_TIMEOUT, interval=0.25)
+        finally:
+            record.update({"appSystem": last.get("appSystem"), "dash": last.get("dash"),
+                           "name": last.get("name"), "icon": last.get("icon"),
+                           "seconds": round(time.monotonic() - started, 2)})
+            self.steps.append(record)
+        if (last.get("name"), last.get("icon")) != (self.source_name, self.source_icon):
+            raise Failure("after '%s' the shell shows the app as %s, not as its own entry (%s, %s)"
+                          % (name, (last.get("name"), last.get("icon")), self.source_name, self.source_icon))
+
+    def contact(self, uid, name, favorite=True):
+        path = self.path("contacts/personal/%s.vcf" % uid)
+        with open(path + ".tmp", "w") as card:
+            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
+                       % (uid, name, name, "favorite" if favorite else "friends"))
+        os.rename(path + ".tmp", path)
+
+    def wait_listed(self, condition):
+        """The app resigns active, as apps do, so the favorites become its dynamic items again,
+        until `List` shows the change (the daemon sees the contacts folder change first)."""
+        def listed():
+            self.qactl("resign-active")
+            return condition(self.displayed())
+        wait_for("qactl list to follow the contacts", listed, timeout=10, interval=0.2)
+
+    def measure_grid(self):
+        """Unpins the app, opens the grid, changes the list once and watches the grid icon's menu."""
+        self.pin([])
+        self.eval("imports.ui.main.overview.showApps(); true")
+        before = wait_for("the app's icon in the grid", lambda: self.read("grid").get("grid"), timeout=STEP_TIMEOUT)
+        self.contact("zz-grid-probe", "Abe Grid")
+        self.wait_listed(lambda titles: "Abe Grid" in titles)
+        expected = self.displayed()
+        started = time.monotonic()
+        wait_for("the app system to hold the new list", lambda: self.read("grid").get("appSystem") == expected,
+                 timeout=STEP_TIMEOUT, interval=0.25)
+        app_system_seconds = round(time.monotonic() - started, 2)
+        reads = []
+        matched_after = None
+        while time.monotonic() - started < app_system_seconds + GRID_WATCH:
+            shown = self.read("grid").get("grid")
+            reads.append(shown)
+            if shown == expected and matched_after is None:
+                matched_after = round(time.monotonic() - started, 2)
+            time.sleep(0.5)
+        return {"before": before, "expected": expected, "appSystemSeconds": app_system_seconds,
+                "gridLast": reads[-1] if reads else None, "gridMatchedAfter": matched_after,
+                "watchedSeconds": round(time.monotonic() - started, 1)}
+
+    def stop(self):
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in reversed(self.processes):
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs)")
+    parser.add_argument("--no-grid", action="store_true", help="skip the app grid's measurement")
+    arguments = parser.parse_args()
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        print(json.dumps({"ok": False, "unavailable": True, "error": "missing: " + " ".join(missing)}))
+        return 77
+
+    session = Session(os.path.abspath(arguments.bin))
+    session.steps = []
+    report = {"ok": False, "folder": session.root, "steps": session.steps}
+    status = 1
+    try:
+        session.prepare()
+        session.start_buses()
+        session.start_shell()
+        report["shellStartSeconds"] = session.shell_seconds
+        session.start_daemon()
+        session.qactl("resign-active")
+        session.step("first export")
+        session.contact("zz-new-favorite", "Aaron Added")
+        session.wait_listed(lambda titles: "Aaron Added" in titles)
+        session.step("favorite added")
+        session.contact("zz-new-favorite", "Aaron Renamed")
+        session.wait_listed(lambda titles: "Aaron Renamed" in titles and "Aaron Added" not in titles)
+        session.step("favorite renamed")
+        os.unlink(session.path("contacts/personal/zz-new-favorite.vcf"))
+        session.wait_listed(lambda titles: "Aaron Renamed" not in titles)
+        session.step("favorite removed")
+        if not arguments.no_grid:
+            report["grid"] = session.measure_grid()
+            session.pin([DESKTOP_ID])
+            session.eval("imports.ui.main.overview.hide(); imports.ui.main.overview.show(); true")
+            session.step("pinned again")
+        session.configure("")
+        session.qactl("reload")
+        wait_for("the exported entry to go", lambda: not os.path.exists(session.exported), timeout=10)
+        # The app's own entry has no actions of its own: the shell offers none.
+        session.step("DesktopFile= emptied", expected_from_list=False)
+        report["ok"] = True
+        status = 0
+    except Unavailable as error:
+        report["unavailable"] = True
+        report["error"] = str(error)
+        status = 77
+    except (Failure, GLib.Error, subprocess.CalledProcessError, OSError, ValueError, KeyError) as error:
+        report["error"] = str(error)
+    finally:
+        session.stop()
+        if report["ok"] and not arguments.keep:
+            shutil.rmtree(session.root, ignore_errors=True)
+    print(json.dumps(report, ensure_ascii=False))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
