@@ -36,6 +36,7 @@ final class GnomeShellEndToEndTests: XCTestCase {
         let grid = try XCTUnwrap(report["grid"] as? [String: Any], "\(report)")
         XCTAssertFalse((grid["before"] as? [String] ?? []).isEmpty, "the grid icon's menu was read: \(grid)")
         XCTAssertLessThanOrEqual(grid["appSystemSeconds"] as? Double ?? .infinity, 7.5, "\(grid)")
+        XCTAssertEqual(grid["afterPinAndUnpin"] as? [String], grid["expected"] as? [String], "a grid icon made afresh is in step: \(grid)")
         print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); grid \(grid)")
     }
 }

@@ -118,7 +118,8 @@ final class DesktopEntryTests: XCTestCase {
         let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\nExec=app\n")
         let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
         let text = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action])
-        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=app\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\nX-Qactd-Socket=/run/q.sock\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
+        // The revision is FNV-1a of the rest of the file: the same on every machine and in every run.
+        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=env QACTD_ACTIONS=4446d9a834749ba7 app\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\nX-Qactd-Socket=/run/q.sock\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
         let none = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [])
         XCTAssertFalse(none.contains("Actions="), "no empty Actions= key")
     }

@@ -258,8 +258,9 @@ class Session:
 
         record = {"step": name, "expected": expected}
         try:
-            wait_for("the shell to show %s after '%s' (last read: %s)" % (expected, name, last), in_step,
-                     timeout=STEP_TIMEOUT, interval=0.25)
+            wait_for("the shell to show %s after '%s'" % (expected, name), in_step, timeout=STEP_TIMEOUT, interval=0.25)
+        except Failure as error:
+            raise Failure("%s; it still shows %s" % (error, last))
         finally:
             record.update({"appSystem": last.get("appSystem"), "dash": last.get("dash"),
                            "name": last.get("name"), "icon": last.get("icon"),
@@ -304,9 +305,16 @@ class Session:
             if shown == expected and matched_after is None:
                 matched_after = round(time.monotonic() - started, 2)
             time.sleep(0.5)
+        watched = round(time.monotonic() - started, 1)
+        # The grid makes an icon afresh for an app that comes back to it: pinning removes the
+        # icon, unpinning makes a new one, which holds the app as the shell has it now.
+        self.pin([DESKTOP_ID])
+        wait_for("the grid to drop the pinned app's icon", lambda: self.read("grid").get("grid") is None, timeout=STEP_TIMEOUT)
+        self.pin([])
+        renewed = wait_for("the app's icon back in the grid", lambda: self.read("grid").get("grid"), timeout=STEP_TIMEOUT)
         return {"before": before, "expected": expected, "appSystemSeconds": app_system_seconds,
                 "gridLast": reads[-1] if reads else None, "gridMatchedAfter": matched_after,
-                "watchedSeconds": round(time.monotonic() - started, 1)}
+                "watchedSeconds": watched, "afterPinAndUnpin": renewed}
 
     def stop(self):
         for process in reversed(self.processes):
