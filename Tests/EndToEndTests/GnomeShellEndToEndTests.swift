@@ -8,7 +8,7 @@ import XCTest
 /// holds and what a right-click on the dash icon shows (about 45 s in all).
 final class GnomeShellEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/gnome-shell.py").path
-    static let steps = ["first export", "favorite added", "favorite renamed", "favorite removed", "pinned again", "DesktopFile= emptied"]
+    static let steps = ["first export", "favorite added", "favorite renamed", "favorite removed", "favorite added and renamed at once", "pinned again", "DesktopFile= emptied"]
 
     /// After the first export, a favorite added, renamed and removed, and a reload that empties
     /// DesktopFile=, both the shell's app system and the dash icon's menu show `List`'s items
@@ -37,6 +37,14 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertFalse((grid["before"] as? [String] ?? []).isEmpty, "the grid icon's menu was read: \(grid)")
         XCTAssertLessThanOrEqual(grid["appSystemSeconds"] as? Double ?? .infinity, 7.5, "\(grid)")
         XCTAssertEqual(grid["afterPinAndUnpin"] as? [String], grid["expected"] as? [String], "a grid icon made afresh is in step: \(grid)")
+        // Launched from the shell, the app runs its own command line; the revision is the one
+        // variable added.
+        let launch = try XCTUnwrap(report["launch"] as? [String: Any], "\(report)")
+        let argv = launch["argv"] as? [String] ?? []
+        XCTAssertEqual(argv.prefix(2), [DaemonFixture.binDirectory.appendingPathComponent("qactl").path, "app"], "\(launch)")
+        XCTAssertEqual(argv.count, 3, "the entry's Exec, nothing more: \(launch)")
+        XCTAssertTrue(argv.last?.hasPrefix("--socket=") == true, "\(launch)")
+        XCTAssertEqual((launch["added"] as? [String])?.count, 1, "\(launch)")
         print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); grid \(grid)")
     }
 }
