@@ -28,16 +28,18 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-import gi
+try:
+    import gi
 
-gi.require_version("Gio", "2.0")
-from gi.repository import Gio, GLib  # noqa: E402
+    gi.require_version("Gio", "2.0")
+    from gi.repository import Gio, GLib
+except (ImportError, ValueError):
+    gi = None
 
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DESKTOP_ID = "io.qactd.Demo.desktop"
+from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, wait_for  # noqa: E402
+
 TOOLS = ["gnome-shell", "dbus-daemon"]
 # GNOME Shell notices a changed entry after GLib's monitor and its own batching: about 5 s.
 STEP_TIMEOUT = 7.0
@@ -98,89 +100,22 @@ READ_JS = r"""
 """
 
 
-class Failure(Exception):
-    pass
-
-
 class Unavailable(Exception):
     pass
 
 
-def wait_for(what, condition, timeout=15.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise Failure("timed out after %.1f s waiting for %s" % (timeout, what))
-        time.sleep(interval)
-
-
-class Session:
+class Session(ScratchDesktop):
     def __init__(self, bin_dir):
-        self.bin = bin_dir
-        self.root = tempfile.mkdtemp(prefix="qactd-gnome-shell-", dir="/tmp")
-        self.processes = []
-        self.env = dict(os.environ)
-        home = self.path("home")
-        for variable in ["DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "WAYLAND_DISPLAY", "DISPLAY",
-                         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM", "WATCHDOG_USEC"]:
-            self.env.pop(variable, None)
-        self.env.update({
-            "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
-            "XDG_CACHE_HOME": home + "/.cache", "XDG_RUNTIME_DIR": self.path("run"),
-            "XDG_DATA_DIRS": self.path("share") + ":/usr/local/share:/usr/share",
-            "STATE_DIRECTORY": self.path("state"), "QACTD_SOCKET": self.path("run/qactd.sock"),
-            "GSETTINGS_BACKEND": "keyfile", "NO_AT_BRIDGE": "1", "GTK_A11Y": "none", "NO_COLOR": "1",
-            "LANG": "C.UTF-8", "LANGUAGE": "", "XDG_SESSION_TYPE": "wayland", "XDG_CURRENT_DESKTOP": "GNOME",
-        })
+        super().__init__(bin_dir, "qactd-gnome-shell-", {
+            "GSETTINGS_BACKEND": "keyfile", "GTK_A11Y": "none", "XDG_SESSION_TYPE": "wayland",
+            "XDG_CURRENT_DESKTOP": "GNOME"})
         self.bus = None
 
-    def path(self, relative):
-        return os.path.join(self.root, relative)
-
-    def start(self, arguments, log, **options):
-        handle = open(self.path(log), "wb")
-        process = subprocess.Popen(arguments, env=self.env, stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, **options)
-        self.processes.append(process)
-        return process
-
-    def qactl(self, *arguments):
-        result = subprocess.run([os.path.join(self.bin, "qactl"), *arguments], env=self.env, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise Failure("qactl %s failed: %s" % (" ".join(arguments), result.stderr.strip()))
-        return result.stdout
-
-    def displayed(self):
-        return [row["item"]["title"] for row in json.loads(self.qactl("list", "--json"))["items"]]
-
     def prepare(self):
-        for folder in ["home/.config/glib-2.0/settings", "home/.local/share/applications", "share/applications", "run", "state"]:
-            os.makedirs(self.path(folder), exist_ok=True)
-        os.chmod(self.path("run"), 0o700)
-        etc = os.path.join(REPOSITORY, "etc/qactd")
-        shutil.copytree(os.path.join(etc, "contacts"), self.path("contacts"))
-        shutil.copy(os.path.join(etc, "shortcuts.plist"), self.path("shortcuts.plist"))
-        with open(os.path.join(etc, DESKTOP_ID)) as source, open(self.path("share/applications/" + DESKTOP_ID), "w") as target:
-            for line in source:
-                # No terminal here: the shell only needs an entry that launches.
-                if line.startswith("Exec="):
-                    line = "Exec=%s app --socket=%s\n" % (os.path.join(self.bin, "qactl"), self.env["QACTD_SOCKET"])
-                elif line.startswith("Terminal="):
-                    line = "Terminal=false\n"
-                target.write(line)
+        super().prepare(["home/.config/glib-2.0/settings"], "desktop-entry")
         self.source_name, self.source_icon = "qactd Demo", "x-office-address-book"
-        self.configure(DESKTOP_ID)
         # The shell reads favorite-apps from GIO's keyfile backend in this HOME.
         self.pin([DESKTOP_ID], write_file=True)
-
-    def configure(self, desktop_file):
-        with open(self.path("qactd.conf"), "w") as configuration:
-            configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n"
-                                "[Launcher]\nDesktopFile=%s\nDynamicItems=desktop-entry\n[Daemon]\nSocket=%s\n"
-                                % (desktop_file, self.env["QACTD_SOCKET"]))
 
     def pin(self, favorites, write_file=False):
         if write_file:
@@ -237,12 +172,6 @@ class Session:
                 return " | ".join(log.read().splitlines()[-lines:])
         except OSError:
             return ""
-
-    def start_daemon(self):
-        self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")
-        wait_for("qactd", lambda: subprocess.run([os.path.join(self.bin, "qactl"), "status"], env=self.env,
-                                                 capture_output=True).returncode == 0)
-        self.exported = self.env["XDG_DATA_HOME"] + "/applications/" + DESKTOP_ID
 
     def read(self, where):
         return json.loads(json.loads(self.eval(READ_JS % {"id": json.dumps(DESKTOP_ID), "where": json.dumps(where)})))
@@ -322,7 +251,7 @@ class Session:
         line, with QACTD_ACTIONS the one variable added."""
         self.eval("imports.gi.Shell.AppSystem.get_default().lookup_app(%s).launch(0, -1, imports.gi.Shell.AppLaunchGpu.APP_PREF); true"
                   % json.dumps(DESKTOP_ID))
-        wait_for("the launched app to connect", lambda: json.loads(self.qactl("status", "--json")).get("appConnected"), timeout=10)
+        wait_for("the launched app to connect", lambda: self.status().get("appConnected"), timeout=10)
         wanted = [os.path.join(self.bin, "qactl"), "app", "--socket=" + self.env["QACTD_SOCKET"]]
 
         def launched():
@@ -342,17 +271,6 @@ class Session:
         os.kill(pid, signal.SIGTERM)
         return {"argv": arguments, "added": added}
 
-    def stop(self):
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -360,7 +278,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs)")
     parser.add_argument("--no-grid", action="store_true", help="skip the app grid's measurement")
     arguments = parser.parse_args()
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else [])
     if missing:
         print(json.dumps({"ok": False, "unavailable": True, "error": "missing: " + " ".join(missing)}))
         return 77
@@ -399,7 +317,7 @@ def main():
             session.eval("imports.ui.main.overview.hide(); imports.ui.main.overview.show(); true")
             session.step("pinned again")
         report["launch"] = session.launch()
-        session.configure("")
+        session.configure("", "desktop-entry")
         session.qactl("reload")
         wait_for("the exported entry to go", lambda: not os.path.exists(session.exported), timeout=10)
         # The app's own entry has no actions of its own: the shell offers none.
