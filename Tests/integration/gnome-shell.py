@@ -331,10 +331,7 @@ def main():
     except (Failure, GLib.Error, subprocess.CalledProcessError, OSError, ValueError, KeyError) as error:
         report["error"] = str(error)
     finally:
-        session.stop()
-        if report["ok"] and not arguments.keep:
-            shutil.rmtree(session.root, ignore_errors=True)
-    print(json.dumps(report, ensure_ascii=False))
+        session.finish(report, arguments.keep)
     return status
 
 

@@ -226,10 +226,7 @@ def main():
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)
     finally:
-        session.stop()
-        if report["ok"] and not arguments.keep:
-            shutil.rmtree(session.root, ignore_errors=True)
-    print(json.dumps(report, ensure_ascii=False))
+        session.finish(report, arguments.keep)
     return 0 if report["ok"] else 1
 
 

@@ -111,3 +111,11 @@ class ScratchDesktop:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+    def finish(self, report, keep):
+        """Stops what was started, removes the folder unless something failed or `keep`, and
+        prints the report as one JSON line."""
+        self.stop()
+        if report["ok"] and not keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+        print(json.dumps(report, ensure_ascii=False))
