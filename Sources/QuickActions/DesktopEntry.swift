@@ -310,9 +310,13 @@ public enum DesktopEntryExport {
         var output: [String] = []
         var inDesktopEntry = false
         var addedKeys = false
+        // GLib's search finds an app by its program's name, which becomes `env` behind the
+        // revision: that name goes into `Keywords` (every locale's), which the search reads too.
+        let searchedProgram = source.value(of: "Exec").map(withoutRevision).flatMap(searchedProgramName)
         func addKeys() {
             guard !addedKeys else { return }
             addedKeys = true
+            if let searchedProgram, source.value(of: "Keywords") == nil { output.append("Keywords=\(searchedProgram);") }
             if !actionsValue.isEmpty { output.append("Actions=\(actionsValue)") }
             output.append("\(generatedMarkKey)=true")
             output.append("\(sourceKey)=\(DesktopEntryEscaping.value(sourcePath))")
@@ -345,6 +349,12 @@ public enum DesktopEntryExport {
                 // still starts it (a D-Bus app stays single-instance either way).
                 output.append("DBusActivatable=false")
                 output.append("\(dbusActivatableKey)=true")
+            case .entry(let key, let value, _) where inDesktopEntry && (key == "Keywords" || key.hasPrefix("Keywords[")):
+                guard let searchedProgram, !DesktopEntryList.split(value).contains(searchedProgram) else {
+                    output.append(line.text)
+                    break
+                }
+                output.append("\(key)=\(value)\(value.isEmpty || value.hasSuffix(";") ? "" : ";")\(searchedProgram);")
             case .entry("Exec", let value, _) where inDesktopEntry:
                 let command = withoutRevision(value)
                 execLines.append((output.count, command))
@@ -380,6 +390,24 @@ public enum DesktopEntryExport {
     /// arguments: `env` reads a program whose name holds `=` as one more variable and one that
     /// starts with `-` as an option; such an `Exec` is kept as it is.
     static func canRunThroughEnv(_ exec: String) -> Bool {
+        program(of: exec).map { !$0.contains("=") && !$0.hasPrefix("-") } ?? false
+    }
+
+    /// Programs GLib's search does not index by name (interpreters and wrappers such as `env`).
+    static let programsGLibSearchSkips: Set<String> = ["bash", "env", "flatpak", "gjs", "pkexec", "python", "python2", "python3", "sh", "wine", "wine64"]
+
+    /// The name GLib's search indexes for `exec`'s program, when it gets the revision and the
+    /// name can stand in a list as it is.
+    static func searchedProgramName(_ exec: String) -> String? {
+        guard canRunThroughEnv(exec), let program = program(of: exec) else { return nil }
+        let name = String(program.split(separator: "/").last ?? "")
+        let plain = !name.isEmpty && name.trimmingBlanks() == name
+            && !name.unicodeScalars.contains { $0 == ";" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F }
+        return plain && !programsGLibSearchSkips.contains(name) ? name : nil
+    }
+
+    /// The first argument of an `Exec` value (as written), its quotes and escapes read.
+    static func program(of exec: String) -> String? {
         var program = ""
         var quoted = false
         var escaping = false
@@ -397,7 +425,7 @@ public enum DesktopEntryExport {
                 program.append(character)
             }
         }
-        return !program.isEmpty && !program.contains("=") && !program.hasPrefix("-")
+        return program.isEmpty ? nil : program
     }
 }
 

@@ -12,7 +12,7 @@ final class GnomeShellEndToEndTests: XCTestCase {
 
     /// After the first export, a favorite added, renamed and removed, and a reload that empties
     /// DesktopFile=, both the shell's app system and the dash icon's menu show `List`'s items
-    /// within 7 s, and the app keeps its own name and icon.
+    /// within 7 s, and the app keeps its own name and icon, and is found by its program's name.
     func testTheDashFollowsEveryChangeWithinSevenSeconds() throws {
         let result = DaemonFixture.run("/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path])
         let report = try XCTUnwrap(
@@ -25,9 +25,15 @@ final class GnomeShellEndToEndTests: XCTestCase {
             let expected = step["expected"] as? [String]
             XCTAssertEqual(step["appSystem"] as? [String], expected, "the app system: \(step)")
             XCTAssertEqual(step["dash"] as? [String], expected, "the dash icon's menu: \(step)")
-            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 7.5, "\(step)")
+            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 7.0, "\(step)")
             XCTAssertEqual(step["name"] as? String, "qactd Demo", "\(step)")
             XCTAssertEqual(step["icon"] as? String, "x-office-address-book", "\(step)")
+            // While the copy is exported. (Once it is removed, GLib's search index of the folder
+            // with the app's own entry, built while the copy hid it, stays without it until the
+            // shell restarts: GLib's doing, the same without the revision.)
+            if step["step"] as? String != Self.steps.last {
+                XCTAssertEqual(step["searchByProgram"] as? Bool, true, "the shell's search finds the app by its program's name: \(step)")
+            }
         }
         let expectedCounts = steps.map { ($0["expected"] as? [String] ?? []).count }
         XCTAssertTrue(expectedCounts.dropLast().allSatisfy { $0 > 0 } && expectedCounts.last == 0, "\(expectedCounts)")

@@ -109,7 +109,8 @@ final class DesktopEntryTests: XCTestCase {
         // The mark goes at the end of [Desktop Entry]'s keys, before the blank line and the next group.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let mark = try XCTUnwrap(lines.firstIndex(of: "X-Qactd-Generated=true"))
-        XCTAssertEqual(lines[mark - 2], "X-Vendor-Key=kept as it is")
+        XCTAssertEqual(lines[mark - 3], "X-Vendor-Key=kept as it is")
+        XCTAssertEqual(lines[mark - 2], "Keywords=contacts;", "the program's name, for search")
         XCTAssertEqual(lines[mark + 2], "X-Qactd-Socket=/run/q.sock")
         XCTAssertEqual(lines[mark + 3], "", "the blank line before the next group stays")
     }
@@ -119,7 +120,7 @@ final class DesktopEntryTests: XCTestCase {
         let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
         let text = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action])
         // The revision is FNV-1a of the rest of the file: the same on every machine and in every run.
-        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=env QACTD_ACTIONS=4446d9a834749ba7 app\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\nX-Qactd-Socket=/run/q.sock\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
+        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=env QACTD_ACTIONS=ee1b0e5a0d1abb7c app\nKeywords=app;\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\nX-Qactd-Socket=/run/q.sock\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
         let none = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [])
         XCTAssertFalse(none.contains("Actions="), "no empty Actions= key")
     }
@@ -178,6 +179,28 @@ final class DesktopEntryTests: XCTestCase {
             XCTAssertEqual(composed.value(of: "Exec")?.hasPrefix("env QACTD_ACTIONS="), prefixed, exec)
             XCTAssertEqual(composed.value(of: "Exec").map(DesktopEntryExport.withoutRevision), exec)
         }
+    }
+
+    /// GLib's search finds an app by its program's name, which becomes `env`: the name is added to
+    /// `Keywords` and each `Keywords[xx]`, once, unless GLib skips that program anyway.
+    func testTheProgramsNameStaysSearchable() throws {
+        let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
+        func composed(_ entry: String) throws -> DesktopEntryDocument {
+            let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\n" + entry)
+            return try DesktopEntryDocument(parsing: DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action]))
+        }
+        let plain = try composed("Exec=/usr/bin/nautilus --new-window %U\n")
+        XCTAssertEqual(plain.value(of: "Keywords"), "nautilus;")
+        let listed = try composed("Exec=\"/opt/My Files/files\" %U\nKeywords=folder;disk\nKeywords[de]=Ordner;\n")
+        XCTAssertEqual(listed.value(of: "Keywords"), "folder;disk;files;")
+        XCTAssertEqual(listed.value(of: "Keywords[de]"), "Ordner;files;")
+        let already = try composed("Exec=files\nKeywords=files;x;\n")
+        XCTAssertEqual(already.value(of: "Keywords"), "files;x;", "not added twice")
+        XCTAssertNil(try composed("Exec=sh -c 'app'\n").value(of: "Keywords"), "GLib does not search by sh")
+        XCTAssertNil(try composed("Exec=-app\n").value(of: "Keywords"), "no revision, nothing moved")
+        let again = DesktopEntryExport.compose(
+            source: plain, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action])
+        XCTAssertEqual(try DesktopEntryDocument(parsing: again).value(of: "Keywords"), "nautilus;", "a copy of a copy: once")
     }
 
     func testParsingRefusesWhatIsNoDesktopEntry() {
