@@ -20,91 +20,25 @@ import difflib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unicodedata
 
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DESKTOP_ID = "io.qactd.Demo.desktop"
+from scratch_desktop import Failure, ScratchDesktop, wait_for
+
 TOOLS = ["Xvfb", "dbus-daemon", "plank", "xdotool", "import", "convert", "tesseract"]
 # OCR upscales the screenshot first: tesseract reads menu-sized text far better at 3x.
 SCALE = 3
 
 
-class Failure(Exception):
-    pass
-
-
-def wait_for(what, condition, timeout=15.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise Failure("timed out waiting for " + what)
-
-
-class Session:
+class Session(ScratchDesktop):
     def __init__(self, bin_dir, mode):
-        self.bin = bin_dir
+        super().__init__(bin_dir, "qactd-plank-", {"GSETTINGS_BACKEND": "memory"})
         self.mode = mode
-        self.root = tempfile.mkdtemp(prefix="qactd-plank-", dir="/tmp")
-        self.processes = []
-        self.env = dict(os.environ)
-        home = self.path("home")
-        for variable in ["DBUS_SESSION_BUS_ADDRESS", "WAYLAND_DISPLAY", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
-                         "JOURNAL_STREAM", "WATCHDOG_USEC"]:
-            self.env.pop(variable, None)
-        self.env.update({
-            "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
-            "XDG_CACHE_HOME": home + "/.cache", "XDG_RUNTIME_DIR": self.path("run"),
-            "XDG_DATA_DIRS": self.path("share") + ":/usr/local/share:/usr/share",
-            "STATE_DIRECTORY": self.path("state"), "QACTD_SOCKET": self.path("run/qactd.sock"),
-            "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "1", "NO_COLOR": "1", "LANG": "C.UTF-8", "LANGUAGE": "",
-        })
-
-    def path(self, relative):
-        return os.path.join(self.root, relative)
-
-    def start(self, arguments, log, **options):
-        handle = open(self.path(log), "wb")
-        process = subprocess.Popen(arguments, env=self.env, stdout=handle, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, **options)
-        self.processes.append(process)
-        return process
-
-    def qactl(self, *arguments):
-        result = subprocess.run([os.path.join(self.bin, "qactl"), *arguments], env=self.env, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise Failure("qactl %s failed: %s" % (" ".join(arguments), result.stderr.strip()))
-        return result.stdout
-
-    def status(self):
-        return json.loads(self.qactl("status", "--json"))
 
     def prepare(self):
-        for folder in ["home/.config/plank/dock1/launchers", "home/.local/share/applications", "share/applications", "run", "state"]:
-            os.makedirs(self.path(folder), exist_ok=True)
-        os.chmod(self.path("run"), 0o700)
-        etc = os.path.join(REPOSITORY, "etc/qactd")
-        shutil.copytree(os.path.join(etc, "contacts"), self.path("contacts"))
-        shutil.copy(os.path.join(etc, "shortcuts.plist"), self.path("shortcuts.plist"))
-        with open(os.path.join(etc, DESKTOP_ID)) as source, open(self.path("share/applications/" + DESKTOP_ID), "w") as target:
-            for line in source:
-                # No terminal to run the demo app in: the dock only needs an entry that launches.
-                if line.startswith("Exec="):
-                    line = "Exec=%s app --socket=%s\n" % (os.path.join(self.bin, "qactl"), self.env["QACTD_SOCKET"])
-                elif line.startswith("Terminal="):
-                    line = "Terminal=false\n"
-                target.write(line)
-        with open(self.path("qactd.conf"), "w") as configuration:
-            configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n"
-                                "[Launcher]\nDesktopFile=%s\nDynamicItems=%s\n[Daemon]\nSocket=%s\n"
-                                % (DESKTOP_ID, self.mode, self.env["QACTD_SOCKET"]))
+        super().prepare(["home/.config/plank/dock1/launchers"], self.mode)
 
     def start_display(self):
         read_end, write_end = os.pipe()
@@ -124,17 +58,13 @@ class Session:
         self.env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + socket
 
     def start_daemon(self):
-        self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")
-        wait_for("qactd", lambda: subprocess.run([os.path.join(self.bin, "qactl"), "status"], env=self.env,
-                                                 capture_output=True).returncode == 0)
+        super().start_daemon()
         self.qactl("resign-active")
-        listing = json.loads(self.qactl("list", "--json"))
-        self.expected = [row["item"]["title"] for row in listing["items"]]
-        exported = self.env["XDG_DATA_HOME"] + "/applications/" + DESKTOP_ID
-        wait_for("the exported desktop entry", lambda: os.path.exists(exported))
+        self.expected = self.displayed()
+        wait_for("the exported desktop entry", lambda: os.path.exists(self.exported))
         if self.mode == "quicklist":
             wait_for("the quicklist", lambda: self.status().get("quicklist", {}).get("state") == "on")
-        return exported
+        return self.exported
 
     def start_dock(self, exported):
         with open(self.path("home/.config/plank/dock1/launchers/demo.dockitem"), "w") as item:
@@ -216,17 +146,6 @@ class Session:
                     return last
         return last
 
-    def stop(self):
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
 
 def folded(text):
     """Letters and digits only, accents dropped, lower case: what OCR gets right reliably."""
@@ -307,10 +226,7 @@ def main():
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)
     finally:
-        session.stop()
-        if report["ok"] and not arguments.keep:
-            shutil.rmtree(session.root, ignore_errors=True)
-    print(json.dumps(report, ensure_ascii=False))
+        session.finish(report, arguments.keep)
     return 0 if report["ok"] else 1
 
 
