@@ -8,7 +8,11 @@ DESTDIR ?=
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 # Empty: scripts/install-extras picks PREFIX/lib/systemd/user, or ~/.local/share/systemd/user for PREFIX=~/.local.
 USERUNITDIR ?=
-export USERUNITDIR
+# Empty: PREFIX/etc and PREFIX/share/zsh/site-functions (the Debian package uses /etc and
+# /usr/share/zsh/vendor-completions).
+SYSCONFDIR ?=
+ZSHCOMPDIR ?=
+export USERUNITDIR SYSCONFDIR ZSHCOMPDIR
 CONFIGURATION ?= release
 # SKIP_BUILD=1 installs products that are already built (tests install the debug build this way;
 # running `swift build` from inside `swift test` would wait forever on SwiftPM's .build lock).
@@ -20,7 +24,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BUILD_LOG = .build/check-build.log
 
-.PHONY: all build deps test-deps demo screenshot check test stress fuzz sanitize bench install uninstall clean
+.PHONY: all build deps test-deps demo screenshot check test stress fuzz sanitize bench install uninstall deb clean
 
 all: build
 
@@ -97,9 +101,15 @@ install: $(if $(SKIP_BUILD),,build)
 	install -m 0755 $(BUILDDIR)/qactd $(BUILDDIR)/qactl $(BINDIR)/
 	scripts/install-extras "$(DESTDIR)" "$(PREFIX)" "$(BUILDDIR)"
 
+# out/qactd_VERSION-REVISION_ARCH.deb: the release products with the Swift runtime linked in,
+# staged by `make install PREFIX=/usr`, checked by lintian; see scripts/make-deb.
+deb:
+	scripts/install-deps --deb
+	scripts/make-deb
+
 uninstall:
 	scripts/install-extras --uninstall "$(DESTDIR)" "$(PREFIX)"
 	rm -f $(BINDIR)/qactd $(BINDIR)/qactl
 
 clean:
-	rm -rf .build demo
+	rm -rf .build demo out
