@@ -56,7 +56,9 @@ TSAN_SCRATCH ?= .build/sanitize-thread
 TSAN_SUITES = VarlinkNIOServerTests|VarlinkTests|QuickActionsDaemonTests
 
 # Build first so that compiler warnings in our own sources fail the check
-# (the package must build warning-free in Swift 6 mode), then every test tier,
+# (the package must build warning-free in Swift 6 mode), then the Debian package
+# (the release products, which DebianPackageTests installs and the benchmark's quick
+# mode below measures, so one release build serves both), then every test tier,
 # then the concurrency-heavy suites under ThreadSanitizer,
 # then the benchmark's quick mode as a smoke check (every row must produce a
 # figure; no timing is asserted).
@@ -64,6 +66,7 @@ check: test-deps
 	@mkdir -p .build
 	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG); test $${PIPESTATUS[0]} -eq 0
 	@if grep -E '/(Sources|Tests)/.*: warning:' $(BUILD_LOG); then echo "check: the build has warnings (above)" >&2; exit 1; fi
+	scripts/make-deb
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_SCRATCH) --disable-swift-testing --filter '$(TSAN_SUITES)'

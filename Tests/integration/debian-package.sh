@@ -22,6 +22,13 @@ install_package() {
     fi
     dpkg-query -W -f='${Status}' qactd 2>/dev/null | grep -q 'ok installed' && fail "qactd is installed on the host already"
 
+    # What of the package's paths is there before (shared folders such as /usr/share/man): that
+    # may stay after removal, nothing else but the conffiles.
+    local path
+    dpkg-deb --fsys-tarfile "$package" | tar -t | sed -e 's|^\./|/|' -e 's|/$||' | grep -v '^/*$' >"$scratch/package-paths"
+    while read -r path; do
+        [[ -e "$path" ]] && echo "$path"
+    done <"$scratch/package-paths" >"$scratch/there-before"
     dpkg -i "$package" >"$scratch/dpkg.log" 2>&1 || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i failed"; }
     [[ $(dpkg-query -W -f='${Status}' qactd) == "install ok installed" ]] || fail "dpkg does not list qactd as installed"
     for path in /usr/bin/qactd /usr/bin/qactl /usr/lib/systemd/user/qactd.service /usr/lib/systemd/user/qactd.socket \
@@ -43,8 +50,10 @@ install_package() {
         || fail "the conffiles are not the default configuration: $(dpkg-query -W -f='${Conffiles}' qactd)"
 
     # Only Debian's libraries: every one ldd resolves belongs to an installed package.
-    local binary line library
+    local binary line library libraries
     for binary in /usr/bin/qactd /usr/bin/qactl; do
+        libraries=$(as_user ldd "$binary") || fail "ldd $binary failed: $libraries"
+        grep -q 'libc\.so\.6 => /' <<<"$libraries" || fail "ldd $binary shows no libc: $libraries"
         while read -r line; do
             [[ "$line" == *"not found"* ]] && fail "$binary needs a library that is missing: $line"
             [[ "$line" == *swift* ]] && fail "$binary links a Swift library: $line"
@@ -52,7 +61,7 @@ install_package() {
             [[ -z "$library" ]] && continue
             dpkg -S "$(realpath "$library")" >/dev/null 2>&1 || dpkg -S "$library" >/dev/null 2>&1 \
                 || fail "$binary links $library, which no Debian package provides"
-        done < <(as_user ldd "$binary")
+        done <<<"$libraries"
         [[ $(as_user "$binary" --version) == *"$(dpkg-query -W -f='${Version}' qactd | sed 's/-[^-]*$//')"* ]] \
             || fail "$binary --version does not print the package's version"
     done
@@ -75,7 +84,7 @@ import json, sys
 status = json.loads(sys.argv[1])
 assert status["configFile"] == "/etc/qactd/qactd.conf", status["configFile"]
 assert status["staticItemsFile"] == "/etc/qactd/shortcuts.plist", status["staticItemsFile"]
-assert status["staticItems"] > 0 and status["dynamicItems"] > 0, status
+assert status["staticItems"] > 0 and status["favorites"] > 0, status
 PYTHON
     qactl trigger --type=SearchAction | grep -q 'at launch' || fail "qactl trigger --type=SearchAction was not kept for the app's launch"
     [[ $(qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["pendingLaunchItem"]["type"])') == SearchAction ]] \
@@ -83,31 +92,22 @@ PYTHON
     sctl disable --now qactd.socket qactd.service >/dev/null 2>&1 || fail "systemctl --user disable --now failed"
 }
 
-# owned_by_another PATH: a package other than qactd lists PATH.
-owned_by_another() {
-    dpkg -S "$1" 2>/dev/null | sed 's/: .*//' | tr ',' '\n' | tr -d ' ' | grep -qvx qactd
-}
-
 remove_package() {
     step "dpkg -r leaves only the conffiles; dpkg --purge removes them"
-    local files conffiles path
-    files=$(dpkg -L qactd)
+    local conffiles path
     conffiles=$(dpkg-query -W -f='${Conffiles}' qactd | awk 'NF {print $1}')
     dpkg -r qactd >>"$scratch/dpkg.log" 2>&1 || { cat "$scratch/dpkg.log" >&2; fail "dpkg -r failed"; }
     [[ $(dpkg-query -W -f='${Status}' qactd) == "deinstall ok config-files" ]] \
         || fail "after dpkg -r, qactd is '$(dpkg-query -W -f='${Status}' qactd)'"
     while read -r path; do
-        [[ -z "$path" || "$path" == /. ]] && continue
         if grep -qxF "$path" <<<"$conffiles"; then
             [[ -f "$path" ]] || fail "dpkg -r removed the conffile $path"
-        elif [[ -d "$path" && ! -L "$path" ]]; then
-            # A folder may stay when another package owns it or it holds a conffile.
-            grep -q "^$path/" <<<"$conffiles" || owned_by_another "$path" \
-                || fail "dpkg -r left the folder $path"
         elif [[ -e "$path" || -L "$path" ]]; then
-            fail "dpkg -r left $path"
+            # Only what was there before and the folders holding the conffiles may stay.
+            grep -qxF "$path" "$scratch/there-before" || grep -q "^$path/" <<<"$conffiles" \
+                || fail "dpkg -r left $path"
         fi
-    done <<<"$files"
+    done <"$scratch/package-paths"
     dpkg --purge qactd >>"$scratch/dpkg.log" 2>&1 || { cat "$scratch/dpkg.log" >&2; fail "dpkg --purge failed"; }
     local status
     status=$(dpkg-query -W -f='${Status}' qactd 2>/dev/null || true)
@@ -115,6 +115,8 @@ remove_package() {
     while read -r path; do
         [[ -e "$path" ]] && fail "dpkg --purge left the conffile $path"
     done <<<"$conffiles"
-    [[ -e /etc/qactd ]] && fail "dpkg --purge left /etc/qactd"
+    while read -r path; do
+        [[ -e "$path" ]] && ! grep -qxF "$path" "$scratch/there-before" && fail "dpkg --purge left $path"
+    done <"$scratch/package-paths"
     return 0
 }

@@ -208,6 +208,8 @@ cleanup() {
         kill -KILL "$journald_pid" 2>/dev/null
         wait "$journald_pid" 2>/dev/null
     fi
+    # The package's copy-on-write layers: detached, so their mount point can go too.
+    [[ -n "$package" ]] && umount -l "$scratch/layers" 2>/dev/null
     rm -rf "$scratch"
     exit "$status"
 }
