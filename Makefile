@@ -8,7 +8,11 @@ DESTDIR ?=
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 # Empty: scripts/install-extras picks PREFIX/lib/systemd/user, or ~/.local/share/systemd/user for PREFIX=~/.local.
 USERUNITDIR ?=
-export USERUNITDIR
+# Empty: PREFIX/etc and PREFIX/share/zsh/site-functions (the Debian package uses /etc and
+# /usr/share/zsh/vendor-completions).
+SYSCONFDIR ?=
+ZSHCOMPDIR ?=
+export USERUNITDIR SYSCONFDIR ZSHCOMPDIR
 CONFIGURATION ?= release
 # SKIP_BUILD=1 installs products that are already built (tests install the debug build this way;
 # running `swift build` from inside `swift test` would wait forever on SwiftPM's .build lock).
@@ -20,7 +24,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 BUILD_LOG = .build/check-build.log
 
-.PHONY: all build deps test-deps demo screenshot check test stress fuzz sanitize bench install uninstall clean
+.PHONY: all build deps test-deps demo screenshot check test stress fuzz sanitize bench install uninstall deb clean
 
 all: build
 
@@ -52,7 +56,9 @@ TSAN_SCRATCH ?= .build/sanitize-thread
 TSAN_SUITES = VarlinkNIOServerTests|VarlinkTests|QuickActionsDaemonTests
 
 # Build first so that compiler warnings in our own sources fail the check
-# (the package must build warning-free in Swift 6 mode), then every test tier,
+# (the package must build warning-free in Swift 6 mode), then the Debian package
+# (the release products, which DebianPackageTests installs and the benchmark's quick
+# mode below measures, so one release build serves both), then every test tier,
 # then the concurrency-heavy suites under ThreadSanitizer,
 # then the benchmark's quick mode as a smoke check (every row must produce a
 # figure; no timing is asserted).
@@ -60,6 +66,7 @@ check: test-deps
 	@mkdir -p .build
 	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG); test $${PIPESTATUS[0]} -eq 0
 	@if grep -E '/(Sources|Tests)/.*: warning:' $(BUILD_LOG); then echo "check: the build has warnings (above)" >&2; exit 1; fi
+	scripts/make-deb
 	$(SWIFT) test --skip-build --disable-swift-testing
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_SCRATCH) --disable-swift-testing --filter '$(TSAN_SUITES)'
@@ -97,9 +104,15 @@ install: $(if $(SKIP_BUILD),,build)
 	install -m 0755 $(BUILDDIR)/qactd $(BUILDDIR)/qactl $(BINDIR)/
 	scripts/install-extras "$(DESTDIR)" "$(PREFIX)" "$(BUILDDIR)"
 
+# out/qactd_VERSION-REVISION_ARCH.deb: the release products with the Swift runtime linked in,
+# staged by `make install PREFIX=/usr`, checked by lintian; see scripts/make-deb.
+deb:
+	scripts/install-deps --deb
+	scripts/make-deb
+
 uninstall:
 	scripts/install-extras --uninstall "$(DESTDIR)" "$(PREFIX)"
 	rm -f $(BINDIR)/qactd $(BINDIR)/qactl
 
 clean:
-	rm -rf .build demo
+	rm -rf .build demo out

@@ -21,16 +21,52 @@ private func commandExists(_ name: String) -> Bool {
 /// `Tests/integration/systemd-user-manager.sh`; see that script for every step it checks.
 final class SystemdUserManagerTests: XCTestCase {
     func testInstalledUnitsUnderARealUserManager() throws {
-        let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/systemd-user-manager.sh").path
-        // `timeout` bounds the whole run; SIGTERM lets the script's trap stop the manager and journald.
-        let result = DaemonFixture.run(
-            "/usr/bin/timeout", ["--signal=TERM", "--kill-after=20", "150", script, DaemonFixture.binDirectory.path])
-        print(result.stderr)
-        if result.status == 77 {
-            throw XCTSkip(result.stderr.split(separator: "\n").last.map(String.init) ?? "skipped")
+        try runUserManagerScript([DaemonFixture.binDirectory.path])
+    }
+}
+
+/// Runs `Tests/integration/systemd-user-manager.sh` with `arguments`; its exit status 77 is a skip.
+private func runUserManagerScript(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+    let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/systemd-user-manager.sh").path
+    // `timeout` bounds the whole run; SIGTERM lets the script's trap stop the manager and journald.
+    let result = DaemonFixture.run("/usr/bin/timeout", ["--signal=TERM", "--kill-after=20", "150", script] + arguments)
+    print(result.stderr)
+    if result.status == 77 {
+        throw XCTSkip(result.stderr.split(separator: "\n").last.map(String.init) ?? "skipped")
+    }
+    XCTAssertEqual(result.status, 0, "\(script) \(arguments.joined(separator: " ")) failed:\n\(result.stderr)", file: file, line: line)
+    XCTAssertTrue(result.stderr.contains("passed in"), result.stderr, file: file, line: line)
+}
+
+/// The Debian package installed as a user would: `dpkg -i` inside the systemd test's private
+/// namespace, the units started from /usr/lib/systemd/user, then `dpkg -r` and `dpkg --purge`
+/// (`Tests/integration/debian-package.sh`). `make check` builds the package (`make deb`) first.
+final class DebianPackageTests: XCTestCase {
+    private func newestModification(under folder: URL) -> Date {
+        var newest = Date.distantPast
+        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.contentModificationDateKey])
+        while let url = enumerator?.nextObject() as? URL {
+            if let date = try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate {
+                newest = max(newest, date)
+            }
         }
-        XCTAssertEqual(result.status, 0, "the systemd user manager test failed:\n\(result.stderr)")
-        XCTAssertTrue(result.stderr.contains("passed in"), result.stderr)
+        return newest
+    }
+
+    func testPackageInstalledLikeAUserWould() throws {
+        let out = DaemonFixture.repository.appendingPathComponent("out")
+        let packages = (try? FileManager.default.contentsOfDirectory(at: out, includingPropertiesForKeys: [.contentModificationDateKey])) ?? []
+        let dated = packages.filter { $0.lastPathComponent.hasPrefix("qactd_") && $0.pathExtension == "deb" }.map {
+            ($0, (try? $0.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast)
+        }
+        guard let (package, built) = dated.max(by: { $0.1 < $1.1 }) else {
+            return try skipUnlessCI("no package in \(out.path): run make deb first")
+        }
+        let sources = newestModification(under: DaemonFixture.repository.appendingPathComponent("Sources"))
+        guard built >= sources else {
+            return try skipUnlessCI("\(package.path) is older than the sources: run make deb again")
+        }
+        try runUserManagerScript(["--deb", package.path])
     }
 }
 

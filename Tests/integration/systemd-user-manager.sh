@@ -5,13 +5,26 @@
 # "nobody", as a real user's manager would, so the unit's sandboxing settings
 # are tested where they must work: without privileges.
 #   Tests/integration/systemd-user-manager.sh BUILDDIR
+#   Tests/integration/systemd-user-manager.sh --deb PACKAGE.deb
+# The first installs BUILDDIR's products with `make install PREFIX=~/.local` and puts the
+# units through their paces. The second installs the Debian package as a user would
+# (`dpkg -i`, over copy-on-write copies of /usr, /etc and /var in the namespace, with the
+# Swift toolchain hidden), runs it from /usr/lib/systemd/user, then removes and purges it.
 # Exit status: 0 passed, 1 failed, 77 skipped (needs root and unshare; under
 # CI=true a skip is a failure instead).
 set -euo pipefail
 
 repository=$(cd "$(dirname "$0")/../.." && pwd)
-builddir=$(cd "${1:?usage: $0 BUILDDIR}" && pwd)
-name=systemd-user-manager
+usage="usage: $0 BUILDDIR | $0 --deb PACKAGE.deb"
+package=
+builddir=
+if [[ "${1:-}" == --deb ]]; then
+    package=$(realpath "${2:?$usage}")
+    name=debian-package
+else
+    builddir=$(cd "${1:?$usage}" && pwd)
+    name=systemd-user-manager
+fi
 
 skip() {
     if [[ "${CI:-}" == "true" ]]; then
@@ -30,9 +43,18 @@ if [[ "${QACTD_IN_PRIVATE_NAMESPACE:-}" != 1 ]]; then
     for program in /lib/systemd/systemd /lib/systemd/systemd-journald; do
         [[ -x "$program" ]] || skip "'$program' is not installed (Debian package systemd)"
     done
-    for product in qactd qactl; do
-        [[ -x "$builddir/$product" ]] || { echo "$name: FAIL: '$builddir/$product' is not built" >&2; exit 1; }
-    done
+    if [[ -n "$package" ]]; then
+        [[ -f "$package" ]] || { echo "$name: FAIL: '$package' does not exist" >&2; exit 1; }
+        for tool in dpkg dpkg-deb dpkg-query ldd; do
+            command -v "$tool" >/dev/null || skip "'$tool' is not installed"
+        done
+        grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
+        grep -qw overlay /proc/filesystems || skip "the kernel has no overlayfs for copy-on-write copies of /usr, /etc and /var"
+    else
+        for product in qactd qactl; do
+            [[ -x "$builddir/$product" ]] || { echo "$name: FAIL: '$builddir/$product' is not built" >&2; exit 1; }
+        done
+    fi
     if ! problem=$(unshare -m true 2>&1); then skip "unshare -m is not permitted here: $problem"; fi
     # The user manager needs a cgroup of its own; some containers mount cgroupfs read-only.
     probe=/sys/fs/cgroup/qactd-probe-$$
@@ -40,7 +62,7 @@ if [[ "${QACTD_IN_PRIVATE_NAMESPACE:-}" != 1 ]]; then
     if ! problem=$(mkdir "$probe" 2>&1); then skip "cannot create a cgroup for the user manager: $problem"; fi
     rmdir "$probe"
     export QACTD_IN_PRIVATE_NAMESPACE=1
-    exec unshare -m --propagation private -- "$0" "$builddir"
+    exec unshare -m --propagation private -- "$0" "$@"
 fi
 
 # ---------------------------------------------------------------- inside the namespace
@@ -80,7 +102,9 @@ as_user() {
 sctl() { timeout 20 setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" \
     XDG_RUNTIME_DIR="$runtime" PATH=/usr/bin:/bin SYSTEMD_PAGER= SYSTEMD_COLORS=0 systemctl --user "$@"; }
 property() { sctl show -p "$2" --value "$1"; }
-qactl() { as_user timeout 20 "$home/.local/bin/qactl" "$@"; }
+qactl_path=$home/.local/bin/qactl
+[[ -n "$package" ]] && qactl_path=/usr/bin/qactl
+qactl() { as_user timeout 20 "$qactl_path" "$@"; }
 
 # wait_for SECONDS WHAT COMMAND...: polls COMMAND until it succeeds, failing after SECONDS.
 wait_for() {
@@ -184,6 +208,8 @@ cleanup() {
         kill -KILL "$journald_pid" 2>/dev/null
         wait "$journald_pid" 2>/dev/null
     fi
+    # The package's copy-on-write layers: detached, so their mount point can go too.
+    [[ -n "$package" ]] && umount -l "$scratch/layers" 2>/dev/null
     rm -rf "$scratch"
     exit "$status"
 }
@@ -203,14 +229,20 @@ printf '[Journal]\nStorage=volatile\nReadKMsg=no\nForwardToSyslog=no\nForwardToK
 journald_pid=$!
 wait_for 10 "journald's sockets" test -S /run/systemd/journal/socket -a -S /run/systemd/journal/stdout
 
-step "install into $home/.local (make install SKIP_BUILD=1)"
 install -d -o "$uid" -g "$gid" -m 0700 "$runtime"
 install -d -o "$uid" -g "$gid" -m 0755 "$home"
-HOME=$home make -C "$repository" --no-print-directory install SKIP_BUILD=1 BUILDDIR="$builddir" \
-    PREFIX="$home/.local" >"$scratch/install.log" 2>&1 || { cat "$scratch/install.log" >&2; fail "make install failed"; }
-unit=$home/.local/share/systemd/user/qactd.service
-[[ -f "$unit" ]] || fail "make install PREFIX=~/.local put no qactd.service in ~/.local/share/systemd/user"
-grep -qx "ExecStart=$home/.local/bin/qactd" "$unit" || fail "ExecStart= in '$unit' is not the installed binary"
+if [[ -n "$package" ]]; then
+    # shellcheck source=Tests/integration/debian-package.sh
+    source "$repository/Tests/integration/debian-package.sh"
+    install_package
+else
+    step "install into $home/.local (make install SKIP_BUILD=1)"
+    HOME=$home make -C "$repository" --no-print-directory install SKIP_BUILD=1 BUILDDIR="$builddir" \
+        PREFIX="$home/.local" >"$scratch/install.log" 2>&1 || { cat "$scratch/install.log" >&2; fail "make install failed"; }
+    unit=$home/.local/share/systemd/user/qactd.service
+    [[ -f "$unit" ]] || fail "make install PREFIX=~/.local put no qactd.service in ~/.local/share/systemd/user"
+    grep -qx "ExecStart=$home/.local/bin/qactd" "$unit" || fail "ExecStart= in '$unit' is not the installed binary"
+fi
 mkdir -p "$home/.local/share/contacts"
 cp -R "$repository/etc/qactd/contacts/." "$home/.local/share/contacts/"
 chown -R "$uid:$gid" "$home"
@@ -229,6 +261,13 @@ done
 manager_pid=$!
 wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/private"
 wait_for 15 "the user manager to finish starting up" manager_up
+
+if [[ -n "$package" ]]; then
+    use_package
+    remove_package
+    step "passed in $((SECONDS - started))s"
+    exit 0
+fi
 
 step "qactd.socket listens; the first qactl call activates qactd.service"
 sctl start qactd.socket
