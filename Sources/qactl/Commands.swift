@@ -64,39 +64,22 @@ struct TriggerCommand: ParsableCommand {
             otherwise it becomes the pending launch item and the configured LaunchCommand starts.
             """)
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: ArgumentHelp("The item's displayed position, from 1.", valueName: "position"))
-    var position: Int?
-    @Option(name: .long, help: ArgumentHelp("The item's type, e.g. SearchAction or FavoriteAction.", valueName: "type"))
-    var type: String?
-    @Option(name: .long, help: ArgumentHelp("With --type: the contact identifier of a favorite.", valueName: "id"))
-    var contact: String?
+    @OptionGroup var item: ItemSelection
     @Option(name: .long, help: ArgumentHelp("A pinned item, by its pin identifier (what a pinned launcher runs).", valueName: "pin"))
     var pinned: String?
 
     func validate() throws {
         if pinned != nil {
-            guard position == nil, type == nil, contact == nil else { throw ValidationError("--pinned names the item alone.") }
+            guard item.isEmpty else { throw ValidationError("--pinned names the item alone.") }
             return
         }
-        try Self.validateItem(position: position, type: type, contact: contact)
-    }
-
-    /// An item named by a POSITION, or by --type (plus --contact), as `trigger` and `pin` name it.
-    static func validateItem(position: Int?, type: String?, contact: String?) throws {
-        switch (position, type) {
-        case (nil, nil): throw ValidationError("Name the item: a POSITION, or --type TYPE.")
-        case (.some, .some): throw ValidationError("Give either a POSITION or --type, not both.")
-        case (let position?, nil) where position < 1:
-            throw ValidationError("POSITION counts from 1; \(position) names no item.")
-        case (.some, nil) where contact != nil: throw ValidationError("--contact goes with --type.")
-        default: break
-        }
+        try item.validateNamesOneItem()
     }
 
     func run() throws {
         let session = try Session(connection)
         let reply: TriggerReply = try session.call(
-            .trigger, TriggerParameters(position: position, type: type, contactIdentifier: contact, pinned: pinned))
+            .trigger, TriggerParameters(position: item.position, type: item.type, contactIdentifier: item.contact, pinned: pinned))
         session.output.emit(reply) { Render.trigger(reply, style: $0) }
     }
 }
@@ -112,20 +95,15 @@ struct PinCommand: ParsableCommand {
             step: a renamed contact renames it, a removed one disables it.
             """)
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: ArgumentHelp("The item's position in 'qactl list', from 1.", valueName: "position"))
-    var position: Int?
-    @Option(name: .long, help: ArgumentHelp("The item's type, e.g. SearchAction or FavoriteAction.", valueName: "type"))
-    var type: String?
-    @Option(name: .long, help: ArgumentHelp("With --type: the contact identifier of a favorite.", valueName: "id"))
-    var contact: String?
+    @OptionGroup var item: ItemSelection
 
     func validate() throws {
-        try TriggerCommand.validateItem(position: position, type: type, contact: contact)
+        try item.validateNamesOneItem()
     }
 
     func run() throws {
         let session = try Session(connection)
-        let reply: PinReply = try session.call(.pin, PinParameters(position: position, type: type, contactIdentifier: contact))
+        let reply: PinReply = try session.call(.pin, PinParameters(position: item.position, type: item.type, contactIdentifier: item.contact))
         session.output.emit(reply) { Render.pinned(reply.pin, style: $0) }
     }
 }
@@ -309,4 +287,29 @@ struct ValidationReport: Encodable {
     /// The `.lproj` languages found beside the file.
     var languages: [String]
     var warnings: [String]
+}
+
+/// How `trigger` and `pin` name one displayed item: by its position in `qactl list`, or by
+/// its type (plus the contact for a favorite).
+struct ItemSelection: ParsableArguments {
+    @Argument(help: ArgumentHelp("The item's displayed position in 'qactl list', from 1.", valueName: "position"))
+    var position: Int?
+    @Option(name: .long, help: ArgumentHelp("The item's type, e.g. SearchAction or FavoriteAction.", valueName: "type"))
+    var type: String?
+    @Option(name: .long, help: ArgumentHelp("With --type: the contact identifier of a favorite.", valueName: "id"))
+    var contact: String?
+
+    var isEmpty: Bool { position == nil && type == nil && contact == nil }
+
+    /// Not `validate()`: `trigger --pinned` names its item without any of these.
+    func validateNamesOneItem() throws {
+        switch (position, type) {
+        case (nil, nil): throw ValidationError("Name the item: a POSITION, or --type TYPE.")
+        case (.some, .some): throw ValidationError("Give either a POSITION or --type, not both.")
+        case (let position?, nil) where position < 1:
+            throw ValidationError("POSITION counts from 1; \(position) names no item.")
+        case (.some, nil) where contact != nil: throw ValidationError("--contact goes with --type.")
+        default: break
+        }
+    }
 }
