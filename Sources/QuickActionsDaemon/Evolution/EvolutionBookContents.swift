@@ -35,11 +35,21 @@ struct EvolutionBookContents: Sendable {
     private(set) var contacts = 0
     private(set) var favorites = 0
     private(set) var invalidCards = 0
+    /// The highest rowid among the known rows, unless the row that had it went away (then
+    /// `highestRowID` looks for the next one). Writes since the last read have higher rowids.
+    private var highest: Int64?
+    private var highestIsStale = false
 
     init() {}
 
     var isEmpty: Bool { rows.isEmpty }
     var count: Int { rows.count }
+
+    /// The highest rowid of a known row; nil when no row is known. One lookup, unless the row
+    /// that had it was deleted and no higher one recorded since (then a pass over the rowids).
+    var highestRowID: Int64? {
+        highestIsStale ? byRowID.keys.max() : highest
+    }
 
     /// Whether the row at `rowID` is the known one, unchanged: the same uid and `Rev` there.
     /// A row EDS rewrote has a new rowid; a rowid SQLite gave again to another row (after the
@@ -66,6 +76,14 @@ struct EvolutionBookContents: Sendable {
         }
         rows[uid] = row
         byRowID[version.rowID] = (uid, version.rev)
+        // A row EDS rewrote comes back above every other, so an edit of the highest row keeps
+        // this one lookup.
+        if let highest, highest > version.rowID {
+            if highestIsStale { self.highest = byRowID.keys.max() }
+        } else {
+            highest = version.rowID
+        }
+        highestIsStale = false
         contacts += row.contacts
         favorites += row.favorites
         invalidCards += row.invalid ? 1 : 0
@@ -73,7 +91,10 @@ struct EvolutionBookContents: Sendable {
 
     mutating func remove(uid: String) {
         guard let old = rows.removeValue(forKey: uid) else { return }
-        if byRowID[old.version.rowID]?.uid == uid { byRowID[old.version.rowID] = nil }
+        if byRowID[old.version.rowID]?.uid == uid {
+            byRowID[old.version.rowID] = nil
+            if old.version.rowID == highest { highestIsStale = true }
+        }
         contacts -= old.contacts
         favorites -= old.favorites
         invalidCards -= old.invalid ? 1 : 0

@@ -60,8 +60,10 @@ struct EvolutionBookPass: Sendable {
 
 /// Reads one EDS address book (`contacts.db`, schema of `e-book-sqlite.c`) read-only, in one
 /// short read transaction: the `revision` key first (unchanged: nothing else is read), then
-/// each row's uid, rowid and `Rev`, and the vCard of only the rows that changed. The first
-/// read of a book takes every row's vCard in the same single pass.
+/// the rows with a rowid above the highest known one (added or rewritten) and the count of
+/// rows (lower than expected: the rowids are listed to name the rows that went away). Only
+/// when SQLite may have given a known rowid again is every row's rowid, uid and `Rev`
+/// compared. The first read of a book takes every row's vCard in the same single pass.
 enum EvolutionBookReader {
     static let busyTimeoutMilliseconds: Int32 = 1000
 
@@ -95,7 +97,7 @@ enum EvolutionBookReader {
         let revision = try self.revision(database)
         if let revision, revision == known.revision { return nil }
         var pass = EvolutionBookPass(revision: revision ?? "")
-        func parsed(_ statement: SQLiteReadOnlyDatabase.Statement, column: Int32, uid: String) -> Result<[Contact], ContactFileProblem> {
+        func parsed(_ statement: SQLiteReadOnlyDatabase.Statement, _ column: Int32, _ uid: String) -> Result<[Contact], ContactFileProblem> {
             statement.withBytes(column) {
                 EvolutionCards.contacts(fromVCard: $0, uid: uid, maxBytes: maxCardBytes, options: options)
             } ?? EvolutionCards.contacts(fromVCard: nil, uid: uid, maxBytes: maxCardBytes, options: options)
@@ -105,8 +107,12 @@ enum EvolutionBookReader {
             while try rows.step() {
                 let uid = rows.text(1) ?? ""
                 let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
-                pass.read.append(.init(uid: uid, version: version, result: parsed(rows, column: 3, uid: uid)))
+                pass.read.append(.init(uid: uid, version: version, result: parsed(rows, 3, uid)))
             }
+            return pass
+        }
+        if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, known: known) {
+            try readWritten(after: highest, database, known: known, into: &pass, parsed: parsed)
             return pass
         }
         // Every row's rowid, uid and Rev, compared where they lie: a book of 100k contacts where
@@ -130,7 +136,7 @@ enum EvolutionBookReader {
                 guard try row.step() else { continue }
                 let uid = row.text(0) ?? ""
                 let version = EvolutionRowVersion(rowID: rowID, rev: row.text(1) ?? "")
-                pass.read.append(.init(uid: uid, version: version, result: parsed(row, column: 2, uid: uid)))
+                pass.read.append(.init(uid: uid, version: version, result: parsed(row, 2, uid)))
             }
         }
         // Rows EDS rewrote left their old rowid: when that explains every missing row, none was
@@ -141,6 +147,48 @@ enum EvolutionBookReader {
             pass.removed = known.removedUIDs(current: Set(current)).filter { !reread.contains($0) }
         }
         return pass
+    }
+
+    /// Whether every row up to `highest` is still a known one or gone: SQLite gives a new row
+    /// the highest rowid plus one, so a lower rowid is given again only after every row above it
+    /// went away, and then the highest row left at or below `highest` is not a known one.
+    private static func isUnchanged(upTo highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents) throws -> Bool {
+        let top = try schemaChecked(database, "SELECT rowid, uid, Rev FROM folder_id WHERE rowid <= ?1 ORDER BY rowid DESC LIMIT 1")
+        try top.bind(highest, at: 1)
+        guard try top.step() else { return true }
+        let rowID = top.int64(0)
+        return top.withBytes(1) { uid in
+            top.withBytes(2) { rev in known.isCurrent(rowID: rowID, uid: uid, rev: rev) } ?? false
+        } ?? false
+    }
+
+    /// What changed when no rowid was given again: EDS adds and rewrites rows with
+    /// `INSERT OR REPLACE`, so every row written since has a rowid above `highest`, and the
+    /// count of rows tells whether any went away; only then are the rowids listed, to name them.
+    private static func readWritten(
+        after highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, into pass: inout EvolutionBookPass,
+        parsed: (SQLiteReadOnlyDatabase.Statement, Int32, String) -> Result<[Contact], ContactFileProblem>
+    ) throws {
+        let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE rowid > ?1 ORDER BY rowid")
+        try rows.bind(highest, at: 1)
+        while try rows.step() {
+            let uid = rows.text(1) ?? ""
+            let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
+            pass.read.append(.init(uid: uid, version: version, result: parsed(rows, 3, uid)))
+        }
+        let added = pass.read.count { known.rows[$0.uid] == nil }
+        let count = try schemaChecked(database, "SELECT count(*) FROM folder_id")
+        guard try count.step() else { return }
+        // Rows rewritten replaced known ones (the uid is the key), so with no deletion the book
+        // holds exactly the known rows plus the new uids.
+        if Int(count.int64(0)) == known.count + added { return }
+        var current = Set<Int64>()
+        current.reserveCapacity(known.count)
+        let rowIDs = try schemaChecked(database, "SELECT rowid FROM folder_id WHERE rowid <= ?1")
+        try rowIDs.bind(highest, at: 1)
+        while try rowIDs.step() { current.insert(rowIDs.int64(0)) }
+        let reread = Set(pass.read.map(\.uid))
+        pass.removed = known.removedUIDs(current: current).filter { !reread.contains($0) }
     }
 
     /// The `revision` key (`2026-11-25T00:25:18Z(0)`); nil when the book has none yet.
