@@ -102,17 +102,22 @@ enum EvolutionBookReader {
                 EvolutionCards.contacts(fromVCard: $0, uid: uid, maxBytes: maxCardBytes, options: options)
             } ?? EvolutionCards.contacts(fromVCard: nil, uid: uid, maxBytes: maxCardBytes, options: options)
         }
-        if known.isEmpty {
-            let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id")
+        /// Each row of a statement selecting `rowid, uid, Rev, vcard`, read whole.
+        func wholeRows(_ rows: SQLiteReadOnlyDatabase.Statement) throws -> [EvolutionBookPass.ReadRow] {
+            var read: [EvolutionBookPass.ReadRow] = []
             while try rows.step() {
                 let uid = rows.text(1) ?? ""
                 let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
-                pass.read.append(.init(uid: uid, version: version, result: parsed(rows, 3, uid)))
+                read.append(.init(uid: uid, version: version, result: parsed(rows, 3, uid)))
             }
+            return read
+        }
+        if known.isEmpty {
+            pass.read = try wholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"))
             return pass
         }
         if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, known: known) {
-            try readWritten(after: highest, database, known: known, into: &pass, parsed: parsed)
+            try readWritten(after: highest, database, known: known, into: &pass, wholeRows: wholeRows)
             return pass
         }
         // Every row's rowid, uid and Rev, compared where they lie: a book of 100k contacts where
@@ -167,15 +172,11 @@ enum EvolutionBookReader {
     /// count of rows tells whether any went away; only then are the rowids listed, to name them.
     private static func readWritten(
         after highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, into pass: inout EvolutionBookPass,
-        parsed: (SQLiteReadOnlyDatabase.Statement, Int32, String) -> Result<[Contact], ContactFileProblem>
+        wholeRows: (SQLiteReadOnlyDatabase.Statement) throws -> [EvolutionBookPass.ReadRow]
     ) throws {
         let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE rowid > ?1 ORDER BY rowid")
         try rows.bind(highest, at: 1)
-        while try rows.step() {
-            let uid = rows.text(1) ?? ""
-            let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
-            pass.read.append(.init(uid: uid, version: version, result: parsed(rows, 3, uid)))
-        }
+        pass.read = try wholeRows(rows)
         let added = pass.read.count { known.rows[$0.uid] == nil }
         let count = try schemaChecked(database, "SELECT count(*) FROM folder_id")
         guard try count.step() else { return }
