@@ -416,7 +416,8 @@ final class EvolutionEndToEndTests: XCTestCase {
         try fixture.start()
         XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 2 }, "\(books(fixture))")
         // What EDS itself never writes: a card with a line that is no property, as a bug or another
-        // program could leave it, with a new revision as every write makes.
+        // program could leave it, with a new revision as every write makes. Changed in place, the
+        // newest row keeps its rowid: the reader finds it no longer the row it knew there.
         sql(eds.database(), """
             UPDATE folder_id SET vcard = 'BEGIN:VCARD' || char(13, 10) || 'VERSION:3.0' || char(13, 10) || 'no colon here'
               || char(13, 10) || 'END:VCARD', Rev = 'broken' WHERE uid = '\(broken)';

@@ -170,6 +170,8 @@ enum EvolutionBookReader {
     /// What changed when no rowid was given again: EDS adds and rewrites rows with
     /// `INSERT OR REPLACE`, so every row written since has a rowid above `highest`, and the
     /// count of rows tells whether any went away; only then are the rowids listed, to name them.
+    /// A row another program changed in place (an `UPDATE` of its vCard, which EDS never makes)
+    /// below the highest one is seen when the book is next read from scratch (reload, restart).
     private static func readWritten(
         after highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, into pass: inout EvolutionBookPass,
         wholeRows: (SQLiteReadOnlyDatabase.Statement) throws -> [EvolutionBookPass.ReadRow]
