@@ -115,6 +115,44 @@ final class EvolutionBookReaderTests: XCTestCase {
         XCTAssertEqual([contents.contacts, contents.favorites], [1, 1])
     }
 
+    /// A first read of more rows than one thread parses: every row comes back in rowid order,
+    /// parsed as alone, including a row without a vCard, one that is no vCard and one over the
+    /// size limit; and the rows written after it are read alone.
+    func testAFirstReadOfManyRowsParsesEveryRowInOrder() throws {
+        let rows = 3 * EvolutionUnparsedRows.parallelRows
+        let line = "char(13, 10)"
+        try write("""
+            WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows - 1))
+            INSERT INTO folder_id (uid, Rev, full_name, vcard) SELECT 'p' || i, '2026-11-25T00:00:00Z', 'Person ' || i,
+              'BEGIN:VCARD' || \(line) || 'VERSION:3.0' || \(line) || 'UID:p' || i || \(line) || 'N:' || i || ';Person;;;' || \(line)
+              || CASE WHEN i % 100 = 0 THEN 'X-FOLKS-FAVOURITE:true' || \(line) ELSE '' END || 'END:VCARD' FROM n;
+            UPDATE folder_id SET vcard = NULL WHERE uid = 'p7';
+            UPDATE folder_id SET vcard = 'not a vCard' WHERE uid = 'p8';
+            UPDATE folder_id SET vcard = 'BEGIN:VCARD' || \(line) || 'FN:' || printf('%0300d', 0) || \(line) || 'END:VCARD' WHERE uid = 'p9'
+            """)
+        let limit = 250
+        let pass = try XCTUnwrap(EvolutionBookReader.read(database: database, known: contents, maxCardBytes: limit, options: options))
+        XCTAssertEqual(pass.read.map(\.uid), (0..<rows).map { "p\($0)" })
+        XCTAssertEqual(pass.read.map(\.version.rowID), (1...Int64(rows)).map { $0 })
+        for (number, row) in pass.read.enumerated() {
+            switch (number, row.result) {
+            case (7, .failure(.unreadable)), (8, .failure(.parse)), (9, .failure(.tooLarge(size: 327, limit: limit))):
+                continue
+            case (_, .success(let contacts)) where number > 9 || number < 7:
+                XCTAssertEqual(contacts.map(\.name), ["Person \(number)"], "p\(number)")
+                XCTAssertEqual(contacts.map(\.favorite), [number % 100 == 0], "p\(number)")
+            default:
+                XCTFail("p\(number): \(row.result)")
+            }
+        }
+        for row in pass.read { contents.record(uid: row.uid, version: row.version, result: row.result) }
+        contents.revision = pass.revision
+        XCTAssertEqual([contents.contacts, contents.favorites, contents.invalidCards], [rows - 3, (rows + 99) / 100, 3])
+        try write(card("p8", "Person 8", star: true))
+        try assertPass(read: ["p8"], removed: [])
+        XCTAssertEqual([contents.contacts, contents.favorites, contents.invalidCards], [rows - 2, (rows + 99) / 100 + 1, 2])
+    }
+
     func testTheHighestKnownRowidFollowsRecordsAndRemovals() {
         var contents = EvolutionBookContents()
         let card: Result<[Contact], ContactFileProblem> = .success([Contact(identifier: "x", name: "x", favorite: false)])

@@ -45,6 +45,12 @@ struct EvolutionBookContents: Sendable {
     var isEmpty: Bool { rows.isEmpty }
     var count: Int { rows.count }
 
+    /// Room for `count` rows, so a book's first read does not grow the tables step by step.
+    mutating func reserveCapacity(_ count: Int) {
+        rows.reserveCapacity(count)
+        byRowID.reserveCapacity(count)
+    }
+
     /// The highest rowid of a known row; nil when no row is known. One lookup, unless the row
     /// that had it was deleted and no higher one recorded since (then a pass over the rowids).
     var highestRowID: Int64? {
@@ -107,7 +113,12 @@ enum EvolutionCards {
     /// into one set and a book's rows can be dropped together (`treePrefix`). The row's uid is
     /// escaped (`/` and `%`), so the last `/` always ends the book's part.
     static func path(book: String, uid: String) -> String {
-        treePrefix(book: book) + "/" + escaped(uid)
+        path(treePrefix: treePrefix(book: book), uid: uid)
+    }
+
+    /// `path(book:uid:)` with the book's `treePrefix` made once for many rows.
+    static func path(treePrefix: String, uid: String) -> String {
+        treePrefix + "/" + escaped(uid)
     }
 
     static func treePrefix(book: String) -> String { "eds:" + escaped(book) }

@@ -58,12 +58,80 @@ struct EvolutionBookPass: Sendable {
     var removed: [String] = []
 }
 
+/// Rows read whole in the read transaction: each row's uid and version, and its vCard's bytes
+/// copied out of SQLite's pages into one buffer, so the transaction ends before they are parsed.
+struct EvolutionUnparsedRows {
+    enum Card {
+        case null
+        /// Larger than the limit: not copied.
+        case tooLarge(size: Int)
+        case bytes(Range<Int>)
+    }
+
+    struct Row {
+        var uid: String
+        var version: EvolutionRowVersion
+        var card: Card
+    }
+
+    private(set) var rows: [Row] = []
+    private var bytes: [UInt8] = []
+    let maxCardBytes: Int
+
+    init(maxCardBytes: Int) {
+        self.maxCardBytes = maxCardBytes
+    }
+
+    var uids: [String] { rows.map(\.uid) }
+
+    mutating func append(uid: String, version: EvolutionRowVersion, card: UnsafeBufferPointer<UInt8>?) {
+        let stored: Card
+        if let card {
+            if card.count > maxCardBytes {
+                stored = .tooLarge(size: card.count)
+            } else {
+                bytes.append(contentsOf: card)
+                stored = .bytes(bytes.count - card.count..<bytes.count)
+            }
+        } else {
+            stored = .null
+        }
+        rows.append(Row(uid: uid, version: version, card: stored))
+    }
+
+    /// Every row parsed, in order: a large batch (a book's first read) on every CPU.
+    func parsed(options: ContactParsingOptions) -> [EvolutionBookPass.ReadRow] {
+        let (rows, bytes, limit) = (self.rows, self.bytes, maxCardBytes)
+        let parse = { (index: Int) -> EvolutionBookPass.ReadRow in
+            let row = rows[index]
+            let result: Result<[Contact], ContactFileProblem>
+            switch row.card {
+            case .null:
+                result = EvolutionCards.contacts(fromVCard: nil, uid: row.uid, maxBytes: limit, options: options)
+            case .tooLarge(let size):
+                result = .failure(.tooLarge(size: size, limit: limit))
+            case .bytes(let range):
+                result = bytes.withUnsafeBufferPointer {
+                    EvolutionCards.contacts(fromVCard: UnsafeBufferPointer(rebasing: $0[range]), uid: row.uid, maxBytes: limit, options: options)
+                }
+            }
+            return .init(uid: row.uid, version: row.version, result: result)
+        }
+        guard rows.count >= Self.parallelRows else { return rows.indices.map(parse) }
+        return ParallelWork.map(count: rows.count, chunk: 64, parse)
+    }
+
+    /// Below this many rows one thread parses them: handing them out costs more than it saves.
+    static let parallelRows = 1024
+}
+
 /// Reads one EDS address book (`contacts.db`, schema of `e-book-sqlite.c`) read-only, in one
 /// short read transaction: the `revision` key first (unchanged: nothing else is read), then
 /// the rows with a rowid above the highest known one (added or rewritten) and the count of
 /// rows (lower than expected: the rowids are listed to name the rows that went away). Only
 /// when SQLite may have given a known rowid again is every row's rowid, uid and `Rev`
-/// compared. The first read of a book takes every row's vCard in the same single pass.
+/// compared. The first read of a book takes every row's vCard in the same single pass. The
+/// vCards are parsed once the transaction has ended, many of them on every CPU.
 enum EvolutionBookReader {
     static let busyTimeoutMilliseconds: Int32 = 1000
 
@@ -75,9 +143,9 @@ enum EvolutionBookReader {
             let database = try SQLiteReadOnlyDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             try database.execute("BEGIN")
             do {
-                let pass = try read(database, known: known, maxCardBytes: maxCardBytes, options: options)
+                let found = try read(database, known: known, maxCardBytes: maxCardBytes)
                 try database.execute("COMMIT")
-                return pass
+                return found.map { EvolutionBookPass(revision: $0.revision, read: $0.rows.parsed(options: options), removed: $0.removed) }
             } catch {
                 try? database.execute("ROLLBACK")
                 throw error
@@ -91,33 +159,25 @@ enum EvolutionBookReader {
         }
     }
 
+    /// What the read transaction found: the rows to parse and the known rows gone.
+    private struct Found {
+        var revision: String
+        var rows: EvolutionUnparsedRows
+        var removed: [String] = []
+    }
+
     private static func read(
-        _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions
-    ) throws -> EvolutionBookPass? {
+        _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, maxCardBytes: Int
+    ) throws -> Found? {
         let revision = try self.revision(database)
         if let revision, revision == known.revision { return nil }
-        var pass = EvolutionBookPass(revision: revision ?? "")
-        func parsed(_ statement: SQLiteReadOnlyDatabase.Statement, _ column: Int32, _ uid: String) -> Result<[Contact], ContactFileProblem> {
-            statement.withBytes(column) {
-                EvolutionCards.contacts(fromVCard: $0, uid: uid, maxBytes: maxCardBytes, options: options)
-            } ?? EvolutionCards.contacts(fromVCard: nil, uid: uid, maxBytes: maxCardBytes, options: options)
-        }
-        /// Each row of a statement selecting `rowid, uid, Rev, vcard`, read whole.
-        func wholeRows(_ rows: SQLiteReadOnlyDatabase.Statement) throws -> [EvolutionBookPass.ReadRow] {
-            var read: [EvolutionBookPass.ReadRow] = []
-            while try rows.step() {
-                let uid = rows.text(1) ?? ""
-                let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
-                read.append(.init(uid: uid, version: version, result: parsed(rows, 3, uid)))
-            }
-            return read
-        }
+        var pass = Found(revision: revision ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
         if known.isEmpty {
-            pass.read = try wholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"))
+            try readWholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"), into: &pass.rows)
             return pass
         }
         if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, known: known) {
-            try readWritten(after: highest, database, known: known, into: &pass, wholeRows: wholeRows)
+            try readWritten(after: highest, database, known: known, into: &pass)
             return pass
         }
         // Every row's rowid, uid and Rev, compared where they lie: a book of 100k contacts where
@@ -139,16 +199,16 @@ enum EvolutionBookReader {
                 row.reset()
                 try row.bind(rowID, at: 1)
                 guard try row.step() else { continue }
-                let uid = row.text(0) ?? ""
                 let version = EvolutionRowVersion(rowID: rowID, rev: row.text(1) ?? "")
-                pass.read.append(.init(uid: uid, version: version, result: parsed(row, 2, uid)))
+                let uid = row.text(0) ?? ""
+                row.withOptionalBytes(2) { card in pass.rows.append(uid: uid, version: version, card: card) }
             }
         }
         // Rows EDS rewrote left their old rowid: when that explains every missing row, none was
         // deleted and the known rows need no pass of their own.
-        let rewritten = pass.read.count { known.rows[$0.uid] != nil }
+        let rewritten = pass.rows.rows.count { known.rows[$0.uid] != nil }
         if current.count + rewritten < known.count {
-            let reread = Set(pass.read.map(\.uid))
+            let reread = Set(pass.rows.uids)
             pass.removed = known.removedUIDs(current: Set(current)).filter { !reread.contains($0) }
         }
         return pass
@@ -173,13 +233,12 @@ enum EvolutionBookReader {
     /// A row another program changed in place (an `UPDATE` of its vCard, which EDS never makes)
     /// below the highest one is seen when the book is next read from scratch (reload, restart).
     private static func readWritten(
-        after highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, into pass: inout EvolutionBookPass,
-        wholeRows: (SQLiteReadOnlyDatabase.Statement) throws -> [EvolutionBookPass.ReadRow]
+        after highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, into pass: inout Found
     ) throws {
         let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE rowid > ?1 ORDER BY rowid")
         try rows.bind(highest, at: 1)
-        pass.read = try wholeRows(rows)
-        let added = pass.read.count { known.rows[$0.uid] == nil }
+        try readWholeRows(rows, into: &pass.rows)
+        let added = pass.rows.rows.count { known.rows[$0.uid] == nil }
         let count = try schemaChecked(database, "SELECT count(*) FROM folder_id")
         guard try count.step() else { return }
         // Rows rewritten replaced known ones (the uid is the key), so with no deletion the book
@@ -190,8 +249,17 @@ enum EvolutionBookReader {
         let rowIDs = try schemaChecked(database, "SELECT rowid FROM folder_id WHERE rowid <= ?1")
         try rowIDs.bind(highest, at: 1)
         while try rowIDs.step() { current.insert(rowIDs.int64(0)) }
-        let reread = Set(pass.read.map(\.uid))
+        let reread = Set(pass.rows.uids)
         pass.removed = known.removedUIDs(current: current).filter { !reread.contains($0) }
+    }
+
+    /// Each row of a statement selecting `rowid, uid, Rev, vcard`, read whole.
+    private static func readWholeRows(_ rows: SQLiteReadOnlyDatabase.Statement, into unparsed: inout EvolutionUnparsedRows) throws {
+        while try rows.step() {
+            let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
+            let uid = rows.text(1) ?? ""
+            rows.withOptionalBytes(3) { card in unparsed.append(uid: uid, version: version, card: card) }
+        }
     }
 
     /// The `revision` key (`2026-11-25T00:25:18Z(0)`); nil when the book has none yet.
