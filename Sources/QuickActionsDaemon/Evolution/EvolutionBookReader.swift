@@ -84,6 +84,13 @@ struct EvolutionUnparsedRows {
 
     var uids: [String] { rows.map(\.uid) }
 
+    /// Room for `bytes` of vCards: taken once (as address space; pages are touched as rows
+    /// come), so a book's first read neither copies its vCards again nor faults in buffers it
+    /// then drops as the buffer grows.
+    mutating func reserveCapacity(bytes count: Int) {
+        bytes.reserveCapacity(count)
+    }
+
     mutating func append(uid: String, version: EvolutionRowVersion, card: UnsafeBufferPointer<UInt8>?) {
         let stored: Card
         if let card {
@@ -173,6 +180,8 @@ enum EvolutionBookReader {
         if let revision, revision == known.revision { return nil }
         var pass = Found(revision: revision ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
         if known.isEmpty {
+            // The database's size bounds its vCards' (it holds them, and the other columns).
+            pass.rows.reserveCapacity(bytes: try databaseBytes(database))
             try readWholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"), into: &pass.rows)
             return pass
         }
@@ -260,6 +269,14 @@ enum EvolutionBookReader {
             let uid = rows.text(1) ?? ""
             rows.withOptionalBytes(3) { card in unparsed.append(uid: uid, version: version, card: card) }
         }
+    }
+
+    /// The database's size in bytes: its pages times their size.
+    private static func databaseBytes(_ database: SQLiteReadOnlyDatabase) throws -> Int {
+        let pages = try database.prepare("PRAGMA page_count")
+        let size = try database.prepare("PRAGMA page_size")
+        guard try pages.step(), try size.step() else { return 0 }
+        return Int(pages.int64(0) * size.int64(0))
     }
 
     /// The `revision` key (`2026-11-25T00:25:18Z(0)`); nil when the book has none yet.
