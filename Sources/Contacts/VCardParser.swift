@@ -465,7 +465,8 @@ public enum VCardParser {
         private static let bareEncodings: Set<String> = ["QUOTED-PRINTABLE", "BASE64", "B", "8BIT", "7BIT"]
 
         private static func parameter(_ segment: String) -> (name: String, values: [String]) {
-            let unquoted = segment.filter { $0 != "\"" }
+            // Most segments (`TYPE=OTHER`) hold no quote: nothing to filter character by character.
+            let unquoted = segment.utf8.contains(UInt8(ascii: "\"")) ? segment.filter { $0 != "\"" } : segment
             guard let equals = unquoted.firstIndex(of: "=") else {
                 let value = trimmed(unquoted[...])
                 return (bareEncodings.contains(value.uppercased()) ? "ENCODING" : "TYPE", [value])
