@@ -71,7 +71,6 @@ struct EvolutionBookContents: Sendable {
     }
 
     mutating func record(uid: String, version: EvolutionRowVersion, result: Result<[Contact], ContactFileProblem>) {
-        remove(uid: uid)
         var row = Row(version: version, contacts: 0, favorites: 0, invalid: false)
         switch result {
         case .success(let cards):
@@ -80,7 +79,8 @@ struct EvolutionBookContents: Sendable {
         case .failure:
             row.invalid = true
         }
-        rows[uid] = row
+        // One lookup of the uid, whether the row is new (every row of a first read) or known.
+        if let old = rows.updateValue(row, forKey: uid) { forget(old, uid: uid) }
         byRowID[version.rowID] = (uid, version.rev)
         // A row EDS rewrote comes back above every other, so an edit of the highest row keeps
         // this one lookup.
@@ -97,6 +97,11 @@ struct EvolutionBookContents: Sendable {
 
     mutating func remove(uid: String) {
         guard let old = rows.removeValue(forKey: uid) else { return }
+        forget(old, uid: uid)
+    }
+
+    /// Takes a row no longer in `rows` out of the rowids and the counts.
+    private mutating func forget(_ old: Row, uid: String) {
         if byRowID[old.version.rowID]?.uid == uid {
             byRowID[old.version.rowID] = nil
             if old.version.rowID == highest { highestIsStale = true }
