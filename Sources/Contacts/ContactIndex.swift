@@ -231,7 +231,7 @@ public struct ContactIndex: Sendable {
             // Stable, so the last of several results for one path comes last and is kept.
             order.sort { left, right in
                 let (leftPath, rightPath) = (files[left].path, files[right].path)
-                if leftPath.utf8.elementsEqual(rightPath.utf8) { return left < right }
+                if hasSameUTF8(leftPath, rightPath) { return left < right }
                 return precedesByCodePoint(leftPath, rightPath)
             }
         }
@@ -240,7 +240,7 @@ public struct ContactIndex: Sendable {
         var current: (key: String, number: UInt32)?
         for (position, fileIndex) in order.enumerated() {
             let path = files[fileIndex].path
-            if position + 1 < order.count && files[order[position + 1]].path.utf8.elementsEqual(path.utf8) { continue }
+            if position + 1 < order.count && hasSameUTF8(files[order[position + 1]].path, path) { continue }
             let (key, name) = Self.split(path)
             let number: UInt32
             if let current, current.key == key {
@@ -248,6 +248,11 @@ public struct ContactIndex: Sendable {
             } else {
                 number = folderNumber(for: key)
                 current = (key, number)
+                // One folder for the whole batch (an address book, a flat folder of cards): its
+                // table is made at its size once rather than grown step by step.
+                if position == 0, folders[Int(number)].files.isEmpty, Self.split(files[order[order.count - 1]].path).key == key {
+                    folders[Int(number)].files.reserveCapacity(order.count)
+                }
             }
             let file = Self.slot(for: files[fileIndex].result, fileName: name, folder: number)
             let (inserted, existing) = folders[Int(number)].files.insert(file)
@@ -295,7 +300,7 @@ public struct ContactIndex: Sendable {
                 low = middle + 1
             }
         }
-        guard low > 0, files[order[low - 1]].path.utf8.elementsEqual(path.utf8) else { return nil }
+        guard low > 0, hasSameUTF8(files[order[low - 1]].path, path) else { return nil }
         return order[low - 1]
     }
 

@@ -102,7 +102,31 @@ struct FavoriteSortKey: Comparable, Hashable, Sendable {
     }
 }
 
-/// Plain code-point order: deterministic and the same as `sort` in the C locale.
+/// Plain code-point order: deterministic and the same as `sort` in the C locale. UTF-8's byte
+/// order is code-point order, so strings are compared by their bytes, in place when they are
+/// stored contiguously (sorting a start-up's 100,000 paths makes millions of comparisons).
 func precedesByCodePoint(_ lhs: String, _ rhs: String) -> Bool {
-    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    let inPlace = lhs.utf8.withContiguousStorageIfAvailable { left in
+        rhs.utf8.withContiguousStorageIfAvailable { right -> Bool in
+            let shorter = min(left.count, right.count)
+            var offset = 0
+            while offset < shorter {
+                if left[offset] != right[offset] { return left[offset] < right[offset] }
+                offset += 1
+            }
+            return left.count < right.count
+        }
+    }
+    if let inPlace, let inPlace { return inPlace }
+    return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+}
+
+/// Whether two strings hold the same bytes (`==` is canonical equivalence, which joins
+/// differently normalized names that are different files).
+func hasSameUTF8(_ lhs: String, _ rhs: String) -> Bool {
+    let inPlace = lhs.utf8.withContiguousStorageIfAvailable { left in
+        rhs.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+    }
+    if let inPlace, let inPlace { return inPlace }
+    return lhs.utf8.elementsEqual(rhs.utf8)
 }

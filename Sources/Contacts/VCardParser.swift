@@ -465,7 +465,8 @@ public enum VCardParser {
         private static let bareEncodings: Set<String> = ["QUOTED-PRINTABLE", "BASE64", "B", "8BIT", "7BIT"]
 
         private static func parameter(_ segment: String) -> (name: String, values: [String]) {
-            let unquoted = segment.filter { $0 != "\"" }
+            // Most segments (`TYPE=OTHER`) hold no quote: nothing to filter character by character.
+            let unquoted = segment.utf8.contains(UInt8(ascii: "\"")) ? segment.filter { $0 != "\"" } : segment
             guard let equals = unquoted.firstIndex(of: "=") else {
                 let value = trimmed(unquoted[...])
                 return (bareEncodings.contains(value.uppercased()) ? "ENCODING" : "TYPE", [value])
@@ -646,6 +647,19 @@ public enum VCardParser {
     /// RFC 6350 `N`: family; given; additional; prefixes; suffixes, each possibly a
     /// comma-separated list. Shown as "prefix given family suffix" like a contacts app.
     private static func nameFromStructuredName(_ value: String) -> String? {
+        // Without an escape a `,` only separates words within a component, as a space does
+        // once whitespace is collapsed: one string, no array of parts (EDS writes `N` for
+        // every contact, most of its components empty).
+        if !value.utf8.contains(UInt8(ascii: "\\")) {
+            let components = value.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
+            var joined: [UInt8] = []
+            joined.reserveCapacity(value.utf8.count + 4)
+            for index in [3, 1, 0, 4] where index < components.count {
+                joined.append(0x20)
+                joined.append(contentsOf: components[index].lazy.map { $0 == UInt8(ascii: ",") ? 0x20 : $0 })
+            }
+            return nonEmpty(collapsedWhitespace(String(decoding: joined, as: UTF8.self)))
+        }
         let rawComponents = splitKeepingEscapes(value, on: ";")
         func component(_ index: Int) -> String {
             guard index < rawComponents.count else { return "" }
@@ -708,7 +722,35 @@ func collapsedWhitespace(_ text: String) -> String {
         return isVisibleASCII(byte) || (byte == 0x20 && previous != 0x20)
     }
     if isCollapsed && text.utf8.last != 0x20 { return text }
+    // ASCII (a structured name with empty components joined by spaces, as EDS writes `N`)
+    // collapses byte by byte, without Unicode's whitespace property for each character.
+    if let collapsed = text.utf8.withContiguousStorageIfAvailable(asciiCollapsedWhitespace), let collapsed {
+        return collapsed
+    }
     return text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+}
+
+/// `collapsedWhitespace` for ASCII bytes; nil when they are not all ASCII.
+private func asciiCollapsedWhitespace(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    guard isASCII(bytes) else { return nil }
+    return String(unsafeUninitializedCapacity: bytes.count) { output in
+        var count = 0
+        var pendingSpace = false
+        for byte in bytes {
+            if byte == 0x20 || (0x09...0x0D).contains(byte) {
+                pendingSpace = count > 0
+                continue
+            }
+            if pendingSpace {
+                output[count] = 0x20
+                count += 1
+                pendingSpace = false
+            }
+            output[count] = byte
+            count += 1
+        }
+        return count
+    }
 }
 
 func nonEmpty(_ text: String) -> String? {

@@ -59,6 +59,14 @@ final class VCardParserTests: XCTestCase {
         XCTAssertEqual(contacts.map(\.name), ["Zoë"])
     }
 
+    /// EDS writes `N` with empty components; the name joins the others with single spaces,
+    /// whatever whitespace the components hold, in ASCII as in other scripts.
+    func testStructuredNameWithEmptyComponentsCollapsesWhitespace() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nVERSION:3.0\nN:0000007;Person;;;\nEND:VCARD\n").name, "Person 0000007")
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nVERSION:3.0\nN: Lee\t ;  Ann\\n ;;Dr.;\nEND:VCARD\n").name, "Dr. Ann Lee")
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nVERSION:3.0\nN:Åberg;\u{3000}Åsa;;;\nEND:VCARD\n").name, "Åsa Åberg")
+    }
+
     func testCRLFLineEnds() throws {
         let contact = try parseOne("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ann Lee\r\nEMAIL:ann@example.org\r\nEND:VCARD\r\n")
         XCTAssertEqual(contact.name, "Ann Lee")

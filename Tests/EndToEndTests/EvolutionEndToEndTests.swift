@@ -239,6 +239,34 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertEqual(contactIdentifiers(fixture), before)
     }
 
+    /// EDS's newest row deleted and another contact added: SQLite gives the new row the deleted
+    /// one's rowid again, whether the daemon read the book between the two writes or not.
+    func testTheNewestContactDeletedAndAnotherAddedAreBothSeen() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        _ = eds.add("Hedy Lamarr", star: true)
+        var newest = eds.add("Dorothy Vaughan", star: true)
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Dorothy Vaughan") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
+        for round in 1...3 {
+            eds.call(["op": "delete", "uid": newest])
+            let added = eds.add("Mary Jackson \(round)", star: true)
+            XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Mary Jackson \(round)") }, "round \(round): \(favoriteTitles(fixture))")
+            XCTAssertFalse(favoriteTitles(fixture).contains("Dorothy Vaughan"), "round \(round): \(favoriteTitles(fixture))")
+            XCTAssertFalse(favoriteTitles(fixture).contains("Mary Jackson \(round - 1)"), "round \(round): \(favoriteTitles(fixture))")
+            XCTAssertEqual(book(fixture)?["contacts"] as? Int, 2)
+            XCTAssertEqual(book(fixture)?["favorites"] as? Int, 2)
+            eds.call(["op": "rename", "uid": added, "name": "Mary Jackson \(round) edited"])
+            XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Mary Jackson \(round) edited") }, "round \(round): \(favoriteTitles(fixture))")
+            eds.call(["op": "rename", "uid": added, "name": "Mary Jackson \(round)"])
+            XCTAssertTrue(waitUntil { !self.favoriteTitles(fixture).contains("Mary Jackson \(round) edited") }, "round \(round): \(favoriteTitles(fixture))")
+            XCTAssertEqual(book(fixture)?["contacts"] as? Int, 2)
+            newest = added
+        }
+        XCTAssertTrue(favoriteTitles(fixture).contains("Hedy Lamarr"))
+    }
+
     func testAddressBooksThatAppearAndDisappearArePickedUpAndDropped() throws {
         let (fixture, eds) = try makeFixture()
         try eds.start()
@@ -388,7 +416,8 @@ final class EvolutionEndToEndTests: XCTestCase {
         try fixture.start()
         XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 2 }, "\(books(fixture))")
         // What EDS itself never writes: a card with a line that is no property, as a bug or another
-        // program could leave it, with a new revision as every write makes.
+        // program could leave it, with a new revision as every write makes. Changed in place, the
+        // newest row keeps its rowid: the reader finds it no longer the row it knew there.
         sql(eds.database(), """
             UPDATE folder_id SET vcard = 'BEGIN:VCARD' || char(13, 10) || 'VERSION:3.0' || char(13, 10) || 'no colon here'
               || char(13, 10) || 'END:VCARD', Rev = 'broken' WHERE uid = '\(broken)';

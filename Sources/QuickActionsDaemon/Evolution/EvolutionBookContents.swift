@@ -35,11 +35,27 @@ struct EvolutionBookContents: Sendable {
     private(set) var contacts = 0
     private(set) var favorites = 0
     private(set) var invalidCards = 0
+    /// The highest rowid among the known rows, unless the row that had it went away (then
+    /// `highestRowID` looks for the next one). Writes since the last read have higher rowids.
+    private var highest: Int64?
+    private var highestIsStale = false
 
     init() {}
 
     var isEmpty: Bool { rows.isEmpty }
     var count: Int { rows.count }
+
+    /// Room for `count` rows, so a book's first read does not grow the tables step by step.
+    mutating func reserveCapacity(_ count: Int) {
+        rows.reserveCapacity(count)
+        byRowID.reserveCapacity(count)
+    }
+
+    /// The highest rowid of a known row; nil when no row is known. One lookup, unless the row
+    /// that had it was deleted and no higher one recorded since (then a pass over the rowids).
+    var highestRowID: Int64? {
+        highestIsStale ? byRowID.keys.max() : highest
+    }
 
     /// Whether the row at `rowID` is the known one, unchanged: the same uid and `Rev` there.
     /// A row EDS rewrote has a new rowid; a rowid SQLite gave again to another row (after the
@@ -55,7 +71,6 @@ struct EvolutionBookContents: Sendable {
     }
 
     mutating func record(uid: String, version: EvolutionRowVersion, result: Result<[Contact], ContactFileProblem>) {
-        remove(uid: uid)
         var row = Row(version: version, contacts: 0, favorites: 0, invalid: false)
         switch result {
         case .success(let cards):
@@ -64,8 +79,17 @@ struct EvolutionBookContents: Sendable {
         case .failure:
             row.invalid = true
         }
-        rows[uid] = row
+        // One lookup of the uid, whether the row is new (every row of a first read) or known.
+        if let old = rows.updateValue(row, forKey: uid) { forget(old, uid: uid) }
         byRowID[version.rowID] = (uid, version.rev)
+        // A row EDS rewrote comes back above every other, so an edit of the highest row keeps
+        // this one lookup.
+        if let highest, highest > version.rowID {
+            if highestIsStale { self.highest = byRowID.keys.max() }
+        } else {
+            highest = version.rowID
+        }
+        highestIsStale = false
         contacts += row.contacts
         favorites += row.favorites
         invalidCards += row.invalid ? 1 : 0
@@ -73,7 +97,15 @@ struct EvolutionBookContents: Sendable {
 
     mutating func remove(uid: String) {
         guard let old = rows.removeValue(forKey: uid) else { return }
-        if byRowID[old.version.rowID]?.uid == uid { byRowID[old.version.rowID] = nil }
+        forget(old, uid: uid)
+    }
+
+    /// Takes a row no longer in `rows` out of the rowids and the counts.
+    private mutating func forget(_ old: Row, uid: String) {
+        if byRowID[old.version.rowID]?.uid == uid {
+            byRowID[old.version.rowID] = nil
+            if old.version.rowID == highest { highestIsStale = true }
+        }
         contacts -= old.contacts
         favorites -= old.favorites
         invalidCards -= old.invalid ? 1 : 0
@@ -86,7 +118,12 @@ enum EvolutionCards {
     /// into one set and a book's rows can be dropped together (`treePrefix`). The row's uid is
     /// escaped (`/` and `%`), so the last `/` always ends the book's part.
     static func path(book: String, uid: String) -> String {
-        treePrefix(book: book) + "/" + escaped(uid)
+        path(treePrefix: treePrefix(book: book), uid: uid)
+    }
+
+    /// `path(book:uid:)` with the book's `treePrefix` made once for many rows.
+    static func path(treePrefix: String, uid: String) -> String {
+        treePrefix + "/" + escaped(uid)
     }
 
     static func treePrefix(book: String) -> String { "eds:" + escaped(book) }

@@ -58,10 +58,87 @@ struct EvolutionBookPass: Sendable {
     var removed: [String] = []
 }
 
+/// Rows read whole in the read transaction: each row's uid and version, and its vCard's bytes
+/// copied out of SQLite's pages into one buffer, so the transaction ends before they are parsed.
+struct EvolutionUnparsedRows {
+    enum Card {
+        case null
+        /// Larger than the limit: not copied.
+        case tooLarge(size: Int)
+        case bytes(Range<Int>)
+    }
+
+    struct Row {
+        var uid: String
+        var version: EvolutionRowVersion
+        var card: Card
+    }
+
+    private(set) var rows: [Row] = []
+    private var bytes: [UInt8] = []
+    let maxCardBytes: Int
+
+    init(maxCardBytes: Int) {
+        self.maxCardBytes = maxCardBytes
+    }
+
+    var uids: [String] { rows.map(\.uid) }
+
+    /// Room for `bytes` of vCards: taken once (as address space; pages are touched as rows
+    /// come), so a book's first read neither copies its vCards again nor faults in buffers it
+    /// then drops as the buffer grows.
+    mutating func reserveCapacity(bytes count: Int) {
+        bytes.reserveCapacity(count)
+    }
+
+    mutating func append(uid: String, version: EvolutionRowVersion, card: UnsafeBufferPointer<UInt8>?) {
+        let stored: Card
+        if let card {
+            if card.count > maxCardBytes {
+                stored = .tooLarge(size: card.count)
+            } else {
+                bytes.append(contentsOf: card)
+                stored = .bytes(bytes.count - card.count..<bytes.count)
+            }
+        } else {
+            stored = .null
+        }
+        rows.append(Row(uid: uid, version: version, card: stored))
+    }
+
+    /// Every row parsed, in order: a large batch (a book's first read) on every CPU.
+    func parsed(options: ContactParsingOptions) -> [EvolutionBookPass.ReadRow] {
+        let (rows, bytes, limit) = (self.rows, self.bytes, maxCardBytes)
+        let parse = { (index: Int) -> EvolutionBookPass.ReadRow in
+            let row = rows[index]
+            let result: Result<[Contact], ContactFileProblem>
+            switch row.card {
+            case .null:
+                result = EvolutionCards.contacts(fromVCard: nil, uid: row.uid, maxBytes: limit, options: options)
+            case .tooLarge(let size):
+                result = .failure(.tooLarge(size: size, limit: limit))
+            case .bytes(let range):
+                result = bytes.withUnsafeBufferPointer {
+                    EvolutionCards.contacts(fromVCard: UnsafeBufferPointer(rebasing: $0[range]), uid: row.uid, maxBytes: limit, options: options)
+                }
+            }
+            return .init(uid: row.uid, version: row.version, result: result)
+        }
+        guard rows.count >= Self.parallelRows else { return rows.indices.map(parse) }
+        return ParallelWork.map(count: rows.count, chunk: 64, parse)
+    }
+
+    /// Below this many rows one thread parses them: handing them out costs more than it saves.
+    static let parallelRows = 1024
+}
+
 /// Reads one EDS address book (`contacts.db`, schema of `e-book-sqlite.c`) read-only, in one
 /// short read transaction: the `revision` key first (unchanged: nothing else is read), then
-/// each row's uid, rowid and `Rev`, and the vCard of only the rows that changed. The first
-/// read of a book takes every row's vCard in the same single pass.
+/// the rows with a rowid above the highest known one (added or rewritten) and the count of
+/// rows (lower than expected: the rowids are listed to name the rows that went away). Only
+/// when SQLite may have given a known rowid again is every row's rowid, uid and `Rev`
+/// compared. The first read of a book takes every row's vCard in the same single pass. The
+/// vCards are parsed once the transaction has ended, many of them on every CPU.
 enum EvolutionBookReader {
     static let busyTimeoutMilliseconds: Int32 = 1000
 
@@ -73,9 +150,9 @@ enum EvolutionBookReader {
             let database = try SQLiteReadOnlyDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             try database.execute("BEGIN")
             do {
-                let pass = try read(database, known: known, maxCardBytes: maxCardBytes, options: options)
+                let found = try read(database, known: known, maxCardBytes: maxCardBytes)
                 try database.execute("COMMIT")
-                return pass
+                return found.map { EvolutionBookPass(revision: $0.revision, read: $0.rows.parsed(options: options), removed: $0.removed) }
             } catch {
                 try? database.execute("ROLLBACK")
                 throw error
@@ -89,24 +166,27 @@ enum EvolutionBookReader {
         }
     }
 
+    /// What the read transaction found: the rows to parse and the known rows gone.
+    private struct Found {
+        var revision: String
+        var rows: EvolutionUnparsedRows
+        var removed: [String] = []
+    }
+
     private static func read(
-        _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions
-    ) throws -> EvolutionBookPass? {
+        _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, maxCardBytes: Int
+    ) throws -> Found? {
         let revision = try self.revision(database)
         if let revision, revision == known.revision { return nil }
-        var pass = EvolutionBookPass(revision: revision ?? "")
-        func parsed(_ statement: SQLiteReadOnlyDatabase.Statement, column: Int32, uid: String) -> Result<[Contact], ContactFileProblem> {
-            statement.withBytes(column) {
-                EvolutionCards.contacts(fromVCard: $0, uid: uid, maxBytes: maxCardBytes, options: options)
-            } ?? EvolutionCards.contacts(fromVCard: nil, uid: uid, maxBytes: maxCardBytes, options: options)
-        }
+        var pass = Found(revision: revision ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
         if known.isEmpty {
-            let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id")
-            while try rows.step() {
-                let uid = rows.text(1) ?? ""
-                let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
-                pass.read.append(.init(uid: uid, version: version, result: parsed(rows, column: 3, uid: uid)))
-            }
+            // The database's size bounds its vCards' (it holds them, and the other columns).
+            pass.rows.reserveCapacity(bytes: try databaseBytes(database))
+            try readWholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"), into: &pass.rows)
+            return pass
+        }
+        if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, known: known) {
+            try readWritten(after: highest, database, known: known, into: &pass)
             return pass
         }
         // Every row's rowid, uid and Rev, compared where they lie: a book of 100k contacts where
@@ -128,19 +208,75 @@ enum EvolutionBookReader {
                 row.reset()
                 try row.bind(rowID, at: 1)
                 guard try row.step() else { continue }
-                let uid = row.text(0) ?? ""
                 let version = EvolutionRowVersion(rowID: rowID, rev: row.text(1) ?? "")
-                pass.read.append(.init(uid: uid, version: version, result: parsed(row, column: 2, uid: uid)))
+                let uid = row.text(0) ?? ""
+                row.withOptionalBytes(2) { card in pass.rows.append(uid: uid, version: version, card: card) }
             }
         }
         // Rows EDS rewrote left their old rowid: when that explains every missing row, none was
         // deleted and the known rows need no pass of their own.
-        let rewritten = pass.read.count { known.rows[$0.uid] != nil }
+        let rewritten = pass.rows.rows.count { known.rows[$0.uid] != nil }
         if current.count + rewritten < known.count {
-            let reread = Set(pass.read.map(\.uid))
+            let reread = Set(pass.rows.uids)
             pass.removed = known.removedUIDs(current: Set(current)).filter { !reread.contains($0) }
         }
         return pass
+    }
+
+    /// Whether every row up to `highest` is still a known one or gone: SQLite gives a new row
+    /// the highest rowid plus one, so a lower rowid is given again only after every row above it
+    /// went away, and then the highest row left at or below `highest` is not a known one.
+    private static func isUnchanged(upTo highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents) throws -> Bool {
+        let top = try schemaChecked(database, "SELECT rowid, uid, Rev FROM folder_id WHERE rowid <= ?1 ORDER BY rowid DESC LIMIT 1")
+        try top.bind(highest, at: 1)
+        guard try top.step() else { return true }
+        let rowID = top.int64(0)
+        return top.withBytes(1) { uid in
+            top.withBytes(2) { rev in known.isCurrent(rowID: rowID, uid: uid, rev: rev) } ?? false
+        } ?? false
+    }
+
+    /// What changed when no rowid was given again: EDS adds and rewrites rows with
+    /// `INSERT OR REPLACE`, so every row written since has a rowid above `highest`, and the
+    /// count of rows tells whether any went away; only then are the rowids listed, to name them.
+    /// A row another program changed in place (an `UPDATE` of its vCard, which EDS never makes)
+    /// below the highest one is seen when the book is next read from scratch (reload, restart).
+    private static func readWritten(
+        after highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, into pass: inout Found
+    ) throws {
+        let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE rowid > ?1 ORDER BY rowid")
+        try rows.bind(highest, at: 1)
+        try readWholeRows(rows, into: &pass.rows)
+        let added = pass.rows.rows.count { known.rows[$0.uid] == nil }
+        let count = try schemaChecked(database, "SELECT count(*) FROM folder_id")
+        guard try count.step() else { return }
+        // Rows rewritten replaced known ones (the uid is the key), so with no deletion the book
+        // holds exactly the known rows plus the new uids.
+        if Int(count.int64(0)) == known.count + added { return }
+        var current = Set<Int64>()
+        current.reserveCapacity(known.count)
+        let rowIDs = try schemaChecked(database, "SELECT rowid FROM folder_id WHERE rowid <= ?1")
+        try rowIDs.bind(highest, at: 1)
+        while try rowIDs.step() { current.insert(rowIDs.int64(0)) }
+        let reread = Set(pass.rows.uids)
+        pass.removed = known.removedUIDs(current: current).filter { !reread.contains($0) }
+    }
+
+    /// Each row of a statement selecting `rowid, uid, Rev, vcard`, read whole.
+    private static func readWholeRows(_ rows: SQLiteReadOnlyDatabase.Statement, into unparsed: inout EvolutionUnparsedRows) throws {
+        while try rows.step() {
+            let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
+            let uid = rows.text(1) ?? ""
+            rows.withOptionalBytes(3) { card in unparsed.append(uid: uid, version: version, card: card) }
+        }
+    }
+
+    /// The database's size in bytes: its pages times their size.
+    private static func databaseBytes(_ database: SQLiteReadOnlyDatabase) throws -> Int {
+        let pages = try database.prepare("PRAGMA page_count")
+        let size = try database.prepare("PRAGMA page_size")
+        guard try pages.step(), try size.step() else { return 0 }
+        return Int(pages.int64(0) * size.int64(0))
     }
 
     /// The `revision` key (`2026-11-25T00:25:18Z(0)`); nil when the book has none yet.

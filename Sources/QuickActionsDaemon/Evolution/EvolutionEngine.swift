@@ -278,13 +278,16 @@ final class EvolutionEngine {
                 recovered(&book, database: database)
                 return
             }
+            let prefix = EvolutionCards.treePrefix(book: book.uid)
+            changes.reserveCapacity(changes.count + pass.removed.count + pass.read.count)
+            if book.contents.isEmpty { book.contents.reserveCapacity(pass.read.count) }
             for uid in pass.removed {
                 book.contents.remove(uid: uid)
-                changes.append(.removed(path: EvolutionCards.path(book: book.uid, uid: uid)))
+                changes.append(.removed(path: EvolutionCards.path(treePrefix: prefix, uid: uid)))
             }
             for row in pass.read {
                 book.contents.record(uid: row.uid, version: row.version, result: row.result)
-                changes.append(.file(path: EvolutionCards.path(book: book.uid, uid: row.uid), result: row.result))
+                changes.append(.file(path: EvolutionCards.path(treePrefix: prefix, uid: row.uid), result: row.result))
             }
             book.contents.revision = pass.revision
             recovered(&book, database: database)

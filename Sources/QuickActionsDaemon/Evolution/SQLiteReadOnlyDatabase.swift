@@ -111,7 +111,12 @@ final class SQLiteReadOnlyDatabase {
 
         /// The column's bytes as they are stored (a vCard is parsed from its bytes); nil for NULL.
         func withBytes<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-            guard let bytes = sqlite3_column_text(statement, column) else { return nil }
+            withOptionalBytes(column) { bytes in bytes.map(body) }
+        }
+
+        /// The column's bytes as they are stored, nil for NULL; valid until the next step.
+        func withOptionalBytes<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+            guard let bytes = sqlite3_column_text(statement, column) else { return body(nil) }
             let count = Int(sqlite3_column_bytes(statement, column))
             return body(UnsafeBufferPointer(start: bytes, count: count))
         }

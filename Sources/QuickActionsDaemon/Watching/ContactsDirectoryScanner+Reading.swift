@@ -60,9 +60,8 @@ extension ContactsDirectoryScanner {
         return slotsRead.compactMap { $0 }
     }
 
-    /// One reader per CPU the process may run on, at most 8: reading and parsing are
-    /// CPU-bound once the files are cached, and more threads only compete.
-    private static let readerThreads: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    /// One reader per CPU: reading and parsing are CPU-bound once the files are cached.
+    private static var readerThreads: Int { ParallelWork.processors }
 
     /// Reads and parses ONE file; standalone so the watcher can call it per event.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
