@@ -67,7 +67,10 @@ public struct JSONTextWriter {
     public mutating func key(_ key: String) {
         nextItem()
         string(key)
-        bytes.append(contentsOf: pretty ? Self.prettyColon : Self.colon)
+        // Byte by byte: appending a static array retained and released it every time.
+        if pretty { bytes.append(UInt8(ascii: " ")) }
+        bytes.append(UInt8(ascii: ":"))
+        if pretty { bytes.append(UInt8(ascii: " ")) }
     }
 
     /// Starts the next element of the open array; its value follows.
@@ -90,19 +93,25 @@ public struct JSONTextWriter {
 
     public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Runs of bytes that need no escape are copied whole: titles and identifiers are most
-        // of a listing's (and the state file's) bytes, and an append per byte is slow.
-        var text = text
-        text.withUTF8 { utf8 in
-            var unescaped = 0
-            for index in utf8.indices where utf8[index] < 0x20 || utf8[index] == UInt8(ascii: "\"") || utf8[index] == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped..<index]))
-                appendEscaped(utf8[index])
-                unescaped = index + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped...]))
+        // A native string's bytes are read where they lie; only another kind is copied first
+        // (a copy to call `withUTF8` on retained and released every string written).
+        if text.utf8.withContiguousStorageIfAvailable({ appendEscaping($0) }) == nil {
+            var text = text
+            text.withUTF8 { appendEscaping($0) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Runs of bytes that need no escape are copied whole: titles and identifiers are most
+    /// of a listing's (and the state file's) bytes, and an append per byte is slow.
+    private mutating func appendEscaping(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var unescaped = 0
+        for index in utf8.indices where utf8[index] < 0x20 || utf8[index] == UInt8(ascii: "\"") || utf8[index] == UInt8(ascii: "\\") {
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped..<index]))
+            appendEscaped(utf8[index])
+            unescaped = index + 1
+        }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped...]))
     }
 
     private mutating func appendEscaped(_ byte: UInt8) {
@@ -139,7 +148,11 @@ public struct JSONTextWriter {
     }
 
     public mutating func bool(_ value: Bool) {
-        bytes.append(contentsOf: value ? Self.trueText : Self.falseText)
+        if value {
+            bytes.append(contentsOf: "true".utf8)
+        } else {
+            bytes.append(contentsOf: "false".utf8)
+        }
     }
 
     public mutating func real(_ value: Double) throws(JSONTextError) {
@@ -169,14 +182,18 @@ public struct JSONTextWriter {
     }
 
     private mutating func newline() {
-        bytes.append(UInt8(ascii: "\n"))
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * empty.count))
+        // One copy from a ready line start: appending a repeated space went the slow generic way.
+        let length = 1 + 2 * empty.count
+        if length <= Self.indentedNewline.count {
+            Self.indentedNewline.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<length])) }
+        } else {
+            bytes.append(UInt8(ascii: "\n"))
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: length - 1))
+        }
     }
 
-    private static let colon = Array(":".utf8)
-    private static let prettyColon = Array(" : ".utf8)
-    private static let trueText = Array("true".utf8)
-    private static let falseText = Array("false".utf8)
+    private static let indentedNewline: [UInt8] = [UInt8(ascii: "\n")] + Array(repeating: UInt8(ascii: " "), count: 64)
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
@@ -205,9 +222,39 @@ extension JSONTextWriter {
 
     public mutating func write(_ dictionary: [String: PropertyListValue]) throws(JSONTextError) {
         beginObject()
-        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-            self.key(key)
-            try write(value)
+        if dictionary.count == 2 {
+            // A dynamic item's `userInfo`: two entries, read once each.
+            var entries = dictionary.makeIterator()
+            if let first = entries.next(), let second = entries.next() {
+                let (low, high) = first.key < second.key ? (first, second) : (second, first)
+                key(low.key)
+                try write(low.value)
+                key(high.key)
+                try write(high.value)
+            }
+        } else if dictionary.count <= 8 {
+            // A dynamic item's few `userInfo` keys in sorted order by picking the next smallest
+            // each time: sorting allocated an array of pairs per item.
+            var previous: String?
+            for _ in 0..<dictionary.count {
+                var next: Dictionary<String, PropertyListValue>.Index?
+                for index in dictionary.indices {
+                    let key = dictionary[index].key
+                    if let previous, key <= previous { continue }
+                    if let best = next, dictionary[best].key <= key { continue }
+                    next = index
+                }
+                guard let next else { break }
+                let (key, value) = dictionary[next]
+                self.key(key)
+                try write(value)
+                previous = key
+            }
+        } else {
+            for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+                self.key(key)
+                try write(value)
+            }
         }
         endObject()
     }
@@ -405,7 +452,9 @@ extension ShortcutItemsJSONText {
     /// `lineEnd`: a newline after the document (a file's last line), written before the texts
     /// are kept, so adding it after would not copy the whole text.
     public func jsonText(pretty: Bool, itemTexts: inout ShortcutItemTexts, lineEnd: Bool = false) throws(JSONTextError) -> [UInt8] {
-        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * itemCountHint, reusing: itemTexts)
+        // Room for the previous document's size too: growing a state file's buffer copied it all again.
+        let capacity = max(256 + 300 * itemCountHint, itemTexts.text.count + itemTexts.text.count / 8)
+        var writer = JSONTextWriter(pretty: pretty, capacity: capacity, reusing: itemTexts)
         try write(into: &writer)
         if lineEnd { writer.endLine() }
         itemTexts = writer.finishRemembering()

@@ -257,4 +257,21 @@ final class JSONTextTests: XCTestCase {
         XCTAssertThrowsError(try listing.jsonText(pretty: false))
         XCTAssertThrowsError(try encoderText(listing, pretty: false))
     }
+
+    /// Object keys come out sorted whatever the dictionary's size (two, a few, many: each size
+    /// has its own way of ordering them) and whatever their order of insertion.
+    func testDictionaryKeysAreWrittenSorted() throws {
+        let names = ["b", "a", "contactIdentifier", "appVersion", "Z", "é", "aa", "a0", "\u{1F600}", "m", "k", "q"]
+        for count in [0, 1, 2, 3, 8, 9, names.count] {
+            for rotation in 0..<max(1, count) {
+                let keys = Array((names[rotation...] + names[..<rotation]).prefix(count))
+                var dictionary: [String: PropertyListValue] = [:]
+                for key in keys { dictionary[key] = .string("v" + key) }
+                var writer = JSONTextWriter(pretty: false)
+                try writer.write(dictionary)
+                let expected = "{" + keys.sorted().map { "\"\($0)\":\"v\($0)\"" }.joined(separator: ",") + "}"
+                XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), expected, "\(count) keys")
+            }
+        }
+    }
 }
