@@ -184,15 +184,16 @@ public struct JSONTextWriter {
     private mutating func newline() {
         // One copy from a ready line start: appending a repeated space went the slow generic way.
         let length = 1 + 2 * empty.count
-        if length <= Self.indentedNewline.count {
-            Self.indentedNewline.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<length])) }
+        if length <= Self.indentedNewline.utf8CodeUnitCount {
+            bytes.append(contentsOf: UnsafeBufferPointer(start: Self.indentedNewline.utf8Start, count: length))
         } else {
             bytes.append(UInt8(ascii: "\n"))
             bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: length - 1))
         }
     }
 
-    private static let indentedNewline: [UInt8] = [UInt8(ascii: "\n")] + Array(repeating: UInt8(ascii: " "), count: 64)
+    /// A static string, not an array: reading a static array retained and released it each time.
+    private static let indentedNewline: StaticString = "\n                                                                "
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 }
