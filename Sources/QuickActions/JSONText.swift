@@ -38,10 +38,29 @@ public struct JSONTextWriter {
     /// A writer that remembers where each `ShortcutItem` and listing row it writes lies, and
     /// copies one's text from `previous` (the texts of the document written before) when that
     /// document had the same at the same place in its order; `finishRemembering()` returns the texts.
-    public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts) {
+    public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts, ahead: ShortcutItemTexts = ShortcutItemTexts()) {
         self.init(pretty: pretty, capacity: capacity)
         recorder = ItemTextRecorder(previous: previous.pretty == pretty ? previous : ShortcutItemTexts(), pretty: pretty)
+        recorder.ahead = ahead.pretty == pretty ? ahead : ShortcutItemTexts()
         remembering = true
+    }
+
+    /// The texts of `items`, each written as a document writes it at `depth` (the depth of
+    /// the array holding it), for a writer that is given them as `ahead`: a large set of new
+    /// items is encoded in parts at once, on several threads, and then copied in order.
+    public static func itemTexts(_ items: ArraySlice<ShortcutItem>, pretty: Bool, depth: Int) throws(JSONTextError) -> ShortcutItemTexts {
+        var writer = JSONTextWriter(pretty: pretty, capacity: 320 * items.count)
+        writer.empty = Array(repeating: false, count: depth)
+        var texts = ShortcutItemTexts()
+        texts.pretty = pretty
+        texts.items.reserve(items.count)
+        for item in items {
+            let start = writer.bytes.count
+            try writer.writeEncoding(item)
+            texts.items.record(item, at: .init(start: start, end: writer.bytes.count, depth: depth))
+        }
+        texts.text = writer.bytes
+        return texts
     }
 
     /// The finished document's item texts, for the next document's writer.
@@ -282,6 +301,9 @@ extension JSONTextWriter {
         let start = bytes.count
         if let index = recorder.previous.items.take(item, depth: depth, cursor: &recorder.itemCursor) {
             copyPrevious(recorder.previous.items.places[index])
+        } else if let index = recorder.ahead.items.take(item, depth: depth, cursor: &recorder.aheadCursor) {
+            let place = recorder.ahead.items.places[index]
+            recorder.ahead.text.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[place.start..<place.end])) }
         } else {
             try writeEncoding(item)
         }
@@ -413,6 +435,35 @@ public struct ShortcutItemTexts: Sendable {
     public var count: Int { items.count }
     /// How many items and rows were copied from the document before rather than written.
     public internal(set) var copiedCount = 0
+
+    /// Joins texts of consecutive runs of items (each from `JSONTextWriter.itemTexts`) into one.
+    public static func joined(_ parts: [ShortcutItemTexts]) -> ShortcutItemTexts {
+        var joined = ShortcutItemTexts()
+        joined.pretty = parts.first?.pretty ?? false
+        joined.items.reserve(parts.reduce(0) { $0 + $1.items.count })
+        joined.text.reserveCapacity(parts.reduce(0) { $0 + $1.text.count })
+        for part in parts {
+            let offset = joined.text.count
+            joined.text += part.text
+            for (element, place) in zip(part.items.elements, part.items.places) {
+                joined.items.record(element, at: .init(start: place.start + offset, end: place.end + offset, depth: place.depth))
+            }
+        }
+        return joined
+    }
+
+    /// Whether few of `items` are at their place among this document's items (sampled at up
+    /// to 16 places): most of them must then be encoded anew rather than copied.
+    public func sharesFewItems(with items: [ShortcutItem]) -> Bool {
+        guard !items.isEmpty else { return false }
+        let samples = min(16, items.count)
+        var shared = 0
+        for sample in 0..<samples {
+            let index = sample * items.count / samples
+            if index < self.items.count && self.items.elements[index] == items[index] { shared += 1 }
+        }
+        return shared * 2 < samples
+    }
 }
 
 /// A writer's record of what it wrote and its place in the previous document. Kept in the
@@ -422,6 +473,9 @@ public struct ShortcutItemTexts: Sendable {
 struct ItemTextRecorder {
     var previous = ShortcutItemTexts()
     var itemCursor = 0
+    /// Items encoded beforehand (`JSONTextWriter.itemTexts`), in the order they come.
+    var ahead = ShortcutItemTexts()
+    var aheadCursor = 0
     var rowCursor = 0
     var current = ShortcutItemTexts()
 
@@ -452,10 +506,12 @@ extension ShortcutItemsJSONText {
     /// texts of the document written before), which it replaces with this document's.
     /// `lineEnd`: a newline after the document (a file's last line), written before the texts
     /// are kept, so adding it after would not copy the whole text.
-    public func jsonText(pretty: Bool, itemTexts: inout ShortcutItemTexts, lineEnd: Bool = false) throws(JSONTextError) -> [UInt8] {
+    public func jsonText(
+        pretty: Bool, itemTexts: inout ShortcutItemTexts, ahead: ShortcutItemTexts = ShortcutItemTexts(), lineEnd: Bool = false
+    ) throws(JSONTextError) -> [UInt8] {
         // Room for the previous document's size too: growing a state file's buffer copied it all again.
         let capacity = max(256 + 300 * itemCountHint, itemTexts.text.count + itemTexts.text.count / 8)
-        var writer = JSONTextWriter(pretty: pretty, capacity: capacity, reusing: itemTexts)
+        var writer = JSONTextWriter(pretty: pretty, capacity: capacity, reusing: itemTexts, ahead: ahead)
         try write(into: &writer)
         if lineEnd { writer.endLine() }
         itemTexts = writer.finishRemembering()

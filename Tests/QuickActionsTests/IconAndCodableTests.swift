@@ -202,6 +202,40 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
+    /// Items encoded beforehand in parts (as the state writer does on two threads when the app's
+    /// version changed every item) give the very text of one encoding, and leave the same texts
+    /// for the next document, whichever items the parts hold and whatever the previous document.
+    func testItemsEncodedAheadInPartsGiveTheFreshTextByteForByte() throws {
+        func favorites(version: String) -> [ShortcutItem] {
+            (0..<300).map { ShortcutItem(type: "FavoriteAction", title: $0 == 7 ? awkward : "Person \($0)", subtitle: "p\($0)@example.org",
+                                          icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("p\($0)"), "appVersion": .string(version)]) }
+        }
+        let versions = [favorites(version: "1"), favorites(version: "2"), favorites(version: "1")]
+        for pretty in [false, true] {
+            var texts = ShortcutItemTexts()
+            for (generation, dynamicItems) in versions.enumerated() {
+                let persisted = PersistedState(QuickActionsState(staticItems: [], dynamicItems: dynamicItems, generation: UInt64(generation),
+                                                                 appVersion: "1", pendingLaunchItem: dynamicItems[3]))
+                XCTAssertTrue(texts.sharesFewItems(with: dynamicItems))
+                let half = dynamicItems.count / 3
+                let ahead = ShortcutItemTexts.joined([
+                    try JSONTextWriter.itemTexts(dynamicItems[..<half], pretty: pretty, depth: 2),
+                    try JSONTextWriter.itemTexts(dynamicItems[half...], pretty: pretty, depth: 2),
+                ])
+                var fresh = ShortcutItemTexts()
+                let expected = try persisted.jsonText(pretty: pretty, itemTexts: &fresh)
+                XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &texts, ahead: ahead), expected, "state \(generation), pretty \(pretty)")
+                XCTAssertEqual(texts.count, fresh.count)
+                XCTAssertFalse(texts.sharesFewItems(with: dynamicItems), "the texts left are this document's")
+            }
+            // Texts of the other layout are not copied.
+            let persisted = PersistedState(QuickActionsState(staticItems: [], dynamicItems: versions[0], generation: 9, appVersion: "1"))
+            var none = ShortcutItemTexts()
+            let ahead = try JSONTextWriter.itemTexts(versions[0][...], pretty: !pretty, depth: 2)
+            XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &none, ahead: ahead), try persisted.jsonText(pretty: pretty))
+        }
+    }
+
     func testIntegersAreWrittenAsSwiftPrintsThem() {
         let values: [Int64] = [0, 7, 9, 10, 99, 100, -1, -10, 1_000_000_007, .max, .min, .min + 1]
         for value in values {
