@@ -236,6 +236,30 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
+    /// Strings read eight bytes at a time: a character to escape at any place of a long string
+    /// (and beside non-ASCII text) is escaped, and the text reads back as the string.
+    func testEveryCharacterThatNeedsAnEscapeIsEscapedWhereverItIs() throws {
+        let specials = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "\t"]
+        for special in specials {
+            for place in 0...20 {
+                for base in ["abcdefghijklmnopqrst", "é€😀abcdefghijklmnopq", " !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~\u{7F}"] {
+                    var text = base
+                    text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: min(place, text.count)))
+                    var writer = JSONTextWriter(pretty: false)
+                    writer.string(text)
+                    let written = String(decoding: writer.bytes, as: UTF8.self)
+                    XCTAssertEqual(try JSONDecoder().decode(String.self, from: Data(writer.bytes)), text, written)
+                    XCTAssertFalse(written.dropFirst().dropLast().unicodeScalars.contains { $0.value < 0x20 }, written)
+                }
+            }
+        }
+        for byte in UInt8(0)...UInt8(0x7F) {
+            let word = UInt64(byte) << 40 | 0x6161_6161_6161_6161 & ~(0xFF << 40)
+            XCTAssertEqual(JSONTextWriter.needsEscape(word), byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\"), "byte \(byte)")
+        }
+        XCTAssertFalse(JSONTextWriter.needsEscape(0xC3A9_E282_AC80_FFFE))
+    }
+
     func testIntegersAreWrittenAsSwiftPrintsThem() {
         let values: [Int64] = [0, 7, 9, 10, 99, 100, -1, -10, 1_000_000_007, .max, .min, .min + 1]
         for value in values {
