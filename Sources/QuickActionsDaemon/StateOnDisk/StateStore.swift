@@ -259,14 +259,16 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     }
 
     /// When most of a large set of items is new (the app's version changed, say), their texts
-    /// encoded in two halves at once, one on a reader thread (`ParallelWork`): the encoding was
+    /// encoded in two halves at once, one on an idle reader thread (`ParallelWork`; with none
+    /// idle, one after the other here): the encoding was
     /// the larger part of such a save, the write itself the smaller. Otherwise (or should a
     /// half fail, which the whole encoding then reports) none.
     private func itemsEncodedAhead(_ items: [ShortcutItem]) -> ShortcutItemTexts {
         guard items.count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: items) else { return ShortcutItemTexts() }
         let halves = [items[..<(items.count / 2)], items[(items.count / 2)...]]
         let parts = NIOLockedValueBox<[ShortcutItemTexts?]>([nil, nil])
-        ParallelWork.run(workers: 2) { worker in
+        // An idle reader only: one busy with a scan would hold the state file back.
+        ParallelWork.runOnIdleReaders(workers: 2) { worker in
             // Depth 2: the items of the state object's `dynamicItems` array.
             let texts = try? JSONTextWriter.itemTexts(halves[worker], pretty: true, depth: 2)
             parts.withLockedValue { $0[worker] = texts }
