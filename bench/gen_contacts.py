@@ -13,6 +13,13 @@ the same bytes.
 in 15 bytes: contact i is the file cI/UUID.vcf with that 36-character UUID as its UID
 (derived from i), the name "Person NNNNNNN Given Family" and the email
 "given.family.i@example-company.org" (the same favorites; name order is still number order).
+
+--book writes the shape of an address book's export, the benchmark's headline workload:
+vCard 3.0 with CRLF, about 200 bytes a card (UID, FN, N, EMAIL, TEL), the favorites starred
+the way address books export a star (CATEGORIES:starred). Contact i is the file cI/UUID.vcf
+with that UUID as its UID; its name is one of a few thousand realistic given/family pairs
+(repeated, as names are in real books), except contact 0, "Aaron Aaberg", whose name no
+other contact has and which sorts first.
 """
 import argparse, os, uuid
 
@@ -20,11 +27,51 @@ GIVEN = ["Alexandra", "Benedikt", "Charlotte", "Dominique", "Evangeline", "Fried
 FAMILY = ["Abernathy-Smith", "Bergström", "Castellanos", "Dimitriou", "Eichenwald", "Fitzgerald", "Gonçalves"]
 
 
+BOOK_GIVEN = ["Emma", "Liam", "Olivia", "Noah", "Sophia", "Lucas", "Mia", "Elias", "Charlotte", "Jonas",
+              "Amelia", "Felix", "Hannah", "Leon", "Isabella", "Paul", "Clara", "Mateo", "Lena", "Henry",
+              "Marie", "Oscar", "Zoe", "Daniel", "Julia", "Samuel", "Laura", "David", "Sarah", "Thomas",
+              "Anna", "Michael", "Emily", "James", "Grace", "Benjamin", "Chloe", "William", "Nora", "Jakob",
+              "Ingrid", "Mohammed", "Fatima", "Pierre", "Camille", "Giulia", "Marco", "Sofía", "Javier", "Yuki"]
+BOOK_FAMILY = ["Smith", "Müller", "Johnson", "Schmidt", "Williams", "Schneider", "Brown", "Fischer", "Garcia",
+               "Weber", "Martin", "Meyer", "Rossi", "Wagner", "Dubois", "Becker", "Novak", "Hoffmann", "Kowalski",
+               "Schulz", "Jensen", "Koch", "Nielsen", "Richter", "Silva", "Klein", "Santos", "Wolf", "Ferreira",
+               "Schröder", "Andersson", "Neumann", "Moreau", "Schwarz", "Lefebvre", "Zimmermann", "Bianchi",
+               "Braun", "Tanaka", "Hofmann", "O'Brien", "Hartmann", "Murphy", "Lange", "Kim", "Schmitt", "Nguyen",
+               "Werner", "Petrov", "Krause", "Lindqvist", "Meier", "Van der Berg", "Lehmann", "Costa", "Walker"]
+BOOK_DOMAINS = ["gmail.com", "outlook.com", "example.org", "posteo.de", "mailbox.org", "web.de", "yahoo.com", "fastmail.com"]
+BOOK_FIRST = ("Aaron", "Aaberg")  # contact 0 only: a name that sorts first and no other contact has
+
+
 def uid_of(number, long=False):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"qactd-bench:{number}")) if long else f"p{number}"
 
 
-def card(number, favorite, name=None, long=False):
+def ascii_folded(text):
+    return (text.lower().replace("ü", "ue").replace("ö", "oe").replace("í", "i").replace("'", "")
+            .replace(" ", ""))
+
+
+def book_name(number):
+    if number == 0:
+        return BOOK_FIRST
+    return BOOK_GIVEN[number % len(BOOK_GIVEN)], BOOK_FAMILY[(number // len(BOOK_GIVEN)) % len(BOOK_FAMILY)]
+
+
+def book_card(number, favorite, name=None):
+    given, family = book_name(number)
+    domain = BOOK_DOMAINS[number % len(BOOK_DOMAINS)]
+    lines = ["BEGIN:VCARD", "VERSION:3.0", f"UID:{uid_of(number, True)}", f"FN:{name or given + ' ' + family}",
+             f"N:{family};{given};;;", f"EMAIL;TYPE=INTERNET,HOME:{ascii_folded(given)}.{ascii_folded(family)}{number % 1000}@{domain}",
+             f"TEL;TYPE=CELL:+49 151 {number * 7919 % 10_000_000:07d}"]
+    if favorite:
+        lines.append("CATEGORIES:starred")
+    lines.append("END:VCARD")
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+def card(number, favorite, name=None, long=False, shape=None):
+    if shape == "book":
+        return book_card(number, favorite, name)
     if long:
         given, family = GIVEN[number % len(GIVEN)], FAMILY[number % len(FAMILY)]
         full_name = name or f"Person {number:07d} {given} {family}"
@@ -43,8 +90,8 @@ def is_favorite(number, contacts, favorites):
     return favorites > 0 and number % max(1, contacts // favorites) == 0 and number // max(1, contacts // favorites) < favorites
 
 
-def path_of(directory, number, collections=10, long=False):
-    return os.path.join(directory, f"c{number % collections}", f"{uid_of(number, long)}.vcf")
+def path_of(directory, number, collections=10, long=False, shape=None):
+    return os.path.join(directory, f"c{number % collections}", f"{uid_of(number, long or shape == 'book')}.vcf")
 
 
 def write_file(path, data):
@@ -55,12 +102,12 @@ def write_file(path, data):
         os.close(fd)
 
 
-def generate(directory, contacts, favorites, collections=10, long=False):
+def generate(directory, contacts, favorites, collections=10, long=False, shape=None):
     for collection in range(collections):
         os.makedirs(os.path.join(directory, f"c{collection}"), exist_ok=True)
     for number in range(contacts):
-        write_file(path_of(directory, number, collections, long),
-                   card(number, is_favorite(number, contacts, favorites), long=long))
+        write_file(path_of(directory, number, collections, long, shape),
+                   card(number, is_favorite(number, contacts, favorites), long=long, shape=shape))
 
 
 def main():
@@ -70,8 +117,10 @@ def main():
     parser.add_argument("--favorites", type=int, default=0)
     parser.add_argument("--collections", type=int, default=10)
     parser.add_argument("--long", action="store_true", help="UUID UIDs and file names, longer names and emails")
+    parser.add_argument("--book", action="store_true", help="address-book export shape: vCard 3.0, ~200 bytes, CATEGORIES:starred")
     options = parser.parse_args()
-    generate(options.directory, options.contacts, options.favorites, options.collections, options.long)
+    generate(options.directory, options.contacts, options.favorites, options.collections, options.long,
+             "book" if options.book else None)
 
 
 if __name__ == "__main__":

@@ -451,18 +451,55 @@ public enum VCardParser {
             let dot = qualifiedName.lastIndex(of: UInt8(ascii: "."))
             let name = dot.map { UnsafeBufferPointer(rebasing: qualifiedName[($0 + 1)...]) } ?? qualifiedName
             guard let kept = keptNames.first(where: { asciiEqualsIgnoringCase(name, $0) }) else { return nil }
-            guard nameEnd == nil else {
-                return try Property(parsing: Line(number: number, text: String(decoding: line, as: UTF8.self)))
+            var parameters: [(name: String, values: [String])] = []
+            if let nameEnd {
+                // Parameters (`EMAIL;TYPE=INTERNET:…`, as address books export them) read on the
+                // bytes; one with quotes goes the general way, which removes them.
+                let header = UnsafeBufferPointer(rebasing: line[(nameEnd + 1)..<colon])
+                guard !header.contains(UInt8(ascii: "\"")) else {
+                    return try Property(parsing: Line(number: number, text: String(decoding: line, as: UTF8.self)))
+                }
+                parameters = asciiParameters(header)
             }
             return Property(
                 line: number, group: dot.map { String(decoding: UnsafeBufferPointer(rebasing: qualifiedName[..<$0]), as: UTF8.self) },
-                name: kept.description, parameters: [], rawValue: String(decoding: UnsafeBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self))
+                name: kept.description, parameters: parameters,
+                rawValue: String(decoding: UnsafeBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self))
+        }
+
+        /// `parameter(_:)` of each `;`-separated segment of an ASCII header without quotes.
+        private static func asciiParameters(_ header: UnsafeBufferPointer<UInt8>) -> [(name: String, values: [String])] {
+            func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String { String(decoding: asciiTrimmed(bytes), as: UTF8.self) }
+            var parameters: [(name: String, values: [String])] = []
+            var start = header.startIndex
+            while start <= header.endIndex {
+                let end = header[start...].firstIndex(of: UInt8(ascii: ";")) ?? header.endIndex
+                let segment = UnsafeBufferPointer(rebasing: header[start..<end])
+                if let equals = segment.firstIndex(of: UInt8(ascii: "=")) {
+                    let name = asciiTrimmed(UnsafeBufferPointer(rebasing: segment[..<equals]))
+                    var values: [String] = []
+                    var valueStart = equals + 1
+                    while valueStart <= segment.endIndex {
+                        let valueEnd = segment[valueStart...].firstIndex(of: UInt8(ascii: ",")) ?? segment.endIndex
+                        values.append(text(UnsafeBufferPointer(rebasing: segment[valueStart..<valueEnd])))
+                        valueStart = valueEnd + 1
+                    }
+                    parameters.append((String(decoding: name.lazy.map(asciiUppercased), as: UTF8.self), values))
+                } else {
+                    let value = asciiTrimmed(segment)
+                    let isEncoding = bareEncodingNames.contains { asciiEqualsIgnoringCase(value, $0) }
+                    parameters.append((isEncoding ? "ENCODING" : "TYPE", [String(decoding: value, as: UTF8.self)]))
+                }
+                start = end + 1
+            }
+            return parameters
         }
 
         /// Every property `contact(from:)` reads.
         private static let keptNames: [StaticString] = ["UID", "FN", "N", "ORG", "EMAIL", "CATEGORIES", folksFavouriteName] + favoriteFlagNames
 
-        private static let bareEncodings: Set<String> = ["QUOTED-PRINTABLE", "BASE64", "B", "8BIT", "7BIT"]
+        private static let bareEncodingNames: [StaticString] = ["QUOTED-PRINTABLE", "BASE64", "B", "8BIT", "7BIT"]
+        private static let bareEncodings = Set(bareEncodingNames.map(\.description))
 
         private static func parameter(_ segment: String) -> (name: String, values: [String]) {
             // Most segments (`TYPE=OTHER`) hold no quote: nothing to filter character by character.
@@ -589,6 +626,7 @@ public enum VCardParser {
         var uid: String?
         var formattedName: String?
         var structuredName: String?
+        var pendingStructuredName: String?
         var organization: String?
         var emails: [(address: String, preference: Int?)] = []
         var favorite = false
@@ -600,7 +638,14 @@ public enum VCardParser {
             case "FN" where formattedName == nil:
                 formattedName = nonEmpty(collapsedWhitespace(unescaped(try property.decodedValue())))
             case "N" where structuredName == nil:
-                structuredName = nameFromStructuredName(try property.decodedValue())
+                // Composed only when needed: the name is FN's whenever there is one (nearly
+                // always), and composing it was a good part of parsing an address book's card.
+                if let earlier = pendingStructuredName {
+                    pendingStructuredName = nil
+                    structuredName = nameFromStructuredName(earlier)
+                    if structuredName != nil { continue }
+                }
+                pendingStructuredName = try property.decodedValue()
             case "ORG" where organization == nil:
                 let units = unescapedComponents(of: try property.decodedValue(), separatedBy: ";")
                 organization = nonEmpty(collapsedWhitespace(units[0]))
@@ -634,6 +679,7 @@ public enum VCardParser {
                 primaryEmail = email.address
             }
         }
+        if formattedName == nil, structuredName == nil { structuredName = pendingStructuredName.flatMap(nameFromStructuredName) }
         let name = formattedName ?? structuredName ?? organization ?? emails.first?.address ?? fileStem
         return Contact(
             identifier: uid ?? fallbackIdentifier,

@@ -38,10 +38,29 @@ public struct JSONTextWriter {
     /// A writer that remembers where each `ShortcutItem` and listing row it writes lies, and
     /// copies one's text from `previous` (the texts of the document written before) when that
     /// document had the same at the same place in its order; `finishRemembering()` returns the texts.
-    public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts) {
+    public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts, ahead: ShortcutItemTexts = ShortcutItemTexts()) {
         self.init(pretty: pretty, capacity: capacity)
         recorder = ItemTextRecorder(previous: previous.pretty == pretty ? previous : ShortcutItemTexts(), pretty: pretty)
+        recorder.ahead = ahead.pretty == pretty ? ahead : ShortcutItemTexts()
         remembering = true
+    }
+
+    /// The texts of `items`, each written as a document writes it at `depth` (the depth of
+    /// the array holding it), for a writer that is given them as `ahead`: a large set of new
+    /// items is encoded in parts at once, on several threads, and then copied in order.
+    public static func itemTexts(_ items: ArraySlice<ShortcutItem>, pretty: Bool, depth: Int) throws(JSONTextError) -> ShortcutItemTexts {
+        var writer = JSONTextWriter(pretty: pretty, capacity: 320 * items.count)
+        writer.empty = Array(repeating: false, count: depth)
+        var texts = ShortcutItemTexts()
+        texts.pretty = pretty
+        texts.items.reserve(items.count)
+        for item in items {
+            let start = writer.bytes.count
+            try writer.writeEncoding(item)
+            texts.items.record(item, at: .init(start: start, end: writer.bytes.count, depth: depth))
+        }
+        texts.text = writer.bytes
+        return texts
     }
 
     /// The finished document's item texts, for the next document's writer.
@@ -67,7 +86,10 @@ public struct JSONTextWriter {
     public mutating func key(_ key: String) {
         nextItem()
         string(key)
-        bytes.append(contentsOf: pretty ? Self.prettyColon : Self.colon)
+        // Byte by byte: appending a static array retained and released it every time.
+        if pretty { bytes.append(UInt8(ascii: " ")) }
+        bytes.append(UInt8(ascii: ":"))
+        if pretty { bytes.append(UInt8(ascii: " ")) }
     }
 
     /// Starts the next element of the open array; its value follows.
@@ -90,19 +112,51 @@ public struct JSONTextWriter {
 
     public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Runs of bytes that need no escape are copied whole: titles and identifiers are most
-        // of a listing's (and the state file's) bytes, and an append per byte is slow.
-        var text = text
-        text.withUTF8 { utf8 in
-            var unescaped = 0
-            for index in utf8.indices where utf8[index] < 0x20 || utf8[index] == UInt8(ascii: "\"") || utf8[index] == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped..<index]))
-                appendEscaped(utf8[index])
-                unescaped = index + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped...]))
+        // A native string's bytes are read where they lie; only another kind is copied first
+        // (a copy to call `withUTF8` on retained and released every string written).
+        if text.utf8.withContiguousStorageIfAvailable({ appendEscaping($0) }) == nil {
+            var text = text
+            text.withUTF8 { appendEscaping($0) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Runs of bytes that need no escape are copied whole: titles and identifiers are most
+    /// of a listing's (and the state file's) bytes, and an append per byte is slow.
+    private mutating func appendEscaping(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var unescaped = 0
+        var index = 0
+        let raw = UnsafeRawBufferPointer(utf8)
+        while index < utf8.count {
+            // Eight bytes at a time while none of them needs an escape: the test byte by byte was
+            // most of writing a title, an email or an identifier.
+            if index + 8 <= utf8.count, !Self.needsEscape(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index += 8
+                continue
+            }
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped..<index]))
+                appendEscaped(byte)
+                unescaped = index + 1
+            }
+            index += 1
+        }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped...]))
+    }
+
+    /// Whether any of the eight bytes of `word` is a control byte, a quote or a backslash (the
+    /// bytes JSON escapes). A byte below 0x20 borrows into its top bit when 0x20 is taken from
+    /// it, as a byte equal to the quote or the backslash does once XORed with it and less one;
+    /// `& ~word` leaves out bytes that had their top bit set (UTF-8 beyond ASCII). A borrow only
+    /// runs on from a byte that matched, so the answer is exact.
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let tops: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let control = (word &- ones &* 0x20) & ~word
+        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & tops != 0
     }
 
     private mutating func appendEscaped(_ byte: UInt8) {
@@ -139,7 +193,11 @@ public struct JSONTextWriter {
     }
 
     public mutating func bool(_ value: Bool) {
-        bytes.append(contentsOf: value ? Self.trueText : Self.falseText)
+        if value {
+            bytes.append(contentsOf: "true".utf8)
+        } else {
+            bytes.append(contentsOf: "false".utf8)
+        }
     }
 
     public mutating func real(_ value: Double) throws(JSONTextError) {
@@ -169,14 +227,19 @@ public struct JSONTextWriter {
     }
 
     private mutating func newline() {
-        bytes.append(UInt8(ascii: "\n"))
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * empty.count))
+        // One copy from a ready line start: appending a repeated space went the slow generic way.
+        let length = 1 + 2 * empty.count
+        if length <= Self.indentedNewline.utf8CodeUnitCount {
+            bytes.append(contentsOf: UnsafeBufferPointer(start: Self.indentedNewline.utf8Start, count: length))
+        } else {
+            bytes.append(UInt8(ascii: "\n"))
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: length - 1))
+        }
     }
 
-    private static let colon = Array(":".utf8)
-    private static let prettyColon = Array(" : ".utf8)
-    private static let trueText = Array("true".utf8)
-    private static let falseText = Array("false".utf8)
+    /// A static string, not an array: reading a static array retained and released it each time.
+    private static let indentedNewline: StaticString = "\n                                                                "
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
@@ -205,9 +268,39 @@ extension JSONTextWriter {
 
     public mutating func write(_ dictionary: [String: PropertyListValue]) throws(JSONTextError) {
         beginObject()
-        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-            self.key(key)
-            try write(value)
+        if dictionary.count == 2 {
+            // A dynamic item's `userInfo`: two entries, read once each.
+            var entries = dictionary.makeIterator()
+            if let first = entries.next(), let second = entries.next() {
+                let (low, high) = first.key < second.key ? (first, second) : (second, first)
+                key(low.key)
+                try write(low.value)
+                key(high.key)
+                try write(high.value)
+            }
+        } else if dictionary.count <= 8 {
+            // A dynamic item's few `userInfo` keys in sorted order by picking the next smallest
+            // each time: sorting allocated an array of pairs per item.
+            var previous: String?
+            for _ in 0..<dictionary.count {
+                var next: Dictionary<String, PropertyListValue>.Index?
+                for index in dictionary.indices {
+                    let key = dictionary[index].key
+                    if let previous, key <= previous { continue }
+                    if let best = next, dictionary[best].key <= key { continue }
+                    next = index
+                }
+                guard let next else { break }
+                let (key, value) = dictionary[next]
+                self.key(key)
+                try write(value)
+                previous = key
+            }
+        } else {
+            for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+                self.key(key)
+                try write(value)
+            }
         }
         endObject()
     }
@@ -234,6 +327,9 @@ extension JSONTextWriter {
         let start = bytes.count
         if let index = recorder.previous.items.take(item, depth: depth, cursor: &recorder.itemCursor) {
             copyPrevious(recorder.previous.items.places[index])
+        } else if let index = recorder.ahead.items.take(item, depth: depth, cursor: &recorder.aheadCursor) {
+            let place = recorder.ahead.items.places[index]
+            recorder.ahead.text.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[place.start..<place.end])) }
         } else {
             try writeEncoding(item)
         }
@@ -365,6 +461,35 @@ public struct ShortcutItemTexts: Sendable {
     public var count: Int { items.count }
     /// How many items and rows were copied from the document before rather than written.
     public internal(set) var copiedCount = 0
+
+    /// Joins texts of consecutive runs of items (each from `JSONTextWriter.itemTexts`) into one.
+    public static func joined(_ parts: [ShortcutItemTexts]) -> ShortcutItemTexts {
+        var joined = ShortcutItemTexts()
+        joined.pretty = parts.first?.pretty ?? false
+        joined.items.reserve(parts.reduce(0) { $0 + $1.items.count })
+        joined.text.reserveCapacity(parts.reduce(0) { $0 + $1.text.count })
+        for part in parts {
+            let offset = joined.text.count
+            joined.text += part.text
+            for (element, place) in zip(part.items.elements, part.items.places) {
+                joined.items.record(element, at: .init(start: place.start + offset, end: place.end + offset, depth: place.depth))
+            }
+        }
+        return joined
+    }
+
+    /// Whether few of `items` are at their place among this document's items (sampled at up
+    /// to 16 places): most of them must then be encoded anew rather than copied.
+    public func sharesFewItems(with items: [ShortcutItem]) -> Bool {
+        guard !items.isEmpty else { return false }
+        let samples = min(16, items.count)
+        var shared = 0
+        for sample in 0..<samples {
+            let index = sample * items.count / samples
+            if index < self.items.count && self.items.elements[index] == items[index] { shared += 1 }
+        }
+        return shared * 2 < samples
+    }
 }
 
 /// A writer's record of what it wrote and its place in the previous document. Kept in the
@@ -374,6 +499,9 @@ public struct ShortcutItemTexts: Sendable {
 struct ItemTextRecorder {
     var previous = ShortcutItemTexts()
     var itemCursor = 0
+    /// Items encoded beforehand (`JSONTextWriter.itemTexts`), in the order they come.
+    var ahead = ShortcutItemTexts()
+    var aheadCursor = 0
     var rowCursor = 0
     var current = ShortcutItemTexts()
 
@@ -404,8 +532,12 @@ extension ShortcutItemsJSONText {
     /// texts of the document written before), which it replaces with this document's.
     /// `lineEnd`: a newline after the document (a file's last line), written before the texts
     /// are kept, so adding it after would not copy the whole text.
-    public func jsonText(pretty: Bool, itemTexts: inout ShortcutItemTexts, lineEnd: Bool = false) throws(JSONTextError) -> [UInt8] {
-        var writer = JSONTextWriter(pretty: pretty, capacity: 256 + 300 * itemCountHint, reusing: itemTexts)
+    public func jsonText(
+        pretty: Bool, itemTexts: inout ShortcutItemTexts, ahead: ShortcutItemTexts = ShortcutItemTexts(), lineEnd: Bool = false
+    ) throws(JSONTextError) -> [UInt8] {
+        // Room for the previous document's size too: growing a state file's buffer copied it all again.
+        let capacity = max(256 + 300 * itemCountHint, itemTexts.text.count + itemTexts.text.count / 8)
+        var writer = JSONTextWriter(pretty: pretty, capacity: capacity, reusing: itemTexts, ahead: ahead)
         try write(into: &writer)
         if lineEnd { writer.endLine() }
         itemTexts = writer.finishRemembering()

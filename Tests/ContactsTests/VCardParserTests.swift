@@ -262,6 +262,26 @@ final class VCardParserTests: XCTestCase {
         XCTAssertEqual(try parseOne("BEGIN:VCARD\nFN:   \nN:Doe;Jane;;;\nEND:VCARD\n").name, "Jane Doe")
     }
 
+    func testSecondStructuredNameCountsOnlyWhenTheFirstIsBlank() throws {
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:;;;;\nN:Doe;Jane;;;\nEND:VCARD\n").name, "Jane Doe")
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:Doe;Jane;;;\nN:Roe;Rick;;;\nEND:VCARD\n").name, "Jane Doe")
+        // A second N after a usable first one is not even decoded, as before.
+        XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:Doe;Jane;;;\nN;ENCODING=QUOTED-PRINTABLE:=ZZ\nEND:VCARD\n").name, "Jane Doe")
+        // A malformed N is an error even when FN names the contact, as before.
+        XCTAssertEqual(parseError("BEGIN:VCARD\nN;ENCODING=QUOTED-PRINTABLE:=ZZ\nFN:A\nEND:VCARD\n"),
+                       .badQuotedPrintable(line: 2, property: "N"))
+    }
+
+    func testAddressBookExportParameters() throws {
+        let contact = try parseOne("BEGIN:VCARD\r\nVERSION:3.0\r\nUID:u\r\nFN:Liam Smith\r\nN:Smith;Liam;;;\r\n"
+            + "EMAIL;TYPE=INTERNET,HOME:home@x.org\r\nEMAIL;TYPE=INTERNET;TYPE=PREF:pref@x.org\r\n"
+            + "TEL;TYPE=CELL:+49 151 1\r\nCATEGORIES:starred\r\nEND:VCARD\r\n")
+        XCTAssertEqual(contact.name, "Liam Smith")
+        XCTAssertEqual(contact.email, "pref@x.org")
+        XCTAssertEqual(contact.emails, ["home@x.org", "pref@x.org"])
+        XCTAssertTrue(contact.favorite)
+    }
+
     func testNameFallsBackToOrganization() throws {
         XCTAssertEqual(try parseOne("BEGIN:VCARD\nN:;;;;\nORG:Acme\\, Inc.;Sales\nEND:VCARD\n").name, "Acme, Inc.")
     }
@@ -431,6 +451,17 @@ final class VCardParserTests: XCTestCase {
         "BEGIN:VCARD\nX-FAVORITE: Yes \nX-DAVDROID-STARRED:1\nx-starred:TRUE\nEND:VCARD\n",
         "BEGIN:VCARD\nORG:Acme\\; Inc;Unit\nN:;;;;\nEND:VCARD\n",
         "BEGIN:VCARD\r\rFN:A\r\n\nEND:VCARD",
+        // Parameters read on the bytes of an ASCII line, every way the general path reads them.
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Liam Smith\r\nN:Smith;Liam;;;\r\nEMAIL;TYPE=INTERNET,HOME:liam@x.org\r\nCATEGORIES:starred\r\nEND:VCARD\r\n",
+        "BEGIN:VCARD\nEMAIL; type = work , pref ;X-A=:a@x.org\nEMAIL;;:b@x.org\nEMAIL;TYPE=a,,b,:c@x.org\nEND:VCARD\n",
+        "BEGIN:VCARD\nEMAIL;quoted-printable;CHARSET=utf-8:a=40x.org\nEMAIL;Base64;7bit:d@x.org\nEND:VCARD\n",
+        "BEGIN:VCARD\nitem1.EMAIL;PREF=2;pref=1:e@x.org\nfn;language=en:F\nEND:VCARD\n",
+        // The structured name, composed only when there is no FN, with its errors where they were.
+        "BEGIN:VCARD\nN:;;;;\nN:Doe;Jane;;;\nEND:VCARD\n",
+        "BEGIN:VCARD\nN:Doe;Jane;;;\nN;ENCODING=QUOTED-PRINTABLE:=ZZ\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nN:;;;;\nN;ENCODING=QUOTED-PRINTABLE:=ZZ\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nN;ENCODING=QUOTED-PRINTABLE:=ZZ\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\nN:Doe;Jane;;;\nN:Roe;Rick;;;\nEND:VCARD\n",
         "\r\n\r\n",
         "",
         "BEGIN:VCARD\nFN\u{0301}:A\nEND:VCARD\n",

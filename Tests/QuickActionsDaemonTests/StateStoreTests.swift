@@ -1,4 +1,5 @@
 import Foundation
+import QuickActions
 import SystemCalls
 import TestSupport
 import QuickActionsProtocol
@@ -98,6 +99,24 @@ final class StateStoreTests: XCTestCase {
 
         let text = try String(contentsOfFile: store.paths.stateFile, encoding: .utf8)
         XCTAssertTrue(text.contains("\"formatVersion\" : 1"), "JSON is written with sorted, readable keys")
+    }
+
+    /// A large set whose every item changed (a new app version) is encoded in two halves on two
+    /// threads: the file is still byte for byte one encoding of the state, and reads back as it.
+    func testEveryItemChangedInALargeSetIsSavedAsOneEncodingWouldWriteIt() throws {
+        var store = StateStore<PersistedState>(paths: StatePaths(directory: root + "/state/large"))
+        for (generation, version) in ["1", "2", "1"].enumerated() {
+            let items = (0..<(StateStore<PersistedState>.itemsEncodedInParts + 45)).map {
+                ShortcutItem(type: "FavoriteAction", title: "Person \($0)", subtitle: "p\($0)@example.org", icon: .symbol("star.fill"),
+                             userInfo: ["contactIdentifier": .string("p\($0)"), "appVersion": .string(version)])
+            }
+            let state = PersistedState(QuickActionsState(staticItems: [], dynamicItems: items, generation: UInt64(generation), appVersion: version))
+            try store.save(state)
+            let written = try XCTUnwrap(FileManager.default.contents(atPath: store.paths.stateFile))
+            XCTAssertEqual(Array(written), try state.jsonText(pretty: true) + [UInt8(ascii: "\n")], "generation \(generation)")
+            var reopened = StateStore<PersistedState>(paths: store.paths)
+            XCTAssertEqual(try reopened.load(), .loaded(state))
+        }
     }
 
     func testCorruptFileIsMovedAsideAndTheDaemonStartsClean() throws {

@@ -202,6 +202,64 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
+    /// Items encoded beforehand in parts (as the state writer does on two threads when the app's
+    /// version changed every item) give the very text of one encoding, and leave the same texts
+    /// for the next document, whichever items the parts hold and whatever the previous document.
+    func testItemsEncodedAheadInPartsGiveTheFreshTextByteForByte() throws {
+        func favorites(version: String) -> [ShortcutItem] {
+            (0..<300).map { ShortcutItem(type: "FavoriteAction", title: $0 == 7 ? awkward : "Person \($0)", subtitle: "p\($0)@example.org",
+                                          icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("p\($0)"), "appVersion": .string(version)]) }
+        }
+        let versions = [favorites(version: "1"), favorites(version: "2"), favorites(version: "1")]
+        for pretty in [false, true] {
+            var texts = ShortcutItemTexts()
+            for (generation, dynamicItems) in versions.enumerated() {
+                let persisted = PersistedState(QuickActionsState(staticItems: [], dynamicItems: dynamicItems, generation: UInt64(generation),
+                                                                 appVersion: "1", pendingLaunchItem: dynamicItems[3]))
+                XCTAssertTrue(texts.sharesFewItems(with: dynamicItems))
+                let half = dynamicItems.count / 3
+                let ahead = ShortcutItemTexts.joined([
+                    try JSONTextWriter.itemTexts(dynamicItems[..<half], pretty: pretty, depth: 2),
+                    try JSONTextWriter.itemTexts(dynamicItems[half...], pretty: pretty, depth: 2),
+                ])
+                var fresh = ShortcutItemTexts()
+                let expected = try persisted.jsonText(pretty: pretty, itemTexts: &fresh)
+                XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &texts, ahead: ahead), expected, "state \(generation), pretty \(pretty)")
+                XCTAssertEqual(texts.count, fresh.count)
+                XCTAssertFalse(texts.sharesFewItems(with: dynamicItems), "the texts left are this document's")
+            }
+            // Texts of the other layout are not copied.
+            let persisted = PersistedState(QuickActionsState(staticItems: [], dynamicItems: versions[0], generation: 9, appVersion: "1"))
+            var none = ShortcutItemTexts()
+            let ahead = try JSONTextWriter.itemTexts(versions[0][...], pretty: !pretty, depth: 2)
+            XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &none, ahead: ahead), try persisted.jsonText(pretty: pretty))
+        }
+    }
+
+    /// Strings read eight bytes at a time: a character to escape at any place of a long string
+    /// (and beside non-ASCII text) is escaped, and the text reads back as the string.
+    func testEveryCharacterThatNeedsAnEscapeIsEscapedWhereverItIs() throws {
+        let specials = ["\"", "\\", "\n", "\u{01}", "\u{1F}", "\t"]
+        for special in specials {
+            for place in 0...20 {
+                for base in ["abcdefghijklmnopqrst", "é€😀abcdefghijklmnopq", " !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~\u{7F}"] {
+                    var text = base
+                    text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: min(place, text.count)))
+                    var writer = JSONTextWriter(pretty: false)
+                    writer.string(text)
+                    let written = String(decoding: writer.bytes, as: UTF8.self)
+                    XCTAssertEqual(try JSONDecoder().decode(String.self, from: Data(writer.bytes)), text, written)
+                    XCTAssertFalse(written.dropFirst().dropLast().unicodeScalars.contains { $0.value < 0x20 }, written)
+                }
+            }
+        }
+        for byte in UInt8(0)...UInt8(0x7F) {
+            let word = UInt64(byte) << 40 | 0x6161_6161_6161_6161 & ~(0xFF << 40)
+            XCTAssertEqual(JSONTextWriter.needsEscape(word), byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\"), "byte \(byte)")
+        }
+        XCTAssertFalse(JSONTextWriter.needsEscape(0xC3A9_E282_AC80_FFFE))
+    }
+
     func testIntegersAreWrittenAsSwiftPrintsThem() {
         let values: [Int64] = [0, 7, 9, 10, 99, 100, -1, -10, 1_000_000_007, .max, .min, .min + 1]
         for value in values {
@@ -256,5 +314,22 @@ final class JSONTextTests: XCTestCase {
         let listing = QuickActionsListing(generation: 1, launched: true, items: [ListedShortcut(item: item, source: .static, displayed: true, position: 1)])
         XCTAssertThrowsError(try listing.jsonText(pretty: false))
         XCTAssertThrowsError(try encoderText(listing, pretty: false))
+    }
+
+    /// Object keys come out sorted whatever the dictionary's size (two, a few, many: each size
+    /// has its own way of ordering them) and whatever their order of insertion.
+    func testDictionaryKeysAreWrittenSorted() throws {
+        let names = ["b", "a", "contactIdentifier", "appVersion", "Z", "é", "aa", "a0", "\u{1F600}", "m", "k", "q"]
+        for count in [0, 1, 2, 3, 8, 9, names.count] {
+            for rotation in 0..<max(1, count) {
+                let keys = Array((names[rotation...] + names[..<rotation]).prefix(count))
+                var dictionary: [String: PropertyListValue] = [:]
+                for key in keys { dictionary[key] = .string("v" + key) }
+                var writer = JSONTextWriter(pretty: false)
+                try writer.write(dictionary)
+                let expected = "{" + keys.sorted().map { "\"\($0)\":\"v\($0)\"" }.joined(separator: ",") + "}"
+                XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), expected, "\(count) keys")
+            }
+        }
     }
 }

@@ -52,6 +52,21 @@ enum ParallelWork {
     /// threads only compete.
     static let processors: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 
+    /// Calls `body(worker)` for each worker in `0..<workers`, each exactly once: on a reader
+    /// that is idle right now, or else on the calling thread, one after the other. For work
+    /// that must not wait: a reader busy with a scan could hold it for as long as the scan.
+    static func runOnIdleReaders(workers: Int, _ body: @escaping (Int) -> Void) {
+        guard workers > 1 else {
+            body(0)
+            return
+        }
+        let finished = DispatchSemaphore(value: 0)
+        let handed = readers.hand(workers: 1..<workers, UncheckedWork(body: body), finished: finished, onlyIdle: true)
+        body(0)
+        for worker in (1 + handed)..<workers { body(worker) }
+        for _ in 0..<handed { finished.wait() }
+    }
+
     private static let readers = ReaderThreads()
 }
 
@@ -76,6 +91,8 @@ private final class ReaderThreads: Sendable {
     private struct State {
         var jobs: [Job] = []
         var threads = 0
+        /// Readers waiting for a job (some of which the queued jobs will take).
+        var idle = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -84,9 +101,11 @@ private final class ReaderThreads: Sendable {
 
     /// Queues one job per worker for as many readers as run (starting missing ones) and
     /// returns how many were queued.
-    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: DispatchSemaphore) -> Int {
+    /// `onlyIdle`: only to readers idle now (none is started but the first), the first workers
+    /// of the range; the caller runs the others.
+    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: DispatchSemaphore, onlyIdle: Bool = false) -> Int {
         let needed = workers.count
-        while state.withLockedValue({ $0.threads }) < needed {
+        while state.withLockedValue({ $0.threads }) < (onlyIdle ? min(needed, 1) : needed) {
             do {
                 try startDetachedThread(named: "qactd-reader") { [self] in serve() }
                 state.withLockedValue { $0.threads += 1 }
@@ -94,9 +113,10 @@ private final class ReaderThreads: Sendable {
                 break  // fewer readers share the same chunks
             }
         }
-        let handed = min(needed, state.withLockedValue { $0.threads })
-        state.withLockedValue { state in
+        let handed = state.withLockedValue { state in
+            let handed = min(needed, onlyIdle ? max(0, state.idle - state.jobs.count) : state.threads)
             for worker in workers.prefix(handed) { state.jobs.append(Job(worker: worker, work: work, finished: finished)) }
+            return handed
         }
         for _ in 0..<handed { queued.signal() }
         return handed
@@ -104,8 +124,12 @@ private final class ReaderThreads: Sendable {
 
     private func serve() {
         while true {
+            state.withLockedValue { $0.idle += 1 }
             queued.wait()
-            guard let job = state.withLockedValue({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { continue }
+            guard let job = state.withLockedValue({ state -> Job? in
+                state.idle -= 1
+                return state.jobs.isEmpty ? nil : state.jobs.removeFirst()
+            }) else { continue }
             job.work.body(job.worker)
             job.finished.signal()
         }

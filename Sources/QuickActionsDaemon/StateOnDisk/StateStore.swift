@@ -1,4 +1,5 @@
 import Glibc
+import NIOConcurrencyHelpers
 import QuickActions
 import QuickActionsProtocol
 import SystemCalls
@@ -242,6 +243,9 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     /// payload can (the daemon's state can: one encoding, no tree of boxed values, and the
     /// text of unchanged items copied from the last state written).
     private mutating func encode(_ payload: Payload) throws -> [UInt8] {
+        if let state = payload as? PersistedState {
+            return try state.jsonText(pretty: true, itemTexts: &itemTexts, ahead: itemsEncodedAhead(state.dynamicItems), lineEnd: true)
+        }
         if let payload = payload as? any ShortcutItemsJSONText {
             return try payload.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)
         }
@@ -256,6 +260,29 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
+
+    /// When most of a large set of items is new (the app's version changed, say), their texts
+    /// encoded in two halves at once, one on an idle reader thread (`ParallelWork`; with none
+    /// idle, one after the other here): the encoding was
+    /// the larger part of such a save, the write itself the smaller. Otherwise (or should a
+    /// half fail, which the whole encoding then reports) none.
+    private func itemsEncodedAhead(_ items: [ShortcutItem]) -> ShortcutItemTexts {
+        guard items.count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: items) else { return ShortcutItemTexts() }
+        let halves = [items[..<(items.count / 2)], items[(items.count / 2)...]]
+        let parts = NIOLockedValueBox<[ShortcutItemTexts?]>([nil, nil])
+        // An idle reader only: one busy with a scan would hold the state file back.
+        ParallelWork.runOnIdleReaders(workers: 2) { worker in
+            // Depth 2: the items of the state object's `dynamicItems` array.
+            let texts = try? JSONTextWriter.itemTexts(halves[worker], pretty: true, depth: 2)
+            parts.withLockedValue { $0[worker] = texts }
+        }
+        let done = parts.withLockedValue { $0 }
+        guard let first = done[0], let second = done[1] else { return ShortcutItemTexts() }
+        return ShortcutItemTexts.joined([first, second])
+    }
+
+    /// Below this many items one thread encodes them sooner than two, counting the hand-over.
+    static var itemsEncodedInParts: Int { 256 }
 
     /// Creates the state folder (and missing parents) with mode 0700: state may name contacts.
     private func ensureDirectory() throws(StateStoreError) {
