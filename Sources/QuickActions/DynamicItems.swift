@@ -23,20 +23,31 @@ public enum DynamicItemUserInfoKey {
 public func dynamicItems(
     for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration
 ) -> [ShortcutItem] {
-    favorites.map { dynamicItem(for: $0, appVersion: appVersion, configuration: configuration) }
+    // One `userInfo` made for the whole set and copied per item with only its contact set:
+    // a dictionary literal per item allocated an array of pairs, hashed both keys and grew a
+    // new dictionary, most of deriving a thousand items anew (as every new app version does).
+    var userInfo = dynamicItemUserInfo(contactIdentifier: "", appVersion: appVersion)
+    return favorites.map { contact in
+        userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contact.identifier)
+        return dynamicItem(for: contact, userInfo: userInfo, configuration: configuration)
+    }
 }
 
 /// The dynamic item of one favorite.
 public func dynamicItem(for contact: Contact, appVersion: String, configuration: DynamicItemConfiguration) -> ShortcutItem {
-    ShortcutItem(
-        type: configuration.favoriteType,
-        title: contact.name,
-        subtitle: contact.email,
-        icon: configuration.favoriteIcon,
-        userInfo: [
-            DynamicItemUserInfoKey.contactIdentifier: .string(contact.identifier),
-            DynamicItemUserInfoKey.appVersion: .string(appVersion),
-        ])
+    dynamicItem(for: contact, userInfo: dynamicItemUserInfo(contactIdentifier: contact.identifier, appVersion: appVersion),
+                configuration: configuration)
+}
+
+private func dynamicItemUserInfo(contactIdentifier: String, appVersion: String) -> [String: PropertyListValue] {
+    [
+        DynamicItemUserInfoKey.contactIdentifier: .string(contactIdentifier),
+        DynamicItemUserInfoKey.appVersion: .string(appVersion),
+    ]
+}
+
+private func dynamicItem(for contact: Contact, userInfo: [String: PropertyListValue], configuration: DynamicItemConfiguration) -> ShortcutItem {
+    ShortcutItem(type: configuration.favoriteType, title: contact.name, subtitle: contact.email, icon: configuration.favoriteIcon, userInfo: userInfo)
 }
 
 extension ShortcutItem {
