@@ -52,16 +52,20 @@ extension DaemonCore {
     /// writer gives the current state; `writer.waitUntilWritten` tells when it is on disk.
     @discardableResult
     func persist() -> StateWriter.Ticket {
+        let persisted = PersistedState(state)
+        // Cheap when nothing changed: the arrays and dictionary share their storage.
+        let changed = persisted != lastSubmitted
+        if changed {
+            // Handed over first: the writer's thread encodes and writes while this turn tells
+            // the watchers, the launchers and systemd, rather than after (the reply to a
+            // `ResignActive` waits for the write, not for them).
+            lastSubmitted = persisted
+            submittedTicket = writer.submit(persisted)
+        }
         watchers.announce(watchedListing(), version: listingKey)
         publishToLaunchers()
         publishStatus()
-        let persisted = PersistedState(state)
-        // Cheap when nothing changed: the arrays and dictionary share their storage.
-        if persisted != lastSubmitted {
-            lastSubmitted = persisted
-            submittedTicket = writer.submit(persisted)
-            replies.statusChanged()
-        }
+        if changed { replies.statusChanged() }
         return submittedTicket
     }
 

@@ -35,6 +35,12 @@ enum EventLoopExecution {
         return outcome.withLockedValue { $0! }
     }
 
+    /// The event loop running the calling thread, nil on a thread of ours. A thread of ours
+    /// that resumes a task waiting for it resumes it on the loop it waited on: resumed from
+    /// elsewhere, the task went to whichever loop came next in turn, and from there hopped
+    /// again to its connection's loop to reply, a second thread woken per answer.
+    static var currentEventLoop: (any EventLoop)? { MultiThreadedEventLoopGroup.currentEventLoop }
+
     /// Sleeps `duration` on an event loop's timer; throws `CancellationError` when the task is cancelled.
     static func sleep(for duration: Duration) async throws {
         let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: timeAmount(duration)) {}

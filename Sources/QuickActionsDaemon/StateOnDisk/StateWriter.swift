@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import QuickActions
 import NIOConcurrencyHelpers
+import NIOCore
 import SystemCalls
 
 /// Writes the state file on a thread of its own (`qactd-state`), so the core actor never
@@ -79,11 +80,12 @@ final class StateWriter: Sendable {
     func waitUntilWritten(_ ticket: Ticket) async -> Bool {
         if shared.mailbox.withLockedValue({ $0.outcome.writtenTicket >= ticket }) { return true }
         let inline = shared.mailbox.withLockedValue { $0.inline }
+        let loop = EventLoopExecution.currentEventLoop
         let written = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let written: Bool? = shared.mailbox.withLockedValue { mailbox in
                 if mailbox.outcome.writtenTicket >= ticket { return true }
                 if mailbox.stopped { return false }
-                mailbox.waiters.append(Waiter(ticket: ticket, afterAttempt: mailbox.attempts, continuation: continuation))
+                mailbox.waiters.append(Waiter(ticket: ticket, afterAttempt: mailbox.attempts, continuation: continuation, loop: loop))
                 // A state that failed before is tried again now rather than at the end of its retry delay.
                 mailbox.attemptWanted = true
                 return nil
@@ -105,6 +107,13 @@ final class StateWriter: Sendable {
         var ticket: Ticket
         var afterAttempt: UInt64
         var continuation: CheckedContinuation<Bool, Never>
+        /// The event loop it waits on, where it is resumed (`EventLoopExecution.currentEventLoop`).
+        var loop: (any EventLoop)?
+
+        func resume(returning written: Bool) {
+            guard let loop, !loop.inEventLoop else { return continuation.resume(returning: written) }
+            loop.execute { continuation.resume(returning: written) }
+        }
     }
 
     fileprivate struct Mailbox: Sendable {
@@ -238,7 +247,7 @@ final class StateWriter: Sendable {
                 }
                 report(job: job, wrote: wrote, failure: failure, previousError: previousError)
                 onOutcome()
-                for (waiter, written) in answered { waiter.continuation.resume(returning: written) }
+                for (waiter, written) in answered { waiter.resume(returning: written) }
             }
         }
 
