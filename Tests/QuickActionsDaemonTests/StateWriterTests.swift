@@ -1,6 +1,8 @@
 import Contacts
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import QuickActions
 import QuickActionsProtocol
 import TestSupport
@@ -90,6 +92,27 @@ final class StateWriterTests: XCTestCase {
         // Unchanged: answered at once, and the file still holds the set.
         let unchanged = await core.resignActive(appVersion: "1.0")
         XCTAssertEqual(unchanged, RecomputeOutcome(changed: false, generation: 3, dynamicCount: 3, persisted: true))
+    }
+
+    func testAResignActiveWaitingOnAnEventLoopIsAnsweredOnThatLoop() async throws {
+        let core = try makeCore(writeDelay: .milliseconds(20))
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        // Resumed from the writer's thread through the executor, a task went to the next loop
+        // in turn: over a few rounds some would land elsewhere when there are several loops.
+        for round in 1...4 {
+            await addFavorite(round, to: core)
+            let (persisted, onTheLoop): (Bool, Bool) = await withCheckedContinuation { done in
+                // Started on the loop with the daemon's executor, as a connection's call is.
+                loop.execute {
+                    Task(executorPreference: EventLoopExecution.executor) {
+                        let outcome = await core.resignActive(appVersion: "1.0")
+                        done.resume(returning: (outcome.persisted, loop.inEventLoop))
+                    }
+                }
+            }
+            XCTAssertTrue(persisted, "round \(round)")
+            XCTAssertTrue(onTheLoop, "round \(round): the reply goes on from the loop the call waited on")
+        }
     }
 
     func testASlowWriteDelaysNeitherAWatchEventNorAListNorTheNextContactChange() async throws {
