@@ -103,7 +103,15 @@ public struct Daemon: Service {
         let loader = SettingsLoader(
             environment: options.environment, explicitConfigPath: options.configPath,
             systemCandidates: SettingsLoader.systemCandidates(), logger: logger, instance: options.instance)
-        let settings = try loader.load()
+        let settings: DaemonSettings
+        do {
+            settings = try loader.load()
+        } catch {
+            if case .configuration(.appFileMissing) = error {
+                DesktopEntryExporter.removeLaunchers(ofAppWithoutConfiguration: options.instance, environment: options.environment, logger: logger)
+            }
+            throw error
+        }
         let configuration = settings.configuration
         logger.info("\(options.instance.app.map { "App \"\($0.name)\": using" } ?? "Using") configuration from \(configuration.source).")
 

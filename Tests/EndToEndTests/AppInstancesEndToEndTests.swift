@@ -238,4 +238,46 @@ final class AppInstancesEndToEndTests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("App \"gamma\": No configuration file \"\(configFolder.path)/gamma.conf\""), missing.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket("gamma")))
     }
+
+    /// Removing an app's configuration takes its launchers with it: the daemon that finds no
+    /// NAME.conf removes the exported entry and the pinned launchers naming its socket (and
+    /// nothing else) before it refuses to start; with the file back, they come back, pins included.
+    func testAnAppWhoseConfigurationIsRemovedTakesItsLaunchersWithIt() throws {
+        try writeApp("delta", favorite: "Dora Delta", staticType: "DeltaAction")
+        try writeApp("beta", favorite: "Bob Beta", staticType: "BetaAction")
+        try start("delta")
+        try start("beta")
+        XCTAssertEqual(qactl(["--app", "delta", "resign-active"]).status, 0)
+        XCTAssertEqual(qactl(["--app", "beta", "resign-active"]).status, 0)
+        let pinned = qactl(["--app", "delta", "pin", "--type", "DeltaAction"])
+        XCTAssertEqual(pinned.status, 0, pinned.stderr)
+        XCTAssertEqual(qactl(["--app", "beta", "pin", "--type", "BetaAction"]).status, 0)
+        let applications = root.appendingPathComponent("data/applications").path
+        func launchers(_ app: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: applications)) ?? [])
+                .filter { $0.hasPrefix("io.qactd.\(app).") }.sorted()
+        }
+        XCTAssertTrue(waitUntil(timeout: 10) { launchers("delta").count == 2 && launchers("beta").count == 2 },
+                      "exported entry and pinned launcher of each app: \(launchers("delta")) \(launchers("beta"))")
+        let delta = launchers("delta")
+        let mine = applications + "/io.qactd.delta.notes.desktop"
+        try "[Desktop Entry]\nType=Application\nName=Mine\nExec=/bin/true\n".write(toFile: mine, atomically: true, encoding: .utf8)
+
+        daemons["delta"]?.terminate()
+        daemons["delta"]?.waitUntilExit()
+        let configuration = configFolder.appendingPathComponent("delta.conf")
+        let saved = try String(contentsOf: configuration, encoding: .utf8)
+        try FileManager.default.removeItem(at: configuration)
+        let refused = DaemonFixture.run(DaemonFixture.qactd, ["--app", "delta"], environment: environment)
+        XCTAssertEqual(refused.status, 78, refused.stderr)
+        XCTAssertEqual(launchers("delta"), ["io.qactd.delta.notes.desktop"], "only the file qactd did not write stays")
+        XCTAssertEqual(launchers("beta").count, 2, "another app's launchers stay")
+        XCTAssertEqual(qactl(["--app", "beta", "status"]).status, 0, "the other app keeps serving")
+
+        try saved.write(to: configuration, atomically: true, encoding: .utf8)
+        try start("delta")
+        XCTAssertTrue(waitUntil(timeout: 10) { launchers("delta") == (delta + ["io.qactd.delta.notes.desktop"]).sorted() },
+                      "back with the configuration: \(launchers("delta"))")
+        XCTAssertEqual((try json(qactl(["--app", "delta", "pins", "--json"])))["pins"].map { ($0 as? [Any])?.count }, 1)
+    }
 }

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Logging
 import QuickActions
+import QuickActionsProtocol
 import SystemCalls
 
 /// Keeps the per-user copy of the app's desktop entry, with one `[Desktop Action …]` per
@@ -292,8 +293,21 @@ struct DesktopEntryExporter: Sendable {
         return Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
     }
 
-    /// The files in `$XDG_DATA_HOME/applications` that a daemon on this socket wrote, except `keeping`.
-    private mutating func removeLeftovers(keeping: String?, socketPath: String, logger: Logger) {
+    /// An app whose configuration was removed takes its launchers with it: the exported entry and
+    /// the pinned ones, found by the socket they name (the app's default one), rather than leaving
+    /// icons that run a daemon which will not start. Its state, pins included, stays, so the
+    /// launchers come back with the configuration.
+    static func removeLaunchers(ofAppWithoutConfiguration instance: InstanceName, environment: [String: String], logger: Logger) {
+        let socketPath = InstancePaths.socketPath(
+            of: instance,
+            runtimeFolder: InstancePaths.runtimeFolder(xdgRuntimeDirectory: environment["XDG_RUNTIME_DIR"], userID: getuid()))
+        var exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
+        exporter.removeLeftovers(keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
+    }
+
+    /// The files in `$XDG_DATA_HOME/applications` that a daemon on this socket wrote, except `keeping`
+    /// (and except the pinned launchers, unless `includingPins`).
+    private mutating func removeLeftovers(keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
         guard let dataHome else { return }
         let folder = dataHome + "/applications"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
@@ -301,7 +315,7 @@ struct DesktopEntryExporter: Sendable {
             let path = folder + "/" + name
             // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
             guard path != keeping, let document = try? read(path), DesktopEntryExport.isGenerated(document),
-                  document.value(of: PinnedDesktopEntry.pinnedKey) == nil,
+                  includingPins || document.value(of: PinnedDesktopEntry.pinnedKey) == nil,
                   document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
             else { continue }
             remove(path, logger: logger)
