@@ -9,18 +9,34 @@ import XCTest
 final class GnomeShellEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/gnome-shell.py").path
     static let steps = ["first export", "favorite added", "favorite renamed", "favorite removed", "favorite added and renamed at once", "pinned again", "DesktopFile= emptied"]
+    static let pinnedSteps = ["pinned", "pinned contact renamed", "pinned contact removed", "pinned contact back", "unpinned"]
 
     /// After the first export, a favorite added, renamed and removed, and a reload that empties
     /// DesktopFile=, both the shell's app system and the dash icon's menu show `List`'s items
-    /// within 7 s, and the app keeps its own name and icon, and is found by its program's name.
+    /// within 7 s, and the app keeps its own name and icon, and is found by its program's name. A
+    /// pinned quick action is an app of its own in the shell and follows its contact within 7 s.
     func testTheDashFollowsEveryChangeWithinSevenSeconds() throws {
         let result = DaemonFixture.run("/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path])
         let report = try XCTUnwrap(
             (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
         if result.status == 77 { try QuicklistEndToEndTests.missing("gnome-shell.py: \(report["error"] ?? result.stdout)") }
         XCTAssertEqual(result.status, 0, "\(report)")
-        let steps = report["steps"] as? [[String: Any]] ?? []
+        let allSteps = report["steps"] as? [[String: Any]] ?? []
+        let steps = allSteps.filter { $0["pinned"] == nil }
         XCTAssertEqual(steps.map { $0["step"] as? String ?? "" }, Self.steps, "\(report)")
+        // A pinned quick action is an app of its own in the shell (a separate icon), and follows
+        // its contact: renamed, removed (kept, its description the disabled message), back, unpinned.
+        let pinned = allSteps.filter { $0["pinned"] != nil }
+        XCTAssertEqual(pinned.map { $0["step"] as? String ?? "" }, Self.pinnedSteps, "\(report)")
+        for step in pinned {
+            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 7.0, "\(step)")
+        }
+        let shellNames = pinned.map { ($0["shell"] as? [String: Any])?["name"] as? String }
+        XCTAssertEqual(shellNames, ["Aaron Quicker", "Aaron Quickest", "Aaron Quickest", "Aaron Quickest", nil], "\(pinned)")
+        let removed = pinned.first { $0["step"] as? String == "pinned contact removed" }
+        let disabledMessage = ((removed?["expected"] as? [String: Any])?["description"] as? String) ?? ""
+        XCTAssertFalse(disabledMessage.isEmpty, "\(String(describing: removed))")
+        XCTAssertEqual((removed?["shell"] as? [String: Any])?["description"] as? String, disabledMessage)
         for step in steps {
             let expected = step["expected"] as? [String]
             XCTAssertEqual(step["appSystem"] as? [String], expected, "the app system: \(step)")
@@ -51,6 +67,6 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertEqual(argv.count, 3, "the entry's Exec, nothing more: \(launch)")
         XCTAssertTrue(argv.last?.hasPrefix("--socket=") == true, "\(launch)")
         XCTAssertEqual((launch["added"] as? [String])?.count, 1, "\(launch)")
-        print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); grid \(grid)")
+        print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; steps \(allSteps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); grid \(grid)")
     }
 }

@@ -102,6 +102,15 @@ READ_JS = r"""
 """
 
 
+# What the shell holds for a pinned launcher: an app of its own, with its name and description.
+READ_APP_JS = r"""
+(() => {
+  const app = imports.gi.Shell.AppSystem.get_default().lookup_app(%(id)s);
+  return JSON.stringify(app ? {name: app.get_name(), description: app.get_description()} : null);
+})()
+"""
+
+
 class Unavailable(Exception):
     pass
 
@@ -218,6 +227,30 @@ class Session(ScratchDesktop):
                        % (uid, name, name, "favorite" if favorite else "friends"))
         os.rename(path + ".tmp", path)
 
+    def pinned_step(self, name, desktop_id, expected):
+        """Waits until the shell's app for the pinned launcher `desktop_id` is `expected`
+        ({"name", "description"}, or None for no such app), within the step's time."""
+        started = time.monotonic()
+        last = {}
+
+        def in_step():
+            last["app"] = json.loads(json.loads(self.eval(READ_APP_JS % {"id": json.dumps(desktop_id)})))
+            app = last["app"]
+            if expected is None:
+                return app is None
+            return app is not None and app.get("name") == expected["name"] and (
+                "description" not in expected or app.get("description") == expected["description"]) and (
+                "not description" not in expected or app.get("description") != expected["not description"])
+
+        try:
+            wait_for("the shell to hold %s for the pinned launcher after '%s'" % (expected, name), in_step,
+                     timeout=STEP_TIMEOUT, interval=0.25)
+        except Failure as error:
+            raise Failure("%s; it holds %s" % (error, last.get("app")))
+        finally:
+            self.steps.append({"step": name, "pinned": desktop_id, "expected": expected, "shell": last.get("app"),
+                               "seconds": round(time.monotonic() - started, 2)})
+
     def wait_listed(self, condition):
         """The app resigns active, as apps do, so the favorites become its dynamic items again,
         until `List` shows the change (the daemon sees the contacts folder change first)."""
@@ -322,6 +355,28 @@ def main():
         session.contact("zz-quick", "Aaron Quicker")
         session.wait_listed(lambda titles: "Aaron Quicker" in titles)
         session.step("favorite added and renamed at once")
+        # A pinned quick action is an app of its own in the shell, and follows its contact: renamed,
+        # removed (still there, disabled, saying why), back (enabled), unpinned (gone).
+        pin = json.loads(session.qactl("pin", "--type", "FavoriteAction", "--contact", "zz-quick", "--json"))["pin"]
+        pinned_id = os.path.basename(pin["desktopFile"])
+        session.pinned_step("pinned", pinned_id, {"name": "Aaron Quicker"})
+        session.contact("zz-quick", "Aaron Quickest")
+        wait_for("the pin to follow the rename", lambda: json.loads(session.qactl("pins", "--json"))["pins"][0]["item"]["title"] == "Aaron Quickest", timeout=10)
+        session.pinned_step("pinned contact renamed", pinned_id, {"name": "Aaron Quickest"})
+        card = session.path("contacts/personal/zz-quick.vcf")
+        with open(card) as saved:
+            text = saved.read()
+        os.unlink(card)
+        wait_for("the pin to be disabled", lambda: json.loads(session.qactl("pins", "--json"))["pins"][0]["state"] == "disabled", timeout=10)
+        message = json.loads(session.qactl("pins", "--json"))["pins"][0]["message"]
+        session.pinned_step("pinned contact removed", pinned_id, {"name": "Aaron Quickest", "description": message})
+        with open(card + ".tmp", "w") as back:
+            back.write(text)
+        os.rename(card + ".tmp", card)
+        wait_for("the pin to be enabled", lambda: json.loads(session.qactl("pins", "--json"))["pins"][0]["state"] == "enabled", timeout=10)
+        session.pinned_step("pinned contact back", pinned_id, {"name": "Aaron Quickest", "not description": message})
+        session.qactl("unpin", pin["identifier"])
+        session.pinned_step("unpinned", pinned_id, None)
         if not arguments.no_grid:
             report["grid"] = session.measure_grid()
             session.pin([DESKTOP_ID])
