@@ -614,10 +614,10 @@ public enum VCardParser {
 
     // MARK: - Contact
 
-    private static let favoriteFlagNames: [StaticString] = ["X-FAVORITE", "X-STARRED", "X-DAVDROID-STARRED"]
+    static let favoriteFlagNames: [StaticString] = ["X-FAVORITE", "X-STARRED", "X-DAVDROID-STARRED"]
     private static let favoriteFlagProperties = Set(favoriteFlagNames.map(\.description))
     /// Honored only with `ContactParsingOptions.folksFavourite` (Evolution address books).
-    private static let folksFavouriteName: StaticString = "X-FOLKS-FAVOURITE"
+    static let folksFavouriteName: StaticString = "X-FOLKS-FAVOURITE"
     private static let trueWords: Set<String> = ["1", "true", "yes"]
 
     static func contact(

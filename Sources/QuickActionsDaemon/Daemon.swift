@@ -156,11 +156,13 @@ public struct Daemon: Service {
             let initial = watcher.attach()
             await core.applyWatcherUpdate(initial)
         }
-        // Evolution's address books, read once before READY=1 like the folder (nothing, and no
-        // descriptor, with `Evolution=none`).
+        // Evolution's address books, read before READY=1 like the folder, but only their
+        // favorites and pinned contacts are parsed then: the rest cannot change the set and is
+        // indexed by the watcher's thread once the daemon serves (nothing, and no descriptor,
+        // with `Evolution=none`).
         let evolution = EvolutionWatcher(
             settings: EvolutionSettings(configuration), location: EvolutionLocation(environment: options.environment), logger: logger)
-        await core.applyEvolutionUpdate(evolution.attach())
+        await core.applyEvolutionUpdate(evolution.attach(wanted: await core.pinnedContactIdentifiers))
         await core.followContactsWithPins(true)
         // The first scan's batch (every file read and parsed) is freed now that `initial` is
         // gone: its pages go back before READY=1, whatever the timing of the core's later trims.
@@ -200,7 +202,9 @@ public struct Daemon: Service {
             .init(service: StartedPart { await watcher.stop() }, serviceName: "watcher"),
             .init(service: StartedPart { await evolution.stop() }, serviceName: "evolution"),
             .init(service: ReloadOnHangup(hangups: hangups) { _ = try? await reloader.reload() }, serviceName: "SIGHUP"),
-            .init(service: ReadinessReporter(core: core, notifier: notifier, logger: logger), serviceName: "readiness"),
+            .init(
+                service: ReadinessReporter(core: core, notifier: notifier, logger: logger) { await evolution.indexTheRest() },
+                serviceName: "readiness"),
         ]
         return parts
     }

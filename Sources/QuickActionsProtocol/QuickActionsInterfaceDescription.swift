@@ -134,14 +134,17 @@ public enum QuickActionsInterface {
         )
 
         # One address book: contacts and favorites it contributes, rows whose vCard
-        # does not parse, and what is wrong with it while that lasts.
+        # does not parse, and what is wrong with it while that lasts. indexing is true
+        # just after start-up while its contacts other than the favorites and the pinned
+        # ones are still being indexed (the set is complete; contacts is not yet).
         type AddressBook (
           uid: string,
           database: string,
           contacts: int,
           favorites: int,
           invalidCards: int,
-          problem: ?string
+          problem: ?string,
+          indexing: ?bool
         )
 
         # An item pinned as a launcher of its own: a desktop entry

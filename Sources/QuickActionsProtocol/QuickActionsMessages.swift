@@ -234,14 +234,18 @@ public struct AddressBookInfo: Codable, Sendable, Equatable {
     /// Rows whose vCard could not be parsed (listed in `invalidFiles` as `eds:UID/ROW`).
     public var invalidCards: Int
     public var problem: String?
+    /// True just after start-up while the book's contacts other than the favorites (and the
+    /// contacts pinned) are still being indexed: the set is complete, `contacts` is not yet.
+    public var indexing: Bool?
 
-    public init(uid: String, database: String, contacts: Int, favorites: Int, invalidCards: Int, problem: String?) {
+    public init(uid: String, database: String, contacts: Int, favorites: Int, invalidCards: Int, problem: String?, indexing: Bool? = nil) {
         self.uid = uid
         self.database = database
         self.contacts = contacts
         self.favorites = favorites
         self.invalidCards = invalidCards
         self.problem = problem
+        self.indexing = indexing
     }
 }
 

@@ -72,6 +72,7 @@ enum Render {
         for book in evolution.books {
             var text = "\(book.uid): \(book.contacts) contact\(book.contacts == 1 ? "" : "s"), \(book.favorites) favorite\(book.favorites == 1 ? "" : "s")"
             if book.invalidCards > 0 { text += ", \(book.invalidCards) invalid card\(book.invalidCards == 1 ? "" : "s")" }
+            if book.indexing == true { text += style.yellow(" (indexing the other contacts)") }
             if let problem = book.problem { text += " — " + style.red(problem) }
             rows.append(("evolution", text))
         }

@@ -408,6 +408,41 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertTrue(waitUntil { self.book(fixture)?["favorites"] as? Int == 2 }, "\(books(fixture))")
     }
 
+    /// A book of many contacts: start-up parses only what can change the set, so the set is
+    /// whole as soon as the daemon answers; a contact that is no favorite is found however early
+    /// it is asked for, and `Status` counts every contact once the others are indexed.
+    func testAManyContactBookIsServedWholeAtOnceAndItsOtherContactsFollow() throws {
+        let (fixture, eds) = try makeFixture()
+        try eds.start()
+        _ = eds.add("Grace Hopper", star: true)
+        let plain = eds.add("Plain Person", email: "plain@example.org")
+        // 20,000 more, one in a hundred starred, written as EDS writes its rows (through its
+        // client library as many take minutes).
+        sql(eds.database(), """
+            WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 19999)
+            INSERT INTO folder_id (uid, Rev, file_as, full_name, vcard) SELECT 'bulk' || i, '2026-11-25T00:00:00Z', 'Bulk ' || i,
+              'Bulk ' || i, 'BEGIN:VCARD' || char(13, 10) || 'VERSION:3.0' || char(13, 10) || 'UID:bulk' || i || char(13, 10)
+              || 'FN:Bulk ' || i || char(13, 10) || CASE WHEN i % 100 = 0 THEN 'X-FOLKS-FAVOURITE:true' || char(13, 10) ELSE '' END
+              || 'END:VCARD' FROM n;
+            UPDATE keys SET value = 'bulk(1)' WHERE key = 'revision';
+            """)
+        try fixture.start()
+        // The first set made (the settle time after start, whether or not the others are indexed
+        // yet) already holds every favorite.
+        var first: [String] = []
+        XCTAssertTrue(waitUntil { first = self.favoriteTitles(fixture); return !first.isEmpty }, fixture.log())
+        let contact = fixture.qactl(["contact", plain, "--json"])
+        XCTAssertEqual(contact.status, 0, contact.stderr)
+        XCTAssertEqual(((try? contact.json())?["contact"] as? [String: Any])?["name"] as? String, "Plain Person", contact.stdout)
+        XCTAssertTrue(waitUntil { self.book(fixture)?["contacts"] as? Int == 20_002 && self.book(fixture)?["indexing"] == nil },
+                      "\(books(fixture))\n\(fixture.log())")
+        XCTAssertEqual(book(fixture)?["favorites"] as? Int, 201)
+        XCTAssertNotEqual(fixture.qactl(["contact", "nobody"]).status, 0)
+        let whole = favoriteTitles(fixture)
+        XCTAssertTrue(Set(whole).isSuperset(of: ["Grace Hopper"] + stride(from: 0, to: 20_000, by: 100).map { "Bulk \($0)" }), "\(whole)")
+        XCTAssertEqual(first.sorted(), whole.sorted(), "the first set is the one every contact gives")
+    }
+
     func testUnparsableVCardIsListedAsInvalidAndTheRestIsServed() throws {
         let (fixture, eds) = try makeFixture()
         try eds.start()

@@ -70,6 +70,44 @@ final class DaemonCoreTests: XCTestCase {
         XCTAssertEqual(after.usage, ["FavoriteAction/fav-2": 1])
     }
 
+    /// While an address book's other contacts are indexed after start-up, `GetContact` of one
+    /// not indexed yet answers once it is; one that is not there at all, once that is known.
+    func testGetContactWaitsForTheAddressBooksOtherContactsAfterStartUp() async throws {
+        let core = makeCore(try settings(""))
+        func book(indexing: Bool?) -> EvolutionSourcesInfo {
+            EvolutionSourcesInfo(selection: "all", folder: folder, problem: nil, books: [
+                AddressBookInfo(uid: "system-address-book", database: folder + "/contacts.db", contacts: 1, favorites: 1,
+                                invalidCards: 0, problem: nil, indexing: indexing)])
+        }
+        let star = Contact(identifier: "star", name: "Star", favorite: true)
+        await core.applyEvolutionUpdate(EvolutionUpdate(changes: [.file(path: "eds:system-address-book/star", result: .success([star]))],
+                                                        info: book(indexing: true)))
+        let isIndexing = await core.isIndexingAddressBooks
+        XCTAssertTrue(isIndexing)
+        let indexed = try await core.contact(identifier: "star")
+        XCTAssertEqual(indexed.name, "Star", "a contact indexed already answers at once")
+        async let plain = core.contact(identifier: "plain")
+        async let nobody: QuickActionsCallError? = { () async -> QuickActionsCallError? in
+            do throws(QuickActionsCallError) {
+                _ = try await core.contact(identifier: "nobody")
+                return nil
+            } catch {
+                return error
+            }
+        }()
+        // Both calls are waiting before the rest comes (the core holds them, it did not answer).
+        let bothWait = await waitUntil { await core.contactWaiters.count == 2 }
+        XCTAssertTrue(bothWait)
+        let other = Contact(identifier: "plain", name: "Plain", favorite: false)
+        await core.applyEvolutionUpdate(EvolutionUpdate(changes: [.file(path: "eds:system-address-book/plain", result: .success([other]))],
+                                                        info: book(indexing: nil)))
+        let found = try await plain
+        XCTAssertEqual(found.name, "Plain")
+        let notFound = await nobody
+        guard case .contactNotFound(let identifier)? = notFound else { return XCTFail("\(String(describing: notFound))") }
+        XCTAssertEqual(identifier, "nobody")
+    }
+
     func testAnUnchangedRecomputeWritesNothing() async throws {
         let core = makeCore(try settings(""))
         await core.applyWatcherUpdate(update([favorite(1), favorite(2)]))

@@ -11,5 +11,16 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if parsed != reference {
         fatalError("VCardParser.parse gave \(parsed), the reference \(reference)")
     }
+    // A card the triage calls plain gives no favorite under any rules, at most one contact,
+    // and that one identified as the name it was given.
+    let plain = bytes.withUnsafeBufferPointer { card in
+        Array("fuzz".utf8).withUnsafeBufferPointer { VCardTriage.isPlain(card, identifier: $0) }
+    }
+    if plain, case .success(let contacts) = Result(catching: { () throws(ContactParseError) in
+        try VCardParser.parse(bytes, fileStem: "fuzz", options: ContactParsingOptions(
+            favoriteCategories: ["favorite", "starred", "starred in android", "x"], folksFavourite: true))
+    }), contacts.count > 1 || contacts.contains(where: { $0.favorite || $0.identifier != "fuzz" }) {
+        fatalError("VCardTriage called a card plain that gave \(contacts)")
+    }
     return 0
 }

@@ -26,6 +26,11 @@ extension DaemonCore {
     func applyEvolutionUpdate(_ update: EvolutionUpdate) {
         evolution = update.info
         applyIndexChanges(update.changes)
+        if !isIndexingAddressBooks, !contactWaiters.isEmpty {
+            let waiters = contactWaiters
+            contactWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
     }
 
     /// Changes from either source into the one index; then `STATUS=`, the heap after a large

@@ -47,6 +47,9 @@ actor DaemonCore {
     }
     /// The Evolution address books, as the Evolution watcher last reported them (nil: `Evolution=none`).
     var evolution: EvolutionSourcesInfo? { didSet { replies.statusChanged() } }
+    /// `GetContact` calls for a contact not indexed yet while an address book's other contacts
+    /// are indexed after start-up: answered once that is done.
+    var contactWaiters: [CheckedContinuation<Void, Never>] = []
     var lastStatusLine = ""
     /// Counts settings swaps, so a listing composed under older settings is known stale.
     var settingsEpoch: UInt64 = 0
@@ -197,9 +200,24 @@ actor DaemonCore {
         return translated ? settings.localization.localizing(listing, for: language ?? settings.language) : listing
     }
 
-    func contact(identifier: String) throws(QuickActionsCallError) -> Contact {
-        guard let contact = index.contact(identifier: identifier) else { throw .contactNotFound(identifier: identifier) }
-        return contact
+    /// The contact, or, while an address book is still indexing its other contacts after
+    /// start-up, the contact once that is done: not found means not there.
+    func contact(identifier: String) async throws(QuickActionsCallError) -> Contact {
+        while true {
+            if let contact = index.contact(identifier: identifier) { return contact }
+            guard isIndexingAddressBooks else { throw .contactNotFound(identifier: identifier) }
+            await withCheckedContinuation { contactWaiters.append($0) }
+        }
+    }
+
+    /// Whether a book's other contacts are being indexed now (not held up by a fault).
+    var isIndexingAddressBooks: Bool {
+        evolution?.books.contains { $0.indexing == true && $0.problem == nil } ?? false
+    }
+
+    /// The contacts the pins name, which start-up indexes before the others.
+    var pinnedContactIdentifiers: Set<String> {
+        Set(state.pinBoard.pins.compactMap(\.item.contactIdentifier))
     }
 
     /// The one-line summary systemd shows (`STATUS=`) and the start-up log repeats.

@@ -58,8 +58,10 @@ struct EvolutionBookPass: Sendable {
     var removed: [String] = []
 }
 
-/// Rows read whole in the read transaction: each row's uid and version, and its vCard's bytes
-/// copied out of SQLite's pages into one buffer, so the transaction ends before they are parsed.
+/// Rows read whole in the read transaction: each row's rowid, and its uid, `Rev` and vCard
+/// copied as bytes out of SQLite's pages into one buffer, so the transaction ends before they
+/// are looked at, and a row's strings are made only when it is parsed (a book of 100k rows
+/// would otherwise cost 200k strings before the first favorite is known).
 struct EvolutionUnparsedRows {
     enum Card {
         case null
@@ -69,8 +71,9 @@ struct EvolutionUnparsedRows {
     }
 
     struct Row {
-        var uid: String
-        var version: EvolutionRowVersion
+        var rowID: Int64
+        var uid: Range<Int>
+        var rev: Range<Int>
         var card: Card
     }
 
@@ -82,54 +85,116 @@ struct EvolutionUnparsedRows {
         self.maxCardBytes = maxCardBytes
     }
 
-    var uids: [String] { rows.map(\.uid) }
+    var count: Int { rows.count }
 
-    /// Room for `bytes` of vCards: taken once (as address space; pages are touched as rows
+    func uid(_ index: Int) -> String {
+        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[rows[index].uid]), as: UTF8.self) }
+    }
+
+    var uids: [String] { rows.indices.map(uid) }
+
+    /// The row's rowid, uid and `Rev` bytes, without making strings of them.
+    func withRow<R>(_ index: Int, _ body: (Int64, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let row = rows[index]
+        return bytes.withUnsafeBufferPointer {
+            body(row.rowID, UnsafeBufferPointer(rebasing: $0[row.uid]), UnsafeBufferPointer(rebasing: $0[row.rev]))
+        }
+    }
+
+    func version(_ index: Int) -> EvolutionRowVersion {
+        let row = rows[index]
+        return bytes.withUnsafeBufferPointer {
+            EvolutionRowVersion(rowID: row.rowID, rev: String(decoding: UnsafeBufferPointer(rebasing: $0[row.rev]), as: UTF8.self))
+        }
+    }
+
+    /// Room for `bytes` of rows: taken once (as address space; pages are touched as rows
     /// come), so a book's first read neither copies its vCards again nor faults in buffers it
     /// then drops as the buffer grows.
     mutating func reserveCapacity(bytes count: Int) {
         bytes.reserveCapacity(count)
     }
 
-    mutating func append(uid: String, version: EvolutionRowVersion, card: UnsafeBufferPointer<UInt8>?) {
+    mutating func append(
+        rowID: Int64, uid: UnsafeBufferPointer<UInt8>?, rev: UnsafeBufferPointer<UInt8>?, card: UnsafeBufferPointer<UInt8>?
+    ) {
+        let uid = store(uid)
+        let rev = store(rev)
         let stored: Card
         if let card {
-            if card.count > maxCardBytes {
-                stored = .tooLarge(size: card.count)
-            } else {
-                bytes.append(contentsOf: card)
-                stored = .bytes(bytes.count - card.count..<bytes.count)
-            }
+            stored = card.count > maxCardBytes ? .tooLarge(size: card.count) : .bytes(store(card))
         } else {
             stored = .null
         }
-        rows.append(Row(uid: uid, version: version, card: stored))
+        rows.append(Row(rowID: rowID, uid: uid, rev: rev, card: stored))
     }
 
-    /// Every row parsed, in order: a large batch (a book's first read) on every CPU.
+    private mutating func store(_ text: UnsafeBufferPointer<UInt8>?) -> Range<Int> {
+        guard let text else { return bytes.count..<bytes.count }
+        bytes.append(contentsOf: text)
+        return bytes.count - text.count..<bytes.count
+    }
+
+    /// Every row parsed, in order.
     func parsed(options: ContactParsingOptions) -> [EvolutionBookPass.ReadRow] {
-        let (rows, bytes, limit) = (self.rows, self.bytes, maxCardBytes)
-        let parse = { (index: Int) -> EvolutionBookPass.ReadRow in
-            let row = rows[index]
-            let result: Result<[Contact], ContactFileProblem>
-            switch row.card {
-            case .null:
-                result = EvolutionCards.contacts(fromVCard: nil, uid: row.uid, maxBytes: limit, options: options)
-            case .tooLarge(let size):
-                result = .failure(.tooLarge(size: size, limit: limit))
-            case .bytes(let range):
-                result = bytes.withUnsafeBufferPointer {
-                    EvolutionCards.contacts(fromVCard: UnsafeBufferPointer(rebasing: $0[range]), uid: row.uid, maxBytes: limit, options: options)
-                }
-            }
-            return .init(uid: row.uid, version: row.version, result: result)
-        }
-        guard rows.count >= Self.parallelRows else { return rows.indices.map(parse) }
-        return ParallelWork.map(count: rows.count, chunk: 64, parse)
+        parsed(Array(rows.indices), options: options)
     }
 
-    /// Below this many rows one thread parses them: handing them out costs more than it saves.
+    /// The rows at `indices` parsed, in that order: a large batch on every CPU.
+    func parsed(_ indices: [Int], options: ContactParsingOptions) -> [EvolutionBookPass.ReadRow] {
+        let (rows, bytes, limit) = (self.rows, self.bytes, maxCardBytes)
+        let parse = { (position: Int) -> EvolutionBookPass.ReadRow in
+            let row = rows[indices[position]]
+            return bytes.withUnsafeBufferPointer { bytes in
+                let uid = String(decoding: UnsafeBufferPointer(rebasing: bytes[row.uid]), as: UTF8.self)
+                let version = EvolutionRowVersion(rowID: row.rowID, rev: String(decoding: UnsafeBufferPointer(rebasing: bytes[row.rev]), as: UTF8.self))
+                let result: Result<[Contact], ContactFileProblem>
+                switch row.card {
+                case .null:
+                    result = EvolutionCards.contacts(fromVCard: nil, uid: uid, maxBytes: limit, options: options)
+                case .tooLarge(let size):
+                    result = .failure(.tooLarge(size: size, limit: limit))
+                case .bytes(let range):
+                    result = EvolutionCards.contacts(fromVCard: UnsafeBufferPointer(rebasing: bytes[range]), uid: uid, maxBytes: limit, options: options)
+                }
+                return .init(uid: uid, version: version, result: result)
+            }
+        }
+        guard indices.count >= Self.parallelRows else { return indices.indices.map(parse) }
+        return ParallelWork.map(count: indices.count, chunk: 64, parse)
+    }
+
+    /// Below this many rows one thread does the work: handing it out costs more than it saves.
     static let parallelRows = 1024
+}
+
+/// The rows a book's first read left unparsed (their vCards are plain, see `VCardTriage`): each
+/// one's rowid and uid, so that a row naming a contact wanted before the others can be found.
+struct EvolutionRowNames {
+    private(set) var rowIDs: [Int64] = []
+    private var ends: [Int] = []
+    private var bytes: [UInt8] = []
+
+    var count: Int { rowIDs.count }
+
+    mutating func append(rowID: Int64, uid: UnsafeBufferPointer<UInt8>?) {
+        rowIDs.append(rowID)
+        if let uid { bytes.append(contentsOf: uid) }
+        ends.append(bytes.count)
+    }
+
+    func uid(_ index: Int) -> String {
+        let start = index == 0 ? 0 : ends[index - 1]
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<ends[index]]), as: UTF8.self) }
+    }
+}
+
+/// A book's first read at start-up: its revision, the rows whose vCard may give a favorite (or
+/// is not plain in any other way) copied whole, and the others named.
+struct EvolutionFirstRead {
+    var revision: String
+    var rows: EvolutionUnparsedRows
+    var plain = EvolutionRowNames()
 }
 
 /// Reads one EDS address book (`contacts.db`, schema of `e-book-sqlite.c`) read-only, in one
@@ -146,13 +211,82 @@ enum EvolutionBookReader {
         database path: String, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions,
         busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionBookPass? {
+        let found = try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
+            try read(database, known: known, maxCardBytes: maxCardBytes)
+        }
+        return found.map { EvolutionBookPass(revision: $0.revision, read: $0.rows.parsed(options: options), removed: $0.removed) }
+    }
+
+    /// A book's first read at start-up, in one pass: each row's vCard is looked at where SQLite
+    /// holds it (`VCardTriage`), and only a row that is not plain is copied, to be parsed.
+    static func readFavoritesFirst(
+        database path: String, maxCardBytes: Int, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+    ) throws(EvolutionBookFault) -> EvolutionFirstRead {
+        try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
+            var read = EvolutionFirstRead(revision: try self.revision(database) ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
+            let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id")
+            while try rows.step() {
+                let rowID = rows.int64(0)
+                rows.withOptionalBytes(1) { uid in
+                    rows.withOptionalBytes(3) { card in
+                        if let card, let uid, card.count <= maxCardBytes, VCardTriage.isPlain(card, identifier: uid) {
+                            read.plain.append(rowID: rowID, uid: uid)
+                        } else {
+                            rows.withOptionalBytes(2) { rev in read.rows.append(rowID: rowID, uid: uid, rev: rev, card: card) }
+                        }
+                    }
+                }
+            }
+            return read
+        }
+    }
+
+    /// The rows at `rowIDs`, read whole in one transaction, each only if it still has the uid
+    /// given (a row rewritten since has another rowid; a rowid given again, another uid).
+    static func readRows(
+        database path: String, _ wanted: [(rowID: Int64, uid: String)], maxCardBytes: Int,
+        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+    ) throws(EvolutionBookFault) -> EvolutionUnparsedRows {
+        try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
+            var found = EvolutionUnparsedRows(maxCardBytes: maxCardBytes)
+            let row = try schemaChecked(database, "SELECT uid, Rev, vcard FROM folder_id WHERE rowid = ?1")
+            for (rowID, uid) in wanted {
+                row.reset()
+                try row.bind(rowID, at: 1)
+                guard try row.step(), row.withBytes(0, { $0.elementsEqual(uid.utf8) }) == true else { continue }
+                row.withOptionalBytes(0) { uid in
+                    row.withOptionalBytes(1) { rev in
+                        row.withOptionalBytes(2) { card in found.append(rowID: rowID, uid: uid, rev: rev, card: card) }
+                    }
+                }
+            }
+            return found
+        }
+    }
+
+    /// A book's `revision` key and every row, unparsed: what a book held when start-up's first
+    /// read goes on to index the rest.
+    static func readEveryRow(
+        database path: String, maxCardBytes: Int, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+    ) throws(EvolutionBookFault) -> (revision: String, rows: EvolutionUnparsedRows) {
+        try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
+            let revision = try self.revision(database) ?? ""
+            return (revision, try readEveryRow(database, maxCardBytes: maxCardBytes))
+        }
+    }
+
+    /// Opens the database read-only and runs `body` in one read transaction; SQLite's errors
+    /// become the book's faults.
+    private static func inReadTransaction<R>(
+        _ path: String, busyTimeoutMilliseconds: Int32, _ body: (SQLiteReadOnlyDatabase) throws -> R
+    ) throws(EvolutionBookFault) -> R {
         do {
             let database = try SQLiteReadOnlyDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             try database.execute("BEGIN")
             do {
-                let found = try read(database, known: known, maxCardBytes: maxCardBytes)
+                let result = try body(database)
                 try database.execute("COMMIT")
-                return found.map { EvolutionBookPass(revision: $0.revision, read: $0.rows.parsed(options: options), removed: $0.removed) }
+                return result
             } catch {
                 try? database.execute("ROLLBACK")
                 throw error
@@ -164,6 +298,15 @@ enum EvolutionBookReader {
         } catch {
             throw .unreadable(detail: "\(error)")
         }
+    }
+
+    /// Every row's rowid, uid, `Rev` and vCard in one pass.
+    private static func readEveryRow(_ database: SQLiteReadOnlyDatabase, maxCardBytes: Int) throws -> EvolutionUnparsedRows {
+        var rows = EvolutionUnparsedRows(maxCardBytes: maxCardBytes)
+        // The database's size bounds its vCards' (it holds them, and the other columns).
+        rows.reserveCapacity(bytes: try databaseBytes(database))
+        try readWholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"), into: &rows)
+        return rows
     }
 
     /// What the read transaction found: the rows to parse and the known rows gone.
@@ -180,9 +323,7 @@ enum EvolutionBookReader {
         if let revision, revision == known.revision { return nil }
         var pass = Found(revision: revision ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
         if known.isEmpty {
-            // The database's size bounds its vCards' (it holds them, and the other columns).
-            pass.rows.reserveCapacity(bytes: try databaseBytes(database))
-            try readWholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"), into: &pass.rows)
+            pass.rows = try readEveryRow(database, maxCardBytes: maxCardBytes)
             return pass
         }
         if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, known: known) {
@@ -208,14 +349,16 @@ enum EvolutionBookReader {
                 row.reset()
                 try row.bind(rowID, at: 1)
                 guard try row.step() else { continue }
-                let version = EvolutionRowVersion(rowID: rowID, rev: row.text(1) ?? "")
-                let uid = row.text(0) ?? ""
-                row.withOptionalBytes(2) { card in pass.rows.append(uid: uid, version: version, card: card) }
+                row.withOptionalBytes(0) { uid in
+                    row.withOptionalBytes(1) { rev in
+                        row.withOptionalBytes(2) { card in pass.rows.append(rowID: rowID, uid: uid, rev: rev, card: card) }
+                    }
+                }
             }
         }
         // Rows EDS rewrote left their old rowid: when that explains every missing row, none was
         // deleted and the known rows need no pass of their own.
-        let rewritten = pass.rows.rows.count { known.rows[$0.uid] != nil }
+        let rewritten = pass.rows.uids.count { known.rows[$0] != nil }
         if current.count + rewritten < known.count {
             let reread = Set(pass.rows.uids)
             pass.removed = known.removedUIDs(current: Set(current)).filter { !reread.contains($0) }
@@ -247,7 +390,7 @@ enum EvolutionBookReader {
         let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE rowid > ?1 ORDER BY rowid")
         try rows.bind(highest, at: 1)
         try readWholeRows(rows, into: &pass.rows)
-        let added = pass.rows.rows.count { known.rows[$0.uid] == nil }
+        let added = pass.rows.uids.count { known.rows[$0] == nil }
         let count = try schemaChecked(database, "SELECT count(*) FROM folder_id")
         guard try count.step() else { return }
         // Rows rewritten replaced known ones (the uid is the key), so with no deletion the book
@@ -265,9 +408,12 @@ enum EvolutionBookReader {
     /// Each row of a statement selecting `rowid, uid, Rev, vcard`, read whole.
     private static func readWholeRows(_ rows: SQLiteReadOnlyDatabase.Statement, into unparsed: inout EvolutionUnparsedRows) throws {
         while try rows.step() {
-            let version = EvolutionRowVersion(rowID: rows.int64(0), rev: rows.text(2) ?? "")
-            let uid = rows.text(1) ?? ""
-            rows.withOptionalBytes(3) { card in unparsed.append(uid: uid, version: version, card: card) }
+            let rowID = rows.int64(0)
+            rows.withOptionalBytes(1) { uid in
+                rows.withOptionalBytes(2) { rev in
+                    rows.withOptionalBytes(3) { card in unparsed.append(rowID: rowID, uid: uid, rev: rev, card: card) }
+                }
+            }
         }
     }
 

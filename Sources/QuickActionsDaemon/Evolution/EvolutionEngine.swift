@@ -28,6 +28,29 @@ final class EvolutionEngine {
         var dirty = true
         /// With `Evolution=all`, a folder without a database yet is watched but not shown.
         var shown = true
+        /// After the first read at start-up: the rows not parsed yet, until `finishFirstReads`.
+        var deferred: DeferredRows?
+    }
+
+    /// A book's first read at start-up, of which only the rows that can matter to the set were
+    /// parsed: the rest wait for `finishFirstReads`, once the daemon serves.
+    struct DeferredRows {
+        /// The rows not parsed, until start-up has looked among them for contacts wanted first.
+        var plain: EvolutionRowNames
+        /// The identifiers of the contacts parsed, and those of them a row of another name gave
+        /// (a card whose `UID` is not its row's, a second card in a row).
+        var identifiers: Set<String> = []
+        var foreignIdentifiers: Set<String> = []
+    }
+
+    /// How `read` reads a book.
+    private enum ReadMode {
+        /// What changed since the last read (everything, the first time).
+        case changes
+        /// Start-up's first read: the rows that can matter to the set (see `start(favoritesFirst:)`).
+        case favoritesFirst
+        /// After that: the book whole, indexing every row not indexed yet as it is now.
+        case theRest
     }
 
     private(set) var settings: EvolutionSettings
@@ -39,6 +62,9 @@ final class EvolutionEngine {
     private var books: [String: Book] = [:]
     private var bookByWatch: [Int32: String] = [:]
     private var needsRefresh = true
+    /// Once the daemon serves: a book whose first read was deferred is read whole when dirty
+    /// (until then it waits, however often it is written).
+    private var restReleased = false
     private var changes: [ContactIndexChange] = []
     private var deliveredInfo: EvolutionSourcesInfo?
     private var loggedProblem: String?
@@ -65,6 +91,82 @@ final class EvolutionEngine {
         openInotify()
         refresh()
         readDirtyBooks()
+    }
+
+    /// Start-up's read, favorites first: each book's rows are read whole, but only those whose
+    /// vCard may give a favorite (`VCardTriage`) are parsed, with any plain row that names a
+    /// contact in `wanted` (the pinned ones) or one a parsed row of another book names (the
+    /// same contact in two books: which one the index keeps is decided now, not after the
+    /// favorites are served). The other rows, which cannot change the set, are parsed and
+    /// indexed by `finishFirstReads` once the daemon serves.
+    func start(favoritesFirst wanted: Set<String>) {
+        guard isEnabled else { return }
+        openInotify()
+        refresh()
+        readDirtyBooks(mode: .favoritesFirst)
+        parseRowsOfContactsNamedElsewhere(wanted)
+    }
+
+    /// Parses and indexes the rows start-up left: `Status` then counts every contact. The book
+    /// is read whole again, so whatever was written since start-up is seen too. Returns whether
+    /// there were any.
+    func finishFirstReads() -> Bool {
+        restReleased = true
+        let deferred = books.keys.filter { books[$0]?.deferred != nil }
+        for uid in deferred { books[uid]?.dirty = true }
+        readDirtyBooks()
+        return !deferred.isEmpty
+    }
+
+    /// Stopping with rows left unindexed: they are dropped, so `Status` no longer says indexing.
+    func abandonFirstReads() -> Bool {
+        let deferred = books.keys.filter { books[$0]?.deferred != nil }
+        for uid in deferred { books[uid]?.deferred = nil }
+        return !deferred.isEmpty
+    }
+
+    /// The plain rows of each deferred book that name a contact wanted or parsed in another
+    /// book, or named by a row of another name in the same book: parsed now (see `start`).
+    private func parseRowsOfContactsNamedElsewhere(_ wanted: Set<String>) {
+        let deferredBooks = books.keys.sorted().filter { books[$0]?.deferred != nil }
+        let parsedByBook = deferredBooks.map { books[$0]?.deferred?.identifiers ?? [] }
+        for (position, uid) in deferredBooks.enumerated() {
+            guard var book = books.removeValue(forKey: uid), let deferred = book.deferred else { continue }
+            var named = wanted.union(deferred.foreignIdentifiers)
+            for (other, identifiers) in parsedByBook.enumerated() where other != position { named.formUnion(identifiers) }
+            let plain = deferred.plain
+            // Not needed any more: its memory goes back before the daemon serves.
+            book.deferred?.plain = EvolutionRowNames()
+            if !named.isEmpty {
+                let rows = (0..<plain.count).compactMap { index -> (rowID: Int64, uid: String)? in
+                    let rowUID = plain.uid(index)
+                    return named.contains(rowUID) ? (plain.rowIDs[index], rowUID) : nil
+                }
+                // A fault here leaves the rows to `finishFirstReads`, which reads the book whole.
+                if !rows.isEmpty, let found = try? EvolutionBookReader.readRows(
+                    database: location.database(forSource: uid), rows, maxCardBytes: settings.maxCardBytes) {
+                    index(found.parsed(options: options), of: &book)
+                }
+            }
+            books[uid] = book
+        }
+    }
+
+    /// Records parsed rows in the book and hands them to the core; notes, while the book's first
+    /// read is deferred, which identifiers they gave.
+    private func index(_ rows: [EvolutionBookPass.ReadRow], of book: inout Book) {
+        let prefix = EvolutionCards.treePrefix(book: book.uid)
+        changes.reserveCapacity(changes.count + rows.count)
+        for row in rows {
+            book.contents.record(uid: row.uid, version: row.version, result: row.result)
+            changes.append(.file(path: EvolutionCards.path(treePrefix: prefix, uid: row.uid), result: row.result))
+            if book.deferred != nil, case .success(let contacts) = row.result {
+                for contact in contacts {
+                    book.deferred?.identifiers.insert(contact.identifier)
+                    if contact.identifier != row.uid { book.deferred?.foreignIdentifiers.insert(contact.identifier) }
+                }
+            }
+        }
     }
 
     /// New settings: every book is read again from scratch (the favorite rules may differ);
@@ -246,12 +348,12 @@ final class EvolutionEngine {
         }
     }
 
-    private func readDirtyBooks() {
-        for uid in books.keys.sorted() where books[uid]?.dirty == true {
+    private func readDirtyBooks(mode: ReadMode = .changes) {
+        for uid in books.keys.sorted() where books[uid]?.dirty == true && (books[uid]?.deferred == nil || restReleased) {
             // Taken out while it changes, so its contents are not copied (they are the book's only reference).
             guard var book = books.removeValue(forKey: uid) else { continue }
             book.dirty = false
-            read(&book)
+            read(&book, mode: book.deferred != nil ? .theRest : mode)
             books[uid] = book
         }
         let retrying = books.values.contains { $0.fault?.retriesOnTimer == true }
@@ -264,7 +366,7 @@ final class EvolutionEngine {
         }
     }
 
-    private func read(_ book: inout Book) {
+    private func read(_ book: inout Book, mode: ReadMode) {
         let database = location.database(forSource: book.uid)
         do throws(EvolutionBookFault) {
             if !isDirectory(location.bookFolder(forSource: book.uid)) || !isRegistered(book.uid) {
@@ -272,6 +374,39 @@ final class EvolutionEngine {
             }
             if access(database, F_OK) != 0 { throw EvolutionBookFault.noDatabase }
             book.shown = true
+            switch mode {
+            case .favoritesFirst where book.contents.isEmpty:
+                let first = try EvolutionBookReader.readFavoritesFirst(database: database, maxCardBytes: settings.maxCardBytes)
+                book.deferred = DeferredRows(plain: first.plain)
+                // The revision stays unknown: `finishFirstReads` reads the book whole.
+                index(first.rows.parsed(options: options), of: &book)
+                recovered(&book, database: database)
+                return
+            case .theRest:
+                let (revision, rows) = try EvolutionBookReader.readEveryRow(database: database, maxCardBytes: settings.maxCardBytes)
+                var current = Set<Int64>()
+                let fresh = (0..<rows.count).filter { index in
+                    let known = rows.withRow(index) { rowID, uid, rev in
+                        book.contents.isCurrent(rowID: rowID, uid: uid, rev: rev) ? rowID : nil
+                    }
+                    if let known { current.insert(known) }
+                    return known == nil
+                }
+                let prefix = EvolutionCards.treePrefix(book: book.uid)
+                let reread = Set(fresh.map(rows.uid))
+                for uid in book.contents.removedUIDs(current: current) where !reread.contains(uid) {
+                    book.contents.remove(uid: uid)
+                    changes.append(.removed(path: EvolutionCards.path(treePrefix: prefix, uid: uid)))
+                }
+                book.contents.reserveCapacity(rows.count)
+                book.deferred = nil
+                index(rows.parsed(fresh, options: options), of: &book)
+                book.contents.revision = revision
+                recovered(&book, database: database)
+                return
+            case .favoritesFirst, .changes:
+                break
+            }
             guard let pass = try EvolutionBookReader.read(
                 database: database, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
             else {
@@ -279,16 +414,12 @@ final class EvolutionEngine {
                 return
             }
             let prefix = EvolutionCards.treePrefix(book: book.uid)
-            changes.reserveCapacity(changes.count + pass.removed.count + pass.read.count)
             if book.contents.isEmpty { book.contents.reserveCapacity(pass.read.count) }
             for uid in pass.removed {
                 book.contents.remove(uid: uid)
                 changes.append(.removed(path: EvolutionCards.path(treePrefix: prefix, uid: uid)))
             }
-            for row in pass.read {
-                book.contents.record(uid: row.uid, version: row.version, result: row.result)
-                changes.append(.file(path: EvolutionCards.path(treePrefix: prefix, uid: row.uid), result: row.result))
-            }
+            index(pass.read, of: &book)
             book.contents.revision = pass.revision
             recovered(&book, database: database)
         } catch {
@@ -341,7 +472,7 @@ final class EvolutionEngine {
                 AddressBookInfo(
                     uid: book.uid, database: location.database(forSource: book.uid), contacts: book.contents.contacts,
                     favorites: book.contents.favorites, invalidCards: book.contents.invalidCards,
-                    problem: book.fault?.description)
+                    problem: book.fault?.description, indexing: book.deferred != nil ? true : nil)
             })
     }
 

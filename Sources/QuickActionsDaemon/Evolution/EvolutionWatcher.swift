@@ -16,6 +16,7 @@ final class EvolutionWatcher: Sendable {
     private enum Request {
         case reload(EvolutionSettings, CheckedContinuation<Void, Never>)
         case stop(CheckedContinuation<Void, Never>)
+        case indexTheRest
     }
 
     private struct Control {
@@ -35,12 +36,29 @@ final class EvolutionWatcher: Sendable {
     }
 
     /// Watches and reads every chosen book once, on the caller's thread (the daemon is not
-    /// serving yet); the returned update is their first contents.
-    func attach() -> EvolutionUpdate {
+    /// serving yet); the returned update is their favorites and the contacts in `wanted` (see
+    /// `EvolutionEngine.start(favoritesFirst:)`). `indexTheRest` hands over the others.
+    func attach(wanted: Set<String>) -> EvolutionUpdate {
         engine.withLock { engine in
-            engine.start()
+            engine.start(favoritesFirst: wanted)
             return engine.takeUpdate(force: true) ?? EvolutionUpdate(changes: [], info: nil)
         }
+    }
+
+    /// Once the daemon serves (READY=1 sent, so the work does not compete with start-up): the
+    /// thread parses and indexes the rows `attach` left, before anything else.
+    func indexTheRest() async {
+        let queued = control.withLockedValue { control -> Bool in
+            guard control.running, !control.closed else { return false }
+            control.requests.append(.indexTheRest)
+            wakeUp.wake()
+            return true
+        }
+        guard !queued else { return }
+        // No thread (it could not start): here, then.
+        let deliver = control.withLockedValue { $0.closed ? nil : $0.deliver }
+        let update = engine.withLock { engine in engine.finishFirstReads() ? engine.takeUpdate(force: false) : nil }
+        if let update, let deliver { await deliver(update) }
     }
 
     /// Starts the thread if any book is chosen (or when a reload chooses one later).
@@ -127,6 +145,7 @@ final class EvolutionWatcher: Sendable {
                 return control.requests
             }
             var reloads: [CheckedContinuation<Void, Never>] = []
+            var abandoned = false
             let eventsReady = ready > 0 && descriptors.first.map { $0.revents != 0 } == true
             let update = engine.withLock { engine -> EvolutionUpdate? in
                 engine.handleEvents(ready: eventsReady)
@@ -137,11 +156,15 @@ final class EvolutionWatcher: Sendable {
                         reloads.append(continuation)
                     case .stop(let continuation):
                         stopRequests.append(continuation)
+                    case .indexTheRest:
+                        _ = engine.finishFirstReads()
                     }
                 }
+                // Stopping before the rest was indexed: the core stops waiting for it.
+                if !stopRequests.isEmpty { abandoned = engine.abandonFirstReads() }
                 return engine.takeUpdate(force: !reloads.isEmpty)
             }
-            if let update, stopRequests.isEmpty || !reloads.isEmpty {
+            if let update, stopRequests.isEmpty || !reloads.isEmpty || abandoned {
                 deliverAndWait(update, deliver)
             }
             for continuation in reloads { continuation.resume() }
@@ -157,6 +180,7 @@ final class EvolutionWatcher: Sendable {
         for request in late {
             switch request {
             case .reload(_, let continuation), .stop(let continuation): continuation.resume()
+            case .indexTheRest: break
             }
         }
     }

@@ -24,11 +24,14 @@ struct ReadinessReporter: Service {
     let core: DaemonCore
     let notifier: any ServiceManagerNotifier
     let logger: Logger
+    /// Work kept out of start-up's way, begun once READY=1 is sent.
+    var whenReady: @Sendable () async -> Void = {}
 
     func run() async {
         let statusLine = await core.statusLine()
         notifier.notify(.ready, .status(statusLine))
         logger.notice("Started: \(statusLine).")
+        await whenReady()
         try? await gracefulShutdown()
         notifier.notify(.stopping)
         logger.notice("Stopping.")
