@@ -153,6 +153,33 @@ final class EvolutionBookReaderTests: XCTestCase {
         XCTAssertEqual([contents.contacts, contents.favorites, contents.invalidCards], [rows - 2, (rows + 99) / 100 + 1, 2])
     }
 
+    /// Start-up's first read of a book large enough to be read in rowid ranges at once (with
+    /// gaps in the rowids, as deletions leave them): every row is found exactly once, copied
+    /// whole when its vCard may give a favorite or is not plain, else only named.
+    func testAFirstReadFavoritesFirstFindsEveryRowOnceAndCopiesOnlyTheOnesToParse() throws {
+        let rows = 3 * EvolutionBookReader.parallelRowSpan
+        let line = "char(13, 10)"
+        try write("""
+            WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows - 1))
+            INSERT INTO folder_id (uid, Rev, full_name, vcard) SELECT 'p' || i, '2026-11-25T00:00:00Z', 'Person ' || i,
+              'BEGIN:VCARD' || \(line) || 'VERSION:3.0' || \(line) || 'UID:p' || i || \(line) || 'FN:Person ' || i || \(line)
+              || CASE WHEN i % 100 = 0 THEN 'X-FOLKS-FAVOURITE:true' || \(line) ELSE '' END || 'END:VCARD' FROM n;
+            DELETE FROM folder_id WHERE uid IN ('p5', 'p9000', 'p20001');
+            UPDATE folder_id SET vcard = NULL WHERE uid = 'p7';
+            UPDATE folder_id SET vcard = 'BEGIN:VCARD' || \(line) || 'UID:other' || \(line) || 'END:VCARD' WHERE uid = 'p8'
+            """)
+        let first = try EvolutionBookReader.readFavoritesFirst(database: database, maxCardBytes: 100_000)
+        XCTAssertEqual(first.revision, "2026-11-25T00:00:00Z(\(revision))")
+        let copied = first.rows.uids
+        let named = (0..<first.plain.count).map(first.plain.uid)
+        XCTAssertEqual(Set(copied), Set(stride(from: 0, to: rows, by: 100).filter { $0 != 9000 }.map { "p\($0)" } + ["p7", "p8"]),
+                       "the starred rows, the one without a vCard and the one whose UID is not its row's")
+        XCTAssertEqual(copied.count + named.count, rows - 3)
+        XCTAssertEqual(Set(copied + named).count, rows - 3, "no row twice")
+        XCTAssertFalse(named.contains("p5") || named.contains("p20001"))
+        XCTAssertEqual(first.plain.rowIDs.count, named.count)
+    }
+
     func testTheHighestKnownRowidFollowsRecordsAndRemovals() {
         var contents = EvolutionBookContents()
         let card: Result<[Contact], ContactFileProblem> = .success([Contact(identifier: "x", name: "x", favorite: false)])
