@@ -393,8 +393,11 @@ final class EvolutionEngine {
                     return known == nil
                 }
                 let prefix = EvolutionCards.treePrefix(book: book.uid)
-                let reread = Set(fresh.map(rows.uid))
-                for uid in book.contents.removedUIDs(current: current) where !reread.contains(uid) {
+                let gone = book.contents.removedUIDs(current: current)
+                // A row rewritten since is read again under its uid: not gone (the set is made
+                // only when some known row is not current, which is rare).
+                let reread = gone.isEmpty ? [] : Set(fresh.map(rows.uid))
+                for uid in gone where !reread.contains(uid) {
                     book.contents.remove(uid: uid)
                     changes.append(.removed(path: EvolutionCards.path(treePrefix: prefix, uid: uid)))
                 }
