@@ -222,7 +222,8 @@ actor DaemonCore {
 
     /// The one-line summary systemd shows (`STATUS=`) and the start-up log repeats.
     func statusLine() -> String {
-        "\(index.contactCount) contacts, \(index.favoriteCount) favorites, generation \(state.generation)"
+        let line = "\(index.contactCount) contacts, \(index.favoriteCount) favorites, generation \(state.generation)"
+        return isIndexingAddressBooks ? line + ", indexing the address books' other contacts" : line
     }
 
     var responseTimeoutSeconds: Int {
