@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A look at a vCard's bytes, many times cheaper than parsing it, that tells when parsing it
 /// cannot give a favorite: the daemon serves an address book's favorites first and indexes its
 /// other contacts after, and a card this calls plain is one of the others.
@@ -58,10 +54,7 @@ public enum VCardTriage {
                 if window & 0xFF_FFFF == uid { holdsUID = true }
                 position += 1
             }
-            // The line's end: the first CR or LF.
-            let rest = count - position
-            let newline = memchr(base + position, Int32(lf), rest).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? count
-            let lineEnd = memchr(base + position, Int32(cr), newline - position).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? newline
+            let lineEnd = lineBreak(base, from: position, count: count)
             if holdsUID {
                 // Only the bare name `UID` with no parameter, once, whose value is the identifier.
                 guard !uidSeen, position - lineStart == 3, position < count, base[position] == colon,
@@ -72,6 +65,23 @@ public enum VCardTriage {
             lineStart = lineEnd < count && base[lineEnd] == cr && lineEnd + 1 < count && base[lineEnd + 1] == lf ? lineEnd + 2 : lineEnd + 1
         }
         return true
+    }
+
+    /// The position of the first CR or LF from `position` (or `count`): words of eight bytes
+    /// without either are skipped whole, with the usual test for a zero byte (a byte minus one
+    /// borrows into its top bit only from zero) on the word XORed with each.
+    private static func lineBreak(_ base: UnsafePointer<UInt8>, from position: Int, count: Int) -> Int {
+        let raw = UnsafeRawPointer(base)
+        var position = position
+        while position + 8 <= count {
+            let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            let lf = word ^ 0x0A0A_0A0A_0A0A_0A0A
+            let cr = word ^ 0x0D0D_0D0D_0D0D_0D0D
+            if ((lf &- 0x0101_0101_0101_0101) & ~lf | (cr &- 0x0101_0101_0101_0101) & ~cr) & 0x8080_8080_8080_8080 != 0 { break }
+            position += 8
+        }
+        while position < count, base[position] != 0x0A, base[position] != 0x0D { position += 1 }
+        return position
     }
 
     /// Whether a `UID` value is exactly the identifier: ASCII (so no decoding changes it), with

@@ -129,20 +129,6 @@ struct EvolutionUnparsedRows {
         rows.append(Row(rowID: rowID, uid: uid, rev: rev, card: stored))
     }
 
-    /// `other`'s rows after these (the ranges of a book read in parts).
-    mutating func append(contentsOf other: EvolutionUnparsedRows) {
-        let offset = bytes.count
-        bytes.append(contentsOf: other.bytes)
-        func moved(_ range: Range<Int>) -> Range<Int> { (range.lowerBound + offset)..<(range.upperBound + offset) }
-        rows.append(contentsOf: other.rows.map { row in
-            var row = row
-            row.uid = moved(row.uid)
-            row.rev = moved(row.rev)
-            if case .bytes(let range) = row.card { row.card = .bytes(moved(range)) }
-            return row
-        })
-    }
-
     private mutating func store(_ text: UnsafeBufferPointer<UInt8>?) -> Range<Int> {
         guard let text else { return bytes.count..<bytes.count }
         bytes.append(contentsOf: text)
@@ -197,13 +183,6 @@ struct EvolutionRowNames {
         ends.append(bytes.count)
     }
 
-    mutating func append(contentsOf other: EvolutionRowNames) {
-        let offset = bytes.count
-        rowIDs.append(contentsOf: other.rowIDs)
-        bytes.append(contentsOf: other.bytes)
-        ends.append(contentsOf: other.ends.map { $0 + offset })
-    }
-
     func uid(_ index: Int) -> String {
         let start = index == 0 ? 0 : ends[index - 1]
         return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<ends[index]]), as: UTF8.self) }
@@ -238,61 +217,14 @@ enum EvolutionBookReader {
         return found.map { EvolutionBookPass(revision: $0.revision, read: $0.rows.parsed(options: options), removed: $0.removed) }
     }
 
-    /// A book's first read at start-up: each row's vCard is looked at where SQLite holds it
-    /// (`VCardTriage`), and only a row that is not plain is copied, to be parsed. A large book is
-    /// read in as many rowid ranges as there are CPUs at once, each on a connection and in a read
-    /// transaction of its own; their revisions must agree, else a write came between them and the
-    /// book is read again (in one transaction, if that happens twice).
+    /// A book's first read at start-up, in one pass: each row's vCard is looked at where SQLite
+    /// holds it (`VCardTriage`), and only a row that is not plain is copied, to be parsed.
     static func readFavoritesFirst(
         database path: String, maxCardBytes: Int, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionFirstRead {
-        let read = { (range: ClosedRange<Int64>?) throws(EvolutionBookFault) -> EvolutionFirstRead in
-            try readFavoritesFirst(path, rowIDs: range, maxCardBytes: maxCardBytes, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        }
-        let parts = ParallelWork.processors
-        let bounds = try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database -> (Int64, Int64)? in
-            let bounds = try schemaChecked(database, "SELECT min(rowid), max(rowid) FROM folder_id")
-            return try bounds.step() && !bounds.isNull(0) ? (bounds.int64(0), bounds.int64(1)) : nil
-        }
-        guard parts > 1, let (lowest, highest) = bounds, highest - lowest >= Int64(parallelRowSpan) else { return try read(nil) }
-        let width = (highest - lowest) / Int64(parts) + 1
-        let ranges = (0..<parts).map { part -> ClosedRange<Int64> in
-            // The first and last ranges are open-ended: no row is outside every range.
-            (part == 0 ? Int64.min : lowest + Int64(part) * width)...(part == parts - 1 ? Int64.max : lowest + Int64(part + 1) * width - 1)
-        }
-        for _ in 0..<2 {
-            let results = ParallelWork.map(count: parts, chunk: 1) { part in
-                Result { () throws(EvolutionBookFault) in try read(ranges[part]) }
-            }
-            var whole = try results[0].get()
-            var agree = true
-            for result in results.dropFirst() {
-                let part = try result.get()
-                agree = agree && part.revision == whole.revision
-                whole.rows.append(contentsOf: part.rows)
-                whole.plain.append(contentsOf: part.plain)
-            }
-            if agree { return whole }
-        }
-        return try read(nil)
-    }
-
-    /// Below this span of rowids a book is read in one range: handing out ranges costs more than it saves.
-    static let parallelRowSpan = 8192
-
-    private static func readFavoritesFirst(
-        _ path: String, rowIDs range: ClosedRange<Int64>?, maxCardBytes: Int, busyTimeoutMilliseconds: Int32
-    ) throws(EvolutionBookFault) -> EvolutionFirstRead {
         try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
             var read = EvolutionFirstRead(revision: try self.revision(database) ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
-            let rows: SQLiteReadOnlyDatabase.Statement
-            if let range {
-                rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE rowid BETWEEN ?1 AND ?2")
-                try rows.bind(range.lowerBound, at: 1)
-                try rows.bind(range.upperBound, at: 2)
-            } else {
-                rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id")
-            }
+            let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id")
             while try rows.step() {
                 let rowID = rows.int64(0)
                 rows.withOptionalBytes(1) { uid in
