@@ -168,33 +168,14 @@ struct EvolutionUnparsedRows {
     static let parallelRows = 1024
 }
 
-/// The rows a book's first read left unparsed (their vCards are plain, see `VCardTriage`): each
-/// one's rowid and uid, so that a row naming a contact wanted before the others can be found.
-struct EvolutionRowNames {
-    private(set) var rowIDs: [Int64] = []
-    private var ends: [Int] = []
-    private var bytes: [UInt8] = []
-
-    var count: Int { rowIDs.count }
-
-    mutating func append(rowID: Int64, uid: UnsafeBufferPointer<UInt8>?) {
-        rowIDs.append(rowID)
-        if let uid { bytes.append(contentsOf: uid) }
-        ends.append(bytes.count)
-    }
-
-    func uid(_ index: Int) -> String {
-        let start = index == 0 ? 0 : ends[index - 1]
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<ends[index]]), as: UTF8.self) }
-    }
-}
-
 /// A book's first read at start-up: its revision, the rows whose vCard may give a favorite (or
-/// is not plain in any other way) copied whole, and the others named.
+/// is not plain in any other way) copied whole, and how many others there are. A plain row's
+/// contact is identified as its row's uid, which is the table's key: one wanted before the others
+/// is found by it (`readRows(uids:)`), not by keeping the names of all.
 struct EvolutionFirstRead {
     var revision: String
     var rows: EvolutionUnparsedRows
-    var plain = EvolutionRowNames()
+    var plain = 0
 }
 
 /// Reads one EDS address book (`contacts.db`, schema of `e-book-sqlite.c`) read-only, in one
@@ -230,7 +211,7 @@ enum EvolutionBookReader {
                 rows.withOptionalBytes(1) { uid in
                     rows.withOptionalBytes(3) { card in
                         if let card, let uid, card.count <= maxCardBytes, VCardTriage.isPlain(card, identifier: uid) {
-                            read.plain.append(rowID: rowID, uid: uid)
+                            read.plain += 1
                         } else {
                             rows.withOptionalBytes(2) { rev in read.rows.append(rowID: rowID, uid: uid, rev: rev, card: card) }
                         }
@@ -241,22 +222,22 @@ enum EvolutionBookReader {
         }
     }
 
-    /// The rows at `rowIDs`, read whole in one transaction, each only if it still has the uid
-    /// given (a row rewritten since has another rowid; a rowid given again, another uid).
+    /// The rows whose uid is one of `uids` (the table's key: one lookup each), read whole in one
+    /// transaction.
     static func readRows(
-        database path: String, _ wanted: [(rowID: Int64, uid: String)], maxCardBytes: Int,
-        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+        database path: String, uids: [String], maxCardBytes: Int, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionUnparsedRows {
         try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
             var found = EvolutionUnparsedRows(maxCardBytes: maxCardBytes)
-            let row = try schemaChecked(database, "SELECT uid, Rev, vcard FROM folder_id WHERE rowid = ?1")
-            for (rowID, uid) in wanted {
+            let row = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE uid = ?1")
+            for uid in uids {
                 row.reset()
-                try row.bind(rowID, at: 1)
-                guard try row.step(), row.withBytes(0, { $0.elementsEqual(uid.utf8) }) == true else { continue }
-                row.withOptionalBytes(0) { uid in
-                    row.withOptionalBytes(1) { rev in
-                        row.withOptionalBytes(2) { card in found.append(rowID: rowID, uid: uid, rev: rev, card: card) }
+                try row.bind(uid, at: 1)
+                guard try row.step() else { continue }
+                let rowID = row.int64(0)
+                row.withOptionalBytes(1) { uid in
+                    row.withOptionalBytes(2) { rev in
+                        row.withOptionalBytes(3) { card in found.append(rowID: rowID, uid: uid, rev: rev, card: card) }
                     }
                 }
             }

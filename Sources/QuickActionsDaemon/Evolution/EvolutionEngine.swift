@@ -35,8 +35,6 @@ final class EvolutionEngine {
     /// A book's first read at start-up, of which only the rows that can matter to the set were
     /// parsed: the rest wait for `finishFirstReads`, once the daemon serves.
     struct DeferredRows {
-        /// The rows not parsed, until start-up has looked among them for contacts wanted first.
-        var plain: EvolutionRowNames
         /// The identifiers of the contacts parsed, and those of them a row of another name gave
         /// (a card whose `UID` is not its row's, a second card in a row).
         var identifiers: Set<String> = []
@@ -134,19 +132,12 @@ final class EvolutionEngine {
             guard var book = books.removeValue(forKey: uid), let deferred = book.deferred else { continue }
             var named = wanted.union(deferred.foreignIdentifiers)
             for (other, identifiers) in parsedByBook.enumerated() where other != position { named.formUnion(identifiers) }
-            let plain = deferred.plain
-            // Not needed any more: its memory goes back before the daemon serves.
-            book.deferred?.plain = EvolutionRowNames()
-            if !named.isEmpty {
-                let rows = (0..<plain.count).compactMap { index -> (rowID: Int64, uid: String)? in
-                    let rowUID = plain.uid(index)
-                    return named.contains(rowUID) ? (plain.rowIDs[index], rowUID) : nil
-                }
-                // A fault here leaves the rows to `finishFirstReads`, which reads the book whole.
-                if !rows.isEmpty, let found = try? EvolutionBookReader.readRows(
-                    database: location.database(forSource: uid), rows, maxCardBytes: settings.maxCardBytes) {
-                    index(found.parsed(options: options), of: &book)
-                }
+            // A plain row's contact is identified as its row: the rows of those names not parsed yet.
+            let rows = named.filter { book.contents.rows[$0] == nil }.sorted()
+            // A fault here leaves the rows to `finishFirstReads`, which reads the book whole.
+            if !rows.isEmpty, let found = try? EvolutionBookReader.readRows(
+                database: location.database(forSource: uid), uids: rows, maxCardBytes: settings.maxCardBytes) {
+                index(found.parsed(options: options), of: &book)
             }
             books[uid] = book
         }
@@ -377,7 +368,7 @@ final class EvolutionEngine {
             switch mode {
             case .favoritesFirst where book.contents.isEmpty:
                 let first = try EvolutionBookReader.readFavoritesFirst(database: database, maxCardBytes: settings.maxCardBytes)
-                book.deferred = DeferredRows(plain: first.plain)
+                book.deferred = DeferredRows()
                 // The revision stays unknown: `finishFirstReads` reads the book whole.
                 index(first.rows.parsed(options: options), of: &book)
                 recovered(&book, database: database)
