@@ -216,15 +216,16 @@ public struct ContactIndex: Sendable {
         }
     }
 
-    /// Applies many files at once: the start-up scan, a rescan after an overflow. Ends in
-    /// the same state as applying them one by one in order; into an empty index it builds
-    /// everything in one pass (paths sorted once, so every card's claim is appended and
-    /// favorites are sorted once) instead of one incremental update per file.
+    /// Applies many files at once: the start-up scan, a rescan after an overflow, an address
+    /// book's contacts indexed after its favorites. Ends in the same state as applying them one
+    /// by one in order, but in one pass (paths sorted once, so every card's claim is appended
+    /// and favorites are sorted once) instead of one incremental update per file. Into an index
+    /// that is not empty, a file whose card names an identifier already claimed by a path that
+    /// does not come before it (its claim is not appended), or whose path is already there,
+    /// takes the incremental way.
     public mutating func apply(files: [(path: String, result: Result<[Contact], ContactFileProblem>)]) {
-        guard folders.count == freeFolders.count, !files.isEmpty else {
-            for file in files { apply(path: file.path, result: file.result) }
-            return
-        }
+        guard !files.isEmpty else { return }
+        let wasEmpty = folders.count == freeFolders.count
         var order = Array(files.indices)
         let alreadySorted = zip(order, order.dropFirst()).allSatisfy { precedesByCodePoint(files[$0].path, files[$1].path) }
         if !alreadySorted {
@@ -255,6 +256,14 @@ public struct ContactIndex: Sendable {
                 }
             }
             let file = Self.slot(for: files[fileIndex].result, fileName: name, folder: number)
+            if !wasEmpty, file.contacts.contains(where: { contact in
+                guard let claim = claims.firstIndex(of: .one(contact)), let last = claims[claim].claimants.last else { return false }
+                return !precedesByCodePoint(self.path(of: last), path)
+            }) {
+                mergeFavorites(&newFavorites)
+                replace(path: path, with: files[fileIndex].result)
+                continue
+            }
             let (inserted, existing) = folders[Int(number)].files.insert(file)
             if !inserted {
                 // A path canonically equivalent to one already added (other bytes, so not

@@ -259,6 +259,41 @@ final class ContactIndexTests: XCTestCase {
         assertSameState(bulk, incremental)
     }
 
+    /// Into an index that holds contacts already (an address book's favorites, then its other
+    /// contacts): a batch claiming an identifier first (by path order) takes it from the index's
+    /// card, one claiming it later queues behind, a path already there is replaced, and the
+    /// rest is built in one pass, all as one apply per file would.
+    func testBulkApplyIntoAnIndexWithClaimsBeforeAndAfterEachPath() {
+        let before: [(path: String, result: Result<[Contact], ContactFileProblem>)] = [
+            ("/b/m.vcf", .success([contact("shared", "In the index", favorite: true)])),
+            ("/b/k.vcf", .success([contact("kept", "Kept", favorite: true)])),
+            ("eds:book/s0", .success([contact("s0", "Starred", favorite: true)])),
+        ]
+        let batch: [(path: String, result: Result<[Contact], ContactFileProblem>)] = [
+            ("/b/z.vcf", .success([contact("shared", "After it")])),
+            ("/b/a.vcf", .success([contact("shared", "Before it", favorite: true)])),
+            ("/b/k.vcf", .success([contact("kept", "Kept, renamed")])),
+            ("eds:book/s0", .success([contact("s0", "Starred", favorite: true)])),
+        ] + (1..<200).map { ("eds:book/p\($0)", .success([contact("p\($0)", "Plain \($0)", favorite: $0 % 50 == 0)])) }
+        var incremental = ContactIndex()
+        var bulk = ContactIndex()
+        for file in before {
+            incremental.apply(path: file.path, result: file.result)
+            bulk.apply(path: file.path, result: file.result)
+        }
+        batch.forEach { incremental.apply(path: $0.path, result: $0.result) }
+        bulk.apply(files: batch)
+        assertSameState(bulk, incremental)
+        XCTAssertEqual(bulk.contact(identifier: "shared")?.name, "Before it")
+        XCTAssertEqual(bulk.contact(identifier: "kept")?.favorite, false)
+        XCTAssertEqual(bulk.favorites.map(\.identifier).sorted(), ["p100", "p150", "p50", "s0", "shared"])
+        // And it follows later changes the same way.
+        incremental.remove(path: "/b/a.vcf")
+        bulk.remove(path: "/b/a.vcf")
+        assertSameState(bulk, incremental)
+        XCTAssertEqual(bulk.contact(identifier: "shared")?.name, "In the index")
+    }
+
     func testBulkApplyOfSortedFilesAndOfNothing() {
         var bulk = ContactIndex()
         let before = bulk.favoritesVersion
