@@ -225,6 +225,22 @@ final class EvolutionEngine {
         return EvolutionUpdate(changes: changes, info: info)
     }
 
+    /// The changes in parts of at most `limit`, the last one with what `Status` shows (the ones
+    /// before it with what it showed): the core applies each part whole and answers calls
+    /// between them, so indexing a large book's other contacts holds no call up for long.
+    func takeUpdates(force: Bool, limit: Int = EvolutionEngine.updateLimit) -> [EvolutionUpdate] {
+        guard changes.count > limit, let shown = deliveredInfo else { return takeUpdate(force: force).map { [$0] } ?? [] }
+        let all = changes
+        var parts = stride(from: 0, to: all.count - limit, by: limit).map {
+            EvolutionUpdate(changes: Array(all[$0..<($0 + limit)]), info: shown)
+        }
+        changes = Array(all[(parts.count * limit)...])
+        if let last = takeUpdate(force: true) { parts.append(last) }
+        return parts
+    }
+
+    static let updateLimit = 16_384
+
     private func readQueuedEvents() {
         guard inotify >= 0 else { return }
         while true {

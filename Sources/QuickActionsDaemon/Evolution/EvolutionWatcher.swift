@@ -147,7 +147,7 @@ final class EvolutionWatcher: Sendable {
             var reloads: [CheckedContinuation<Void, Never>] = []
             var abandoned = false
             let eventsReady = ready > 0 && descriptors.first.map { $0.revents != 0 } == true
-            let update = engine.withLock { engine -> EvolutionUpdate? in
+            let updates = engine.withLock { engine -> [EvolutionUpdate] in
                 engine.handleEvents(ready: eventsReady)
                 for request in requests {
                     switch request {
@@ -162,10 +162,10 @@ final class EvolutionWatcher: Sendable {
                 }
                 // Stopping before the rest was indexed: the core stops waiting for it.
                 if !stopRequests.isEmpty { abandoned = engine.abandonFirstReads() }
-                return engine.takeUpdate(force: !reloads.isEmpty)
+                return engine.takeUpdates(force: !reloads.isEmpty)
             }
-            if let update, stopRequests.isEmpty || !reloads.isEmpty || abandoned {
-                deliverAndWait(update, deliver)
+            if stopRequests.isEmpty || !reloads.isEmpty || abandoned {
+                for update in updates { deliverAndWait(update, deliver) }
             }
             for continuation in reloads { continuation.resume() }
         }
