@@ -209,9 +209,9 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
     mutating func save(_ payload: Payload) throws(StateStoreError) {
-        let bytes: [UInt8]
+        let text: [[UInt8]]
         do {
-            bytes = try encode(payload)
+            text = try encode(payload)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -226,7 +226,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         var injected: AtomicReplaceStep?
         if case .replace(let step) = injectedFailure { injected = step }
         do throws(AtomicReplaceError) {
-            try FileIO.replaceAtomically(paths.stateFile, with: bytes, mode: 0o600, syncFolder: true, failing: injected)
+            try FileIO.replaceAtomically(paths.stateFile, with: text, mode: 0o600, syncFolder: true, failing: injected)
         } catch {
             // The rename is only durable once the folder entry is on disk; the new file is in
             // place either way, so the payload counts as persisted even if that fsync fails.
@@ -239,15 +239,20 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         lastPersisted = payload
     }
 
-    /// Pretty-printed JSON with sorted keys and a final newline, written directly when the
-    /// payload can (the daemon's state can: one encoding, no tree of boxed values, and the
-    /// text of unchanged items copied from the last state written).
-    private mutating func encode(_ payload: Payload) throws -> [UInt8] {
+    /// Pretty-printed JSON with sorted keys and a final newline, in one or more segments to be
+    /// written one after the other, written directly when the payload can (the daemon's state
+    /// can: one encoding, no tree of boxed values, and the text of unchanged items copied from
+    /// the last state written).
+    private mutating func encode(_ payload: Payload) throws -> [[UInt8]] {
         if let state = payload as? PersistedState {
-            return try state.jsonText(pretty: true, itemTexts: &itemTexts, ahead: itemsEncodedAhead(state.dynamicItems), lineEnd: true)
+            if let parts = encodedInParts(state) {
+                itemTexts = parts
+                return parts.segments
+            }
+            return [try state.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)]
         }
         if let payload = payload as? any ShortcutItemsJSONText {
-            return try payload.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)
+            return [try payload.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)]
         }
         var bytes: [UInt8]
         if let payload = payload as? any JSONTextRepresentable {
@@ -258,26 +263,24 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
             bytes = Array(try encoder.encode(payload))
         }
         bytes.append(UInt8(ascii: "\n"))
-        return bytes
+        return [bytes]
     }
 
-    /// When most of a large set of items is new (the app's version changed, say), their texts
-    /// encoded in two halves at once, one on an idle reader thread (`ParallelWork`; with none
-    /// idle, one after the other here): the encoding was
-    /// the larger part of such a save, the write itself the smaller. Otherwise (or should a
-    /// half fail, which the whole encoding then reports) none.
-    private func itemsEncodedAhead(_ items: [ShortcutItem]) -> ShortcutItemTexts {
-        guard items.count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: items) else { return ShortcutItemTexts() }
-        let halves = [items[..<(items.count / 2)], items[(items.count / 2)...]]
+    /// When most of a large set of items is new (the app's version changed, say), the state
+    /// written in two parts at once, one on an idle reader thread (`ParallelWork`; with none
+    /// idle, one after the other here), and kept as two segments, which the file gets with one
+    /// `writev`: the encoding was the larger part of such a save, the write itself the smaller.
+    /// Otherwise (or should a part fail, which the whole encoding then reports) nil.
+    private func encodedInParts(_ state: PersistedState) -> ShortcutItemTexts? {
+        guard state.dynamicItems.count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: state.dynamicItems) else { return nil }
         let parts = NIOLockedValueBox<[ShortcutItemTexts?]>([nil, nil])
         // An idle reader only: one busy with a scan would hold the state file back.
-        ParallelWork.runOnIdleReaders(workers: 2) { worker in
-            // Depth 2: the items of the state object's `dynamicItems` array.
-            let texts = try? JSONTextWriter.itemTexts(halves[worker], pretty: true, depth: 2)
-            parts.withLockedValue { $0[worker] = texts }
+        ParallelWork.runOnIdleReaders(workers: 2) { part in
+            let texts = try? state.jsonTextPart(part, of: 2, pretty: true, lineEnd: true)
+            parts.withLockedValue { $0[part] = texts }
         }
         let done = parts.withLockedValue { $0 }
-        guard let first = done[0], let second = done[1] else { return ShortcutItemTexts() }
+        guard let first = done[0], let second = done[1] else { return nil }
         return ShortcutItemTexts.joined([first, second])
     }
 

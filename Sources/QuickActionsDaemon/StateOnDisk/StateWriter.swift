@@ -245,9 +245,10 @@ final class StateWriter: Sendable {
                     }
                     return (answered, previousError)
                 }
-                report(job: job, wrote: wrote, failure: failure, previousError: previousError)
+                // `Status` learns the outcome before anyone is answered; the log waits until they are.
                 onOutcome()
                 for (waiter, written) in answered { waiter.resume(returning: written) }
+                report(job: job, wrote: wrote, failure: failure, previousError: previousError)
             }
         }
 
