@@ -360,84 +360,88 @@ extension JSONTextWriter {
         endObject()
     }
 
-    /// Writes `item` in one go when its `userInfo` holds strings only (as every dynamic item's
-    /// does): measured first, the text is written through a pointer into `scratch` and appended
-    /// in one copy, where writing it piece by piece appended (and checked the array) some eighty
-    /// times. False, having written nothing, for other items and any too long for `scratch`.
+    /// Writes `item` in one go when its `userInfo` holds at most two entries, both strings (as
+    /// every dynamic item's does): written through a pointer into `scratch` and appended in one
+    /// copy, where writing it piece by piece appended (and checked the array) some eighty times,
+    /// and with each field read once where it lies, where the piecewise way copied (and
+    /// reference-counted) each string and the dictionary's entries several times. False,
+    /// having written nothing, for other items and any too long for `scratch`.
     private mutating func writeWhole(_ item: ShortcutItem) -> Bool {
-        let userInfo = item.userInfo
-        var entries = userInfo.makeIterator()
-        let first = entries.next(), second = entries.next()
-        guard userInfo.count <= 2, first.map({ $0.value.stringValue != nil }) ?? true, second.map({ $0.value.stringValue != nil }) ?? true
-        else { return false }
-        // In sorted order (`low` first), without an array per item.
-        typealias Entry = (key: String, value: PropertyListValue)
-        let (low, high): (Entry?, Entry?) = if let first, let second, second.key < first.key { (second, first) } else { (first, second) }
-        // At most six bytes a byte of text (`\u00XX`) and its quotes; and at most twelve lines
-        // (nine members, three closing braces), each with at most a comma, a new line, the
-        // indentation, a key (ten bytes at most), its colon and a brace.
+        let fields = item.fields
+        guard fields.userInfo.count <= 2 else { return false }
         let depth = empty.count
-        var bound = 12 * (20 + 2 * (depth + 2))
-        func add(_ text: String?) { bound += 2 + 6 * (text?.utf8.count ?? 0) }
-        add(item.type)
-        add(item.title)
-        add(item.subtitle)
-        add(item.icon?.kindName)
-        add(item.icon?.spelledName)
-        add(low?.key)
-        add(low?.value.stringValue)
-        add(high?.key)
-        add(high?.value.stringValue)
-        guard bound <= Self.scratchSize else { return false }
         if scratch.isEmpty { scratch = [UInt8](repeating: 0, count: Self.scratchSize) }
         let pretty = pretty
-        let written = scratch.withUnsafeMutableBufferPointer { buffer in
+        let written = scratch.withUnsafeMutableBufferPointer { buffer -> Int? in
+            let end = buffer.baseAddress! + buffer.count
             var text = UnsafeTextCursor(start: buffer.baseAddress!, pretty: pretty)
-            text.byte(UInt8(ascii: "{"))
+            // Whether a string of `count` bytes still fits, and the line it is on, and the lines
+            // that close the item: six bytes a byte at most (`\u00XX`), two quotes, and per line
+            // a comma, a new line, the indentation, a key of ten bytes at most, its colon and a
+            // brace; checked before each string, so the rest of a line always fits.
+            func fits(_ count: Int) -> Bool { end - text.next >= 2 + 6 * count + 4 * (20 + 2 * (depth + 2)) }
             var firstMember = true
-            func member(_ key: StaticString, depth: Int) {
+            func member(_ key: StaticString) {
                 if !firstMember { text.byte(UInt8(ascii: ",")) }
                 firstMember = false
-                text.newline(depth: depth)
+                text.newline(depth: depth + 1)
                 text.bytes(key)
                 text.colon()
             }
-            if let icon = item.icon {
-                member(#""icon""#, depth: depth + 1)
+            func value(_ string: String) -> Bool {
+                guard fits(string.utf8.count) else { return false }
+                text.string(string)
+                return true
+            }
+            text.byte(UInt8(ascii: "{"))
+            if let icon = fields.icon {
+                member(#""icon""#)
                 text.byte(UInt8(ascii: "{"))
                 text.newline(depth: depth + 2)
                 text.bytes(#""kind""#)
                 text.colon()
-                text.string(icon.kindName)
+                text.bytes(icon.kindText)
                 text.byte(UInt8(ascii: ","))
                 text.newline(depth: depth + 2)
                 text.bytes(#""name""#)
                 text.colon()
-                text.string(icon.spelledName)
+                guard value(icon.spelledName) else { return nil }
                 text.newline(depth: depth + 1)
                 text.byte(UInt8(ascii: "}"))
             }
-            if let subtitle = item.subtitle {
-                member(#""subtitle""#, depth: depth + 1)
-                text.string(subtitle)
+            if let subtitle = fields.subtitle {
+                member(#""subtitle""#)
+                guard value(subtitle) else { return nil }
             }
-            member(#""title""#, depth: depth + 1)
-            text.string(item.title)
-            member(#""type""#, depth: depth + 1)
-            text.string(item.type)
-            if let low {
-                member(#""userInfo""#, depth: depth + 1)
+            member(#""title""#)
+            guard value(fields.title) else { return nil }
+            member(#""type""#)
+            guard value(fields.type) else { return nil }
+            let userInfo = fields.userInfo
+            if !userInfo.isEmpty {
+                member(#""userInfo""#)
                 text.byte(UInt8(ascii: "{"))
-                func entry(_ key: String, _ value: PropertyListValue) {
+                // Each entry read once, the keys in sorted order without sorting (an array per item).
+                let first = userInfo[userInfo.startIndex]
+                let next = userInfo.index(after: userInfo.startIndex)
+                let second = next == userInfo.endIndex ? nil : userInfo[next]
+                func entry(_ entry: (key: String, value: PropertyListValue)) -> Bool {
+                    guard case .string(let string) = entry.value else { return false }
                     text.newline(depth: depth + 2)
-                    text.string(key)
+                    guard value(entry.key) else { return false }
                     text.colon()
-                    text.string(value.stringValue ?? "")
+                    return value(string)
                 }
-                entry(low.key, low.value)
-                if let high {
+                if let second, second.key < first.key {
+                    guard entry(second) else { return nil }
                     text.byte(UInt8(ascii: ","))
-                    entry(high.key, high.value)
+                    guard entry(first) else { return nil }
+                } else {
+                    guard entry(first) else { return nil }
+                    if let second {
+                        text.byte(UInt8(ascii: ","))
+                        guard entry(second) else { return nil }
+                    }
                 }
                 text.newline(depth: depth + 1)
                 text.byte(UInt8(ascii: "}"))
@@ -446,6 +450,7 @@ extension JSONTextWriter {
             text.byte(UInt8(ascii: "}"))
             return text.next - buffer.baseAddress!
         }
+        guard let written else { return false }
         scratch.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<written])) }
         return true
     }
@@ -556,7 +561,7 @@ public struct ShortcutItemTexts: Sendable {
     /// How many items and rows were copied from the document before rather than written.
     public internal(set) var copiedCount = 0
 
-    /// The texts of a document's consecutive parts (`PersistedState.jsonTextPart`) as one
+    /// The texts of a document's consecutive parts (`PersistedState.jsonTextPart(items:)`) as one
     /// document's: their segments in order, not copied into one.
     public static func joined(_ parts: [ShortcutItemTexts]) -> ShortcutItemTexts {
         var joined = ShortcutItemTexts()
@@ -660,26 +665,28 @@ extension PersistedState: ShortcutItemsJSONText {
         try writeAfterDynamicItems(into: &writer)
     }
 
-    /// Part `part` of `parts` (counted from 0) of the text `jsonText(pretty:)` writes, cut
-    /// between dynamic items, each part holding as many of them as the others give or take
-    /// one: the first part also holds what comes before them, the last what comes after (and
-    /// with `lineEnd` a newline). Its texts joined in order (`ShortcutItemTexts.joined`) are
-    /// the document byte for byte, and the item texts it leaves for the next document: when
-    /// most items are new (the app's version changed), the parts are written at once on
-    /// several threads. Pure: several parts of one state may be written at the same time.
-    public func jsonTextPart(_ part: Int, of parts: Int, pretty: Bool, lineEnd: Bool = false) throws(JSONTextError) -> ShortcutItemTexts {
-        precondition(parts > 0 && (0..<parts).contains(part), "part \(part) of \(parts)")
-        let range = (part * dynamicItems.count / parts)..<((part + 1) * dynamicItems.count / parts)
-        let first = part == 0, last = part == parts - 1
+    /// The part of the text `jsonText(pretty:)` writes that holds the dynamic items `range`
+    /// (not empty, unless the state has none): the part from the first item also holds what
+    /// comes before the items, the part to the last what comes after them (and with `lineEnd`
+    /// a newline). The texts of parts that
+    /// follow one another from the first item to the last, joined in order
+    /// (`ShortcutItemTexts.joined`), are the document byte for byte, and the item texts it
+    /// leaves for the next document: when most items are new (the app's version changed), the
+    /// parts are written at once on several threads. Pure: several parts of one state may be
+    /// written at the same time.
+    public func jsonTextPart(items range: Range<Int>, pretty: Bool, lineEnd: Bool = false) throws(JSONTextError) -> ShortcutItemTexts {
+        precondition(range.clamped(to: dynamicItems.indices) == range && (!range.isEmpty || dynamicItems.isEmpty),
+                     "items \(range) of \(dynamicItems.count)")
+        let first = range.lowerBound == 0, last = range.upperBound == dynamicItems.count
         var writer: JSONTextWriter
         if first {
-            writer = JSONTextWriter(pretty: pretty, capacity: 256 + 330 * range.count)
+            writer = JSONTextWriter(pretty: pretty, capacity: 256 + 360 * range.count)
             writeBeforeDynamicItems(into: &writer)
             writer.key("dynamicItems")
             writer.beginArray()
         } else {
             // Inside the state object (which has its app version) and its `dynamicItems` array.
-            writer = JSONTextWriter(pretty: pretty, capacity: (last ? 256 : 0) + 330 * range.count, continuingInside: [false, range.lowerBound == 0])
+            writer = JSONTextWriter(pretty: pretty, capacity: (last ? 256 : 0) + 360 * range.count, continuingInside: [false, false])
         }
         var texts = ShortcutItemTexts()
         texts.pretty = pretty
@@ -751,6 +758,15 @@ extension ShortcutIcon {
         }
     }
 
+    /// `kindName` as JSON text, quotes and all.
+    fileprivate var kindText: StaticString {
+        switch self {
+        case .system: #""system""#
+        case .symbol: #""symbol""#
+        case .templateFile: #""file""#
+        }
+    }
+
     fileprivate var spelledName: String {
         switch self {
         case .system(let type): type.rawValue
@@ -759,12 +775,6 @@ extension ShortcutIcon {
     }
 }
 
-extension PropertyListValue {
-    fileprivate var stringValue: String? {
-        if case .string(let string) = self { return string }
-        return nil
-    }
-}
 
 /// Writes JSON text through a pointer into memory its user measured to be large enough.
 private struct UnsafeTextCursor {

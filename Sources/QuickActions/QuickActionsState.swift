@@ -70,24 +70,25 @@ public struct QuickActionsState: Hashable, Sendable {
     /// call skip reading the favorites at all.
     public mutating func resignActive(
         favorites: @autoclosure () -> [Contact], favoritesVersion: ContactIndex.FavoritesVersion? = nil, appVersion: String?,
-        configuration: DynamicItemConfiguration
+        configuration: DynamicItemConfiguration, parallelMap: ParallelMap<[ShortcutItem]>? = nil
     ) -> RecomputeOutcome {
         recordLifecycleMessage(appVersion: appVersion)
-        return recompute(favorites: favorites(), favoritesVersion: favoritesVersion, configuration: configuration)
+        return recompute(favorites: favorites(), favoritesVersion: favoritesVersion, configuration: configuration, parallelMap: parallelMap)
     }
 
     /// Derives the dynamic set and replaces it, as a whole, only if it differs.
-    /// Used directly by `Recompute=change`, which must not count as a launch.
+    /// Used directly by `Recompute=change`, which must not count as a launch. `parallelMap`:
+    /// threads to derive a large set of new items on (`dynamicItems(for:…)`).
     public mutating func recompute(
         favorites: @autoclosure () -> [Contact], favoritesVersion: ContactIndex.FavoritesVersion? = nil,
-        configuration: DynamicItemConfiguration
+        configuration: DynamicItemConfiguration, parallelMap: ParallelMap<[ShortcutItem]>? = nil
     ) -> RecomputeOutcome {
         let source = favoritesVersion.map { DerivationMemo.Source(favorites: $0, appVersion: appVersion, configuration: configuration) }
         if let source, source == lastDerivation.source {
             return RecomputeOutcome(changed: false, generation: generation, dynamicCount: dynamicItems.count)
         }
         let favorites = favorites()
-        let derived = lastDerivation.derive(favorites, appVersion: appVersion, configuration: configuration)
+        let derived = lastDerivation.derive(favorites, appVersion: appVersion, configuration: configuration, parallelMap: parallelMap)
         // Cheap when little changed: the items derived from unchanged favorites are the very
         // values of the last derivation, and items that share their fields' box compare at once
         // (so do the comparisons of the listing, the watchers' copy and the state file's texts
@@ -251,9 +252,11 @@ private struct DerivationMemo: Hashable, Sendable {
     /// The dynamic items for `favorites`, taking the last derivation's item for each favorite
     /// equal to the one it was derived from (matched in order: at the same place, or one further
     /// on where a favorite was removed or changed).
-    func derive(_ favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration) -> [ShortcutItem] {
+    func derive(
+        _ favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration, parallelMap: ParallelMap<[ShortcutItem]>?
+    ) -> [ShortcutItem] {
         guard appVersion == self.appVersion, configuration == self.configuration else {
-            return QuickActions.dynamicItems(for: favorites, appVersion: appVersion, configuration: configuration)
+            return QuickActions.dynamicItems(for: favorites, appVersion: appVersion, configuration: configuration, parallelMap: parallelMap)
         }
         var derived: [ShortcutItem] = []
         derived.reserveCapacity(favorites.count)

@@ -8,6 +8,13 @@ import XCTest
 
 /// Signals the writing thread received while `testWritesCutShortBySignalsResumeWhereTheyStopped` ran.
 private let interruptions = Atomic<Int>(0)
+/// Whether that test's writer is still writing (its signalling thread stops when not).
+private let writing = Atomic<Bool>(false)
+
+/// What the pipe's reader got; the writer reads it once the reader has signalled it ended.
+private final class Received: @unchecked Sendable {
+    var bytes: [UInt8] = []
+}
 
 final class FileIOTests: XCTestCase {
     private var folder = ""
@@ -54,21 +61,22 @@ final class FileIOTests: XCTestCase {
         let parts = buffers(count: 400, scale: 40_000)
         var pipeEnds: [CInt] = [0, 0]
         XCTAssertEqual(pipe(&pipeEnds), 0)
-        let received = NSMutableData()
+        let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+        let received = Received()
         let readerDone = DispatchSemaphore(value: 0)
         let reader = Thread {
             var chunk = [UInt8](repeating: 0, count: 1000)
             while true {
-                let count = chunk.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+                let count = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
-                received.append(chunk, length: count)
+                received.bytes += chunk[..<count]
             }
             readerDone.signal()
         }
         reader.start()
         let writer = pthread_self()
-        let writing = Atomic<Bool>(true)
+        writing.store(true, ordering: .relaxed)
         let killerDone = DispatchSemaphore(value: 0)
         let killer = Thread {
             while writing.load(ordering: .relaxed) {
@@ -78,16 +86,16 @@ final class FileIOTests: XCTestCase {
             killerDone.signal()
         }
         killer.start()
-        let result = Result { () throws(SystemCallError) in try FileIO.writeAll(pipeEnds[1], parts, path: "the pipe") }
+        let result = Result { () throws(SystemCallError) in try FileIO.writeAll(writeEnd, parts, path: "the pipe") }
         writing.store(false, ordering: .relaxed)
         killerDone.wait()
-        close(pipeEnds[1])
+        close(writeEnd)
         readerDone.wait()
-        close(pipeEnds[0])
+        close(readEnd)
         XCTAssertNoThrow(try result.get())
         XCTAssertGreaterThan(interruptions.load(ordering: .relaxed), 0, "the writes were interrupted")
-        XCTAssertEqual(received.length, parts.reduce(0) { $0 + $1.count })
-        XCTAssertEqual(received as Data, Data(parts.joined()))
+        XCTAssertEqual(received.bytes.count, parts.reduce(0) { $0 + $1.count })
+        XCTAssertEqual(received.bytes, Array(parts.joined()))
     }
 
     /// A file size limit (`RLIMIT_FSIZE`) makes the write that crosses it short; the next one
@@ -97,18 +105,19 @@ final class FileIOTests: XCTestCase {
         let parts = buffers(count: 50, scale: 20_000)
         let total = parts.reduce(0) { $0 + $1.count }
         let limit = total / 2 + 7
+        let fileSize = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
         var previousLimit = rlimit()
-        XCTAssertEqual(getrlimit(RLIMIT_FSIZE, &previousLimit), 0)
+        XCTAssertEqual(getrlimit(fileSize, &previousLimit), 0)
         let previousHandler = signal(SIGXFSZ, SIG_IGN)
         var lowered = previousLimit
         lowered.rlim_cur = rlim_t(limit)
-        XCTAssertEqual(setrlimit(RLIMIT_FSIZE, &lowered), 0)
+        XCTAssertEqual(setrlimit(fileSize, &lowered), 0)
         let path = folder + "/limited"
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         XCTAssertGreaterThanOrEqual(descriptor, 0)
         let result = Result { () throws(SystemCallError) in try FileIO.writeAll(descriptor, parts, path: path) }
         close(descriptor)
-        setrlimit(RLIMIT_FSIZE, &previousLimit)
+        setrlimit(fileSize, &previousLimit)
         signal(SIGXFSZ, previousHandler)
         XCTAssertThrowsError(try result.get()) { error in
             XCTAssertEqual((error as? SystemCallError)?.errno, EFBIG)

@@ -204,8 +204,8 @@ final class JSONTextTests: XCTestCase {
 
     /// A state written in parts (as the state writer does on two threads when the app's version
     /// changed every item), joined in order, is the very text of one encoding, whatever the
-    /// number of parts (more parts than items leave some empty); the item texts it leaves are
-    /// copied into the next document as one encoding's are.
+    /// number of items a part holds; the item texts it leaves are copied into the next document
+    /// as one encoding's are.
     func testAStateWrittenInPartsJoinsToTheTextOfOneEncoding() throws {
         func favorites(version: String) -> [ShortcutItem] {
             (0..<300).map { ShortcutItem(type: "FavoriteAction", title: $0 == 7 ? awkward : "Person \($0)", subtitle: "p\($0)@example.org",
@@ -217,14 +217,14 @@ final class JSONTextTests: XCTestCase {
         }
         let versions = [favorites(version: "1"), favorites(version: "2"), [], Array(favorites(version: "3").prefix(2))]
         for pretty in [false, true] {
-            for parts in [1, 2, 3, 301] {
+            for itemsAPart in [1, 2, 64, 299, 1000] {
                 for (generation, dynamicItems) in versions.enumerated() {
                     let persisted = state(dynamicItems, generation: generation)
-                    let written = ShortcutItemTexts.joined(try (0..<parts).map {
-                        try persisted.jsonTextPart($0, of: parts, pretty: pretty, lineEnd: true)
-                    })
-                    let label = "state \(generation), \(parts) parts, pretty \(pretty)"
-                    XCTAssertEqual(written.segments.count, parts, label)
+                    let count = dynamicItems.count
+                    let parts = count == 0 ? [0..<0] : stride(from: 0, to: count, by: itemsAPart).map { $0..<min(count, $0 + itemsAPart) }
+                    let written = ShortcutItemTexts.joined(try parts.map { try persisted.jsonTextPart(items: $0, pretty: pretty, lineEnd: true) })
+                    let label = "state \(generation), \(itemsAPart) items a part, pretty \(pretty)"
+                    XCTAssertEqual(written.segments.count, parts.count, label)
                     XCTAssertEqual(Array(written.segments.joined()), try persisted.jsonText(pretty: pretty) + [UInt8(ascii: "\n")], label)
                     XCTAssertEqual(written.count, dynamicItems.count, label)
                     guard dynamicItems.count > 5 else { continue }

@@ -72,7 +72,7 @@ enum FileIO {
     }
 
     /// At most this many buffers go into one `writev`; the rest follow in the next.
-    static let vectorsPerWrite = 16
+    static let vectorsPerWrite = 64
 
     /// One `writev` of up to `vectorsPerWrite` of `buffers`, the first from `offset` on (empty
     /// ones left out): what it wrote, or -1 with `errno` set. Each buffer's bytes are gathered

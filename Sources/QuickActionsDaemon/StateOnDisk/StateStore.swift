@@ -111,6 +111,10 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     var delayBeforeWriting: Duration?
     /// Where the items of the last state written lie in its text, copied into the next one where unchanged.
     private var itemTexts = ShortcutItemTexts()
+    /// The texts `itemTexts` replaced while a save is under way, freed by the writer once whoever
+    /// waits for the save is answered (`releaseReplaced`): freeing a thousand items' texts is not
+    /// what they wait for.
+    private var replacedItemTexts = ShortcutItemTexts()
 
     init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
         self.paths = paths
@@ -246,6 +250,8 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     private mutating func encode(_ payload: Payload) throws -> [[UInt8]] {
         if let state = payload as? PersistedState {
             if let parts = encodedInParts(state) {
+                // The last state's texts are let go with it, after the write (`save`).
+                replacedItemTexts = itemTexts
                 itemTexts = parts
                 return parts.segments
             }
@@ -267,25 +273,32 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     }
 
     /// When most of a large set of items is new (the app's version changed, say), the state
-    /// written in two parts at once, one on an idle reader thread (`ParallelWork`; with none
-    /// idle, one after the other here), and kept as two segments, which the file gets with one
-    /// `writev`: the encoding was the larger part of such a save, the write itself the smaller.
-    /// Otherwise (or should a part fail, which the whole encoding then reports) nil.
+    /// written in parts of `itemsAPart` items at once, here and on idle reader threads
+    /// (`ParallelWork`; with none idle, all here), and kept as segments, which the file gets
+    /// with one `writev`: the encoding was the larger part of such a save, the write itself the
+    /// smaller. Small parts share the work out evenly however late a reader wakes. Otherwise
+    /// (or should a part fail, which the whole encoding then reports) nil.
     private func encodedInParts(_ state: PersistedState) -> ShortcutItemTexts? {
-        guard state.dynamicItems.count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: state.dynamicItems) else { return nil }
-        let parts = NIOLockedValueBox<[ShortcutItemTexts?]>([nil, nil])
+        let count = state.dynamicItems.count
+        guard count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: state.dynamicItems) else { return nil }
         // An idle reader only: one busy with a scan would hold the state file back.
-        ParallelWork.runOnIdleReaders(workers: 2) { part in
-            let texts = try? state.jsonTextPart(part, of: 2, pretty: true, lineEnd: true)
-            parts.withLockedValue { $0[part] = texts }
+        let parts = ParallelWork.map(count: (count + Self.itemsAPart - 1) / Self.itemsAPart, chunk: 1, idleReadersOnly: true) { part in
+            try? state.jsonTextPart(items: (part * Self.itemsAPart)..<min(count, (part + 1) * Self.itemsAPart), pretty: true, lineEnd: true)
         }
-        let done = parts.withLockedValue { $0 }
-        guard let first = done[0], let second = done[1] else { return nil }
-        return ShortcutItemTexts.joined([first, second])
+        let done = parts.compactMap { $0 }
+        guard done.count == parts.count else { return nil }
+        return ShortcutItemTexts.joined(done)
     }
 
     /// Below this many items one thread encodes them sooner than two, counting the hand-over.
     static var itemsEncodedInParts: Int { 256 }
+    /// Items a part: small enough that the thread that ends last ends soon after the other.
+    static var itemsAPart: Int { 64 }
+
+    /// Frees what the last save replaced (`replacedItemTexts`).
+    mutating func releaseReplaced() {
+        replacedItemTexts = ShortcutItemTexts()
+    }
 
     /// Creates the state folder (and missing parents) with mode 0700: state may name contacts.
     private func ensureDirectory() throws(StateStoreError) {

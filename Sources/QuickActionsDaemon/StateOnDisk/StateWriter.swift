@@ -248,6 +248,7 @@ final class StateWriter: Sendable {
                 // `Status` learns the outcome before anyone is answered; the log waits until they are.
                 onOutcome()
                 for (waiter, written) in answered { waiter.resume(returning: written) }
+                store.releaseReplaced()
                 report(job: job, wrote: wrote, failure: failure, previousError: previousError)
             }
         }
