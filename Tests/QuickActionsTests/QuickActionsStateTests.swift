@@ -4,6 +4,26 @@ import XCTest
 @testable import QuickActions
 
 final class DynamicItemsTests: XCTestCase {
+    /// A large set derived in parts (on the daemon's threads, here by a map that makes the
+    /// parts last to first) is the set derived in one go, item for item and in order, for every
+    /// size around a part's, and a state recomputed with it follows the app's version as without.
+    func testASetDerivedInPartsIsTheSetDerivedInOneGo() {
+        let lastFirst: ParallelMap<[ShortcutItem]> = { count, transform in (0..<count).reversed().map(transform).reversed() }
+        for count in [0, 1, 4 * favoritesAPart - 1, 4 * favoritesAPart, 4 * favoritesAPart + 1, 1000] {
+            let favorites = (0..<count).map {
+                Contact(identifier: "id\($0)", name: "N\($0)", email: $0 % 3 == 0 ? nil : "n\($0)@example.org", favorite: true)
+            }
+            XCTAssertEqual(dynamicItems(for: favorites, appVersion: "2", configuration: DynamicItemConfiguration(), parallelMap: lastFirst),
+                           dynamicItems(for: favorites, appVersion: "2", configuration: DynamicItemConfiguration()), "\(count) favorites")
+            var state = QuickActionsState()
+            for version in ["1", "2", "1"] {
+                _ = state.resignActive(favorites: favorites, appVersion: version, configuration: DynamicItemConfiguration(), parallelMap: lastFirst)
+                XCTAssertEqual(state.dynamicItems, dynamicItems(for: favorites, appVersion: version, configuration: DynamicItemConfiguration()),
+                               "\(count) favorites, version \(version)")
+            }
+        }
+    }
+
     func testOneItemPerFavoriteInGivenOrder() {
         let favorites = [
             Contact(identifier: "z", name: "Zed", email: "zed@example.org", favorite: true),
