@@ -24,24 +24,25 @@ public typealias ParallelMap<Value> = (_ count: Int, _ transform: @escaping (Int
 
 /// One item per favorite, in the order given (the contacts index already orders
 /// favorites). Not capped: the display limit applies only when the set is shown,
-/// as the seeds advise. With `parallelMap`, a large set is derived in parts of
-/// `favoritesAPart` at once: each item costs a few allocations and a cache miss for each of
-/// its contact's strings, which two threads wait for side by side.
-public func dynamicItems(
-    for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration,
-    parallelMap: ParallelMap<[ShortcutItem]>? = nil
-) -> [ShortcutItem] {
-    guard let parallelMap, favorites.count >= 4 * favoritesAPart else {
-        return dynamicItems(for: favorites[...], appVersion: appVersion, configuration: configuration)
-    }
-    let parts = parallelMap((favorites.count + favoritesAPart - 1) / favoritesAPart) { part in
+/// as the seeds advise.
+public func dynamicItems(for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration) -> [ShortcutItem] {
+    dynamicItems(for: favorites[...], appVersion: appVersion, configuration: configuration)
+}
+
+/// `dynamicItems(for:…)` in parts of `favoritesAPart` favorites, derived at once by
+/// `parallelMap`, each part's items written as the state file holds them as soon as they are
+/// made (`JSONTextWriter.dynamicItemsPart`; a part that cannot be written has its items and no
+/// text): a new app version changes every item, and each costs a few allocations and a cache
+/// miss for each of its contact's strings, which threads wait for side by side, then as much
+/// again to write, which the state writer then need not do.
+public func dynamicItemParts(
+    for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration, parallelMap: ParallelMap<ShortcutItemTexts>
+) -> [ShortcutItemTexts] {
+    parallelMap((favorites.count + favoritesAPart - 1) / favoritesAPart) { part in
         let start = part * favoritesAPart
-        return dynamicItems(for: favorites[start..<min(favorites.count, start + favoritesAPart)], appVersion: appVersion, configuration: configuration)
+        let items = dynamicItems(for: favorites[start..<min(favorites.count, start + favoritesAPart)], appVersion: appVersion, configuration: configuration)
+        return (try? JSONTextWriter.dynamicItemsPart(items[...], first: part == 0, pretty: true)) ?? ShortcutItemTexts(itemsWithoutText: items)
     }
-    var items: [ShortcutItem] = []
-    items.reserveCapacity(favorites.count)
-    for part in parts { items += part }
-    return items
 }
 
 /// Favorites a part when a set is derived on several threads: small enough that the threads

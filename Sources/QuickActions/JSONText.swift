@@ -54,6 +54,25 @@ public struct JSONTextWriter {
         empty = containers
     }
 
+    /// The text of `items` as elements of a state's `dynamicItems` array (each after a comma,
+    /// but for the array's first, `first`), with each item's place: a part for
+    /// `PersistedState.jsonText(pretty:itemParts:)`, written apart from the others.
+    public static func dynamicItemsPart(_ items: ArraySlice<ShortcutItem>, first: Bool, pretty: Bool) throws(JSONTextError) -> ShortcutItemTexts {
+        // Inside the state object and its `dynamicItems` array: the depth of every item in it.
+        var writer = JSONTextWriter(pretty: pretty, capacity: 360 * items.count, continuingInside: [false, first])
+        var texts = ShortcutItemTexts()
+        texts.pretty = pretty
+        texts.items.reserve(items.count)
+        for item in items {
+            writer.element()
+            let start = writer.bytes.count
+            try writer.writeEncoding(item)
+            texts.items.record(item, at: .init(start: start, end: writer.bytes.count, depth: 2))
+        }
+        texts.segments = [writer.bytes]
+        return texts
+    }
+
     /// The finished document's item texts, for the next document's writer.
     public mutating func finishRemembering() -> ShortcutItemTexts {
         guard remembering else { return ShortcutItemTexts() }
@@ -556,12 +575,26 @@ public struct ShortcutItemTexts: Sendable {
 
     public init() {}
 
+    /// Items whose text could not be written: no document's part.
+    init(itemsWithoutText items: [ShortcutItem]) {
+        for item in items { self.items.record(item, at: .init(start: 0, end: 0, depth: 0)) }
+    }
+
+    /// The items, in order.
+    public var elements: [ShortcutItem] { items.elements }
+
+    /// A part of a document's text that holds no items.
+    init(text: [UInt8], pretty: Bool) {
+        segments = [text]
+        self.pretty = pretty
+    }
+
     /// How many items' text this document leaves for the next.
     public var count: Int { items.count }
     /// How many items and rows were copied from the document before rather than written.
     public internal(set) var copiedCount = 0
 
-    /// The texts of a document's consecutive parts (`PersistedState.jsonTextPart(items:)`) as one
+    /// The texts of a document's consecutive parts (`PersistedState.jsonText(pretty:itemParts:)`) as one
     /// document's: their segments in order, not copied into one.
     public static func joined(_ parts: [ShortcutItemTexts]) -> ShortcutItemTexts {
         var joined = ShortcutItemTexts()
@@ -665,46 +698,32 @@ extension PersistedState: ShortcutItemsJSONText {
         try writeAfterDynamicItems(into: &writer)
     }
 
-    /// The part of the text `jsonText(pretty:)` writes that holds the dynamic items `range`
-    /// (not empty, unless the state has none): the part from the first item also holds what
-    /// comes before the items, the part to the last what comes after them (and with `lineEnd`
-    /// a newline). The texts of parts that
-    /// follow one another from the first item to the last, joined in order
-    /// (`ShortcutItemTexts.joined`), are the document byte for byte, and the item texts it
-    /// leaves for the next document: when most items are new (the app's version changed), the
-    /// parts are written at once on several threads. Pure: several parts of one state may be
-    /// written at the same time.
-    public func jsonTextPart(items range: Range<Int>, pretty: Bool, lineEnd: Bool = false) throws(JSONTextError) -> ShortcutItemTexts {
-        precondition(range.clamped(to: dynamicItems.indices) == range && (!range.isEmpty || dynamicItems.isEmpty),
-                     "items \(range) of \(dynamicItems.count)")
-        let first = range.lowerBound == 0, last = range.upperBound == dynamicItems.count
-        var writer: JSONTextWriter
-        if first {
-            writer = JSONTextWriter(pretty: pretty, capacity: 256 + 360 * range.count)
-            writeBeforeDynamicItems(into: &writer)
-            writer.key("dynamicItems")
-            writer.beginArray()
-        } else {
-            // Inside the state object (which has its app version) and its `dynamicItems` array.
-            writer = JSONTextWriter(pretty: pretty, capacity: (last ? 256 : 0) + 360 * range.count, continuingInside: [false, false])
+    /// The text `jsonText(pretty:)` writes, with the dynamic items' texts taken from `itemParts`
+    /// (`JSONTextWriter.dynamicItemsPart`, in order): what comes before the items and what after
+    /// them (with `lineEnd` a newline) are written around the parts, which are not copied. The
+    /// texts are the document's, and the item texts it leaves for the next document. Nil when
+    /// the parts do not hold exactly this state's items, or were written in the other layout.
+    /// A large set of new items (the app's version changed) is written in parts at once, on
+    /// several threads, as it is derived.
+    public func jsonText(pretty: Bool, itemParts: [ShortcutItemTexts], lineEnd: Bool = false) throws(JSONTextError) -> ShortcutItemTexts? {
+        var index = 0
+        for part in itemParts {
+            guard part.pretty == pretty, part.segments.count == 1, index + part.items.count <= dynamicItems.count,
+                  part.items.elements.elementsEqual(dynamicItems[index..<(index + part.items.count)])
+            else { return nil }
+            index += part.items.count
         }
-        var texts = ShortcutItemTexts()
-        texts.pretty = pretty
-        texts.items.reserve(range.count)
-        let depth = 2
-        for item in dynamicItems[range] {
-            writer.element()
-            let start = writer.bytes.count
-            try writer.writeEncoding(item)
-            texts.items.record(item, at: .init(start: start, end: writer.bytes.count, depth: depth))
-        }
-        if last {
-            writer.endArray()
-            try writeAfterDynamicItems(into: &writer)
-            if lineEnd { writer.endLine() }
-        }
-        texts.segments = [writer.bytes]
-        return texts
+        guard index == dynamicItems.count, !dynamicItems.isEmpty else { return nil }
+        var head = JSONTextWriter(pretty: pretty, capacity: 256)
+        writeBeforeDynamicItems(into: &head)
+        head.key("dynamicItems")
+        head.beginArray()
+        // Inside the state object and its `dynamicItems` array, which has items.
+        var tail = JSONTextWriter(pretty: pretty, capacity: 256, continuingInside: [false, false])
+        tail.endArray()
+        try writeAfterDynamicItems(into: &tail)
+        if lineEnd { tail.endLine() }
+        return ShortcutItemTexts.joined([ShortcutItemTexts(text: head.bytes, pretty: pretty)] + itemParts + [ShortcutItemTexts(text: tail.bytes, pretty: pretty)])
     }
 
     private func writeBeforeDynamicItems(into writer: inout JSONTextWriter) {

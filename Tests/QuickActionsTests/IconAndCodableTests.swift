@@ -202,10 +202,11 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
-    /// A state written in parts (as the state writer does on two threads when the app's version
-    /// changed every item), joined in order, is the very text of one encoding, whatever the
-    /// number of items a part holds; the item texts it leaves are copied into the next document
-    /// as one encoding's are.
+    /// A state whose items are written in parts (as the core and the state writer do on several
+    /// threads when the app's version changed every item) is the very text of one encoding,
+    /// whatever the number of items a part holds; the item texts it leaves are copied into the
+    /// next document as one encoding's are. Parts that are not exactly the state's items, or
+    /// of the other layout, are refused.
     func testAStateWrittenInPartsJoinsToTheTextOfOneEncoding() throws {
         func favorites(version: String) -> [ShortcutItem] {
             (0..<300).map { ShortcutItem(type: "FavoriteAction", title: $0 == 7 ? awkward : "Person \($0)", subtitle: "p\($0)@example.org",
@@ -221,10 +222,15 @@ final class JSONTextTests: XCTestCase {
                 for (generation, dynamicItems) in versions.enumerated() {
                     let persisted = state(dynamicItems, generation: generation)
                     let count = dynamicItems.count
-                    let parts = count == 0 ? [0..<0] : stride(from: 0, to: count, by: itemsAPart).map { $0..<min(count, $0 + itemsAPart) }
-                    let written = ShortcutItemTexts.joined(try parts.map { try persisted.jsonTextPart(items: $0, pretty: pretty, lineEnd: true) })
                     let label = "state \(generation), \(itemsAPart) items a part, pretty \(pretty)"
-                    XCTAssertEqual(written.segments.count, parts.count, label)
+                    let parts = try stride(from: 0, to: count, by: itemsAPart).map {
+                        try JSONTextWriter.dynamicItemsPart(dynamicItems[$0..<min(count, $0 + itemsAPart)], first: $0 == 0, pretty: pretty)
+                    }
+                    guard let written = try persisted.jsonText(pretty: pretty, itemParts: parts, lineEnd: true) else {
+                        XCTAssertEqual(count, 0, "only a state without items has no parts: \(label)")
+                        continue
+                    }
+                    XCTAssertEqual(written.segments.count, parts.count + 2, label)
                     XCTAssertEqual(Array(written.segments.joined()), try persisted.jsonText(pretty: pretty) + [UInt8(ascii: "\n")], label)
                     XCTAssertEqual(written.count, dynamicItems.count, label)
                     guard dynamicItems.count > 5 else { continue }
@@ -236,6 +242,11 @@ final class JSONTextTests: XCTestCase {
                     XCTAssertEqual(try next.jsonText(pretty: pretty, itemTexts: &texts), try next.jsonText(pretty: pretty), label)
                     XCTAssertEqual(texts.copiedCount, dynamicItems.count - 1, label)
                     XCTAssertEqual(texts.segments.count, 1, label)
+                    // Parts of another state's items, short of one, or of the other layout: refused.
+                    XCTAssertNil(try next.jsonText(pretty: pretty, itemParts: parts, lineEnd: true), label)
+                    XCTAssertNil(try persisted.jsonText(pretty: pretty, itemParts: parts.dropLast(), lineEnd: true), label)
+                    let otherLayout = try JSONTextWriter.dynamicItemsPart(dynamicItems[...], first: true, pretty: !pretty)
+                    XCTAssertNil(try persisted.jsonText(pretty: pretty, itemParts: [otherLayout], lineEnd: true), label)
                 }
             }
         }

@@ -46,7 +46,7 @@ extension DaemonCore {
 
     /// A large set of new items (a new app version's) derived here and on an idle reader at
     /// once; one busy with a scan is not waited for.
-    nonisolated static func deriveOnIdleReaders(count: Int, transform: @escaping (Int) -> [ShortcutItem]) -> [[ShortcutItem]] {
+    nonisolated static func deriveOnIdleReaders(count: Int, transform: @escaping (Int) -> ShortcutItemTexts) -> [ShortcutItemTexts] {
         ParallelWork.map(count: count, chunk: 1, idleReadersOnly: true, transform)
     }
 

@@ -205,17 +205,19 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Saves only when `payload` differs from what was last saved or loaded; returns whether it wrote.
     @discardableResult
-    mutating func saveIfChanged(_ payload: Payload) throws(StateStoreError) -> Bool {
+    mutating func saveIfChanged(_ payload: Payload, itemParts: [ShortcutItemTexts]? = nil) throws(StateStoreError) -> Bool {
         if let lastPersisted, lastPersisted == payload { return false }
-        try save(payload)
+        try save(payload, itemParts: itemParts)
         return true
     }
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
-    mutating func save(_ payload: Payload) throws(StateStoreError) {
+    /// `itemParts`: the texts of its dynamic items, written as they were derived
+    /// (`QuickActionsState.dynamicItemParts`), used when they are this payload's.
+    mutating func save(_ payload: Payload, itemParts: [ShortcutItemTexts]? = nil) throws(StateStoreError) {
         let text: [[UInt8]]
         do {
-            text = try encode(payload)
+            text = try encode(payload, itemParts: itemParts)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -247,9 +249,9 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     /// written one after the other, written directly when the payload can (the daemon's state
     /// can: one encoding, no tree of boxed values, and the text of unchanged items copied from
     /// the last state written).
-    private mutating func encode(_ payload: Payload) throws -> [[UInt8]] {
+    private mutating func encode(_ payload: Payload, itemParts: [ShortcutItemTexts]?) throws -> [[UInt8]] {
         if let state = payload as? PersistedState {
-            if let parts = encodedInParts(state) {
+            if let parts = try itemParts.flatMap({ try state.jsonText(pretty: true, itemParts: $0, lineEnd: true) }) ?? encodedInParts(state) {
                 // The last state's texts are let go with it, after the write (`save`).
                 replacedItemTexts = itemTexts
                 itemTexts = parts
@@ -283,11 +285,12 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         guard count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: state.dynamicItems) else { return nil }
         // An idle reader only: one busy with a scan would hold the state file back.
         let parts = ParallelWork.map(count: (count + Self.itemsAPart - 1) / Self.itemsAPart, chunk: 1, idleReadersOnly: true) { part in
-            try? state.jsonTextPart(items: (part * Self.itemsAPart)..<min(count, (part + 1) * Self.itemsAPart), pretty: true, lineEnd: true)
+            let items = state.dynamicItems[(part * Self.itemsAPart)..<min(count, (part + 1) * Self.itemsAPart)]
+            return try? JSONTextWriter.dynamicItemsPart(items, first: part == 0, pretty: true)
         }
         let done = parts.compactMap { $0 }
         guard done.count == parts.count else { return nil }
-        return ShortcutItemTexts.joined(done)
+        return try? state.jsonText(pretty: true, itemParts: done, lineEnd: true)
     }
 
     /// Below this many items one thread encodes them sooner than two, counting the hand-over.
