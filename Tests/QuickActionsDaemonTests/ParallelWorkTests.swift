@@ -9,12 +9,11 @@ import XCTest
 @testable import QuickActionsDaemon
 
 final class ParallelWorkTests: XCTestCase {
-    /// Work for idle readers runs every worker exactly once, and does not wait for a reader busy
-    /// with other work (a scan): what a reader cannot take, the caller does.
-    func testWorkForIdleReadersNeverWaitsForABusyReader() {
+    /// Holds a reader with a long job, as a scan would, until `release` is signalled;
+    /// `holding` counts the long jobs that started.
+    private func holdAReader() -> (release: DispatchSemaphore, holding: NIOLockedValueBox<Int>) {
         let release = DispatchSemaphore(value: 0)
         let holding = NIOLockedValueBox(0)
-        // A long job holds a reader, as a scan would.
         let holder = Thread {
             ParallelWork.run(workers: 2) { worker in
                 guard worker == 1 else { return }
@@ -23,8 +22,15 @@ final class ParallelWorkTests: XCTestCase {
             }
         }
         holder.start()
-        defer { release.signal() }
         XCTAssertTrue(waitUntil { holding.withLockedValue { $0 } == 1 }, "a reader took the long job")
+        return (release, holding)
+    }
+
+    /// Work for idle readers runs every worker exactly once, and does not wait for a reader busy
+    /// with other work (a scan): what a reader cannot take, the caller does.
+    func testWorkForIdleReadersNeverWaitsForABusyReader() {
+        let (release, holding) = holdAReader()
+        defer { release.signal() }
 
         let counts = NIOLockedValueBox([0, 0, 0])
         let done = NIOLockedValueBox(false)
@@ -53,17 +59,7 @@ final class ParallelWorkTests: XCTestCase {
     func testAMapOnIdleReadersGivesEveryValueInItsPlaceWhenAReaderIsBusyToo() {
         let expected = (0..<1000).map { $0 * $0 }
         XCTAssertEqual(ParallelWork.map(count: 1000, chunk: 7, idleReadersOnly: true) { $0 * $0 }, expected)
-        let release = DispatchSemaphore(value: 0)
-        let holding = NIOLockedValueBox(0)
-        let holder = Thread {
-            ParallelWork.run(workers: 2) { worker in
-                guard worker == 1 else { return }
-                holding.withLockedValue { $0 += 1 }
-                release.wait()
-            }
-        }
-        holder.start()
-        XCTAssertTrue(waitUntil { holding.withLockedValue { $0 } == 1 }, "a reader took the long job")
+        let (release, _) = holdAReader()
         XCTAssertEqual(ParallelWork.map(count: 1000, chunk: 7, idleReadersOnly: true) { $0 * $0 }, expected)
         release.signal()
         XCTAssertEqual(ParallelWork.map(count: 3, chunk: 64, idleReadersOnly: true) { $0 + 1 }, [1, 2, 3])

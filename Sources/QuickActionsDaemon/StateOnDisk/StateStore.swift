@@ -1,5 +1,4 @@
 import Glibc
-import NIOConcurrencyHelpers
 import QuickActions
 import QuickActionsProtocol
 import SystemCalls
