@@ -56,9 +56,14 @@ private func dynamicItems(
     // a dictionary literal per item allocated an array of pairs, hashed both keys and grew a
     // new dictionary, most of deriving a thousand items anew (as every new app version does).
     var userInfo = dynamicItemUserInfo(contactIdentifier: "", appVersion: appVersion)
-    return favorites.map { contact in
-        userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contact.identifier)
-        return dynamicItem(for: contact, userInfo: userInfo, configuration: configuration)
+    // Each contact's fields read where they lie: a copy of a contact retained and released
+    // every one of its fields, those an item does not hold too.
+    return favorites.withUnsafeBufferPointer { contacts in
+        contacts.indices.map { index in
+            userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contacts[index].identifier)
+            return ShortcutItem(type: configuration.favoriteType, title: contacts[index].name, subtitle: contacts[index].email,
+                                icon: configuration.favoriteIcon, userInfo: userInfo)
+        }
     }
 }
 
