@@ -29,6 +29,8 @@ public struct JSONTextWriter {
     /// What a remembering writer (`reusing:`) recorded so far; unused otherwise.
     private var recorder = ItemTextRecorder()
     private var remembering = false
+    /// Where `writeWhole` writes an item before appending it; allocated at the first.
+    private var scratch: [UInt8] = []
 
     public init(pretty: Bool, capacity: Int = 0) {
         self.pretty = pretty
@@ -38,28 +40,36 @@ public struct JSONTextWriter {
     /// A writer that remembers where each `ShortcutItem` and listing row it writes lies, and
     /// copies one's text from `previous` (the texts of the document written before) when that
     /// document had the same at the same place in its order; `finishRemembering()` returns the texts.
-    public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts, ahead: ShortcutItemTexts = ShortcutItemTexts()) {
+    public init(pretty: Bool, capacity: Int = 0, reusing previous: ShortcutItemTexts) {
         self.init(pretty: pretty, capacity: capacity)
         recorder = ItemTextRecorder(previous: previous.pretty == pretty ? previous : ShortcutItemTexts(), pretty: pretty)
-        recorder.ahead = ahead.pretty == pretty ? ahead : ShortcutItemTexts()
         remembering = true
     }
 
-    /// The texts of `items`, each written as a document writes it at `depth` (the depth of
-    /// the array holding it), for a writer that is given them as `ahead`: a large set of new
-    /// items is encoded in parts at once, on several threads, and then copied in order.
-    public static func itemTexts(_ items: ArraySlice<ShortcutItem>, pretty: Bool, depth: Int) throws(JSONTextError) -> ShortcutItemTexts {
-        var writer = JSONTextWriter(pretty: pretty, capacity: 320 * items.count)
-        writer.empty = Array(repeating: false, count: depth)
+    /// A writer that continues a document inside `containers` open containers, the innermost
+    /// last, each with something written into it already or not (`false`: empty so far): a
+    /// part of a document written apart from the part before it.
+    init(pretty: Bool, capacity: Int, continuingInside containers: [Bool]) {
+        self.init(pretty: pretty, capacity: capacity)
+        empty = containers
+    }
+
+    /// The text of `items` as elements of a state's `dynamicItems` array (each after a comma,
+    /// but for the array's first, `first`), with each item's place: a part for
+    /// `PersistedState.jsonText(pretty:itemParts:)`, written apart from the others.
+    public static func dynamicItemsPart(_ items: ArraySlice<ShortcutItem>, first: Bool, pretty: Bool) throws(JSONTextError) -> ShortcutItemTexts {
+        // Inside the state object and its `dynamicItems` array: the depth of every item in it.
+        var writer = JSONTextWriter(pretty: pretty, capacity: 360 * items.count, continuingInside: [false, first])
         var texts = ShortcutItemTexts()
         texts.pretty = pretty
         texts.items.reserve(items.count)
         for item in items {
+            writer.element()
             let start = writer.bytes.count
             try writer.writeEncoding(item)
-            texts.items.record(item, at: .init(start: start, end: writer.bytes.count, depth: depth))
+            texts.items.record(item, at: .init(start: start, end: writer.bytes.count, depth: 2))
         }
-        texts.text = writer.bytes
+        texts.segments = [writer.bytes]
         return texts
     }
 
@@ -67,7 +77,7 @@ public struct JSONTextWriter {
     public mutating func finishRemembering() -> ShortcutItemTexts {
         guard remembering else { return ShortcutItemTexts() }
         remembering = false
-        recorder.current.text = bytes
+        recorder.current.segments = [bytes]
         return recorder.current
     }
 
@@ -124,25 +134,32 @@ public struct JSONTextWriter {
     /// Runs of bytes that need no escape are copied whole: titles and identifiers are most
     /// of a listing's (and the state file's) bytes, and an append per byte is slow.
     private mutating func appendEscaping(_ utf8: UnsafeBufferPointer<UInt8>) {
+        Self.escaping(utf8, run: { bytes.append(contentsOf: $0) }, escape: { appendEscaped($0) })
+    }
+
+    /// Goes through `utf8` as a JSON string's text: `run` gets each run of bytes that need no
+    /// escape, `escape` each byte that does, in order. Eight bytes at a time while none of
+    /// them needs an escape: the test byte by byte was most of writing a title, an email or an
+    /// identifier.
+    @inline(__always)
+    static func escaping(_ utf8: UnsafeBufferPointer<UInt8>, run: (UnsafeBufferPointer<UInt8>) -> Void, escape: (UInt8) -> Void) {
         var unescaped = 0
         var index = 0
         let raw = UnsafeRawBufferPointer(utf8)
         while index < utf8.count {
-            // Eight bytes at a time while none of them needs an escape: the test byte by byte was
-            // most of writing a title, an email or an identifier.
-            if index + 8 <= utf8.count, !Self.needsEscape(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+            if index + 8 <= utf8.count, !needsEscape(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
                 index += 8
                 continue
             }
             let byte = utf8[index]
             if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped..<index]))
-                appendEscaped(byte)
+                run(UnsafeBufferPointer(rebasing: utf8[unescaped..<index]))
+                escape(byte)
                 unescaped = index + 1
             }
             index += 1
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unescaped...]))
+        run(UnsafeBufferPointer(rebasing: utf8[unescaped...]))
     }
 
     /// Whether any of the eight bytes of `word` is a control byte, a quote or a backslash (the
@@ -160,19 +177,29 @@ public struct JSONTextWriter {
     }
 
     private mutating func appendEscaped(_ byte: UInt8) {
-        bytes.append(UInt8(ascii: "\\"))
+        Self.escapeSequence(of: byte) { bytes.append($0) }
+    }
+
+    /// The bytes of the escape sequence JSON writes for `byte`, one by one.
+    @inline(__always)
+    static func escapeSequence(of byte: UInt8, _ emit: (UInt8) -> Void) {
+        emit(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-        case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "n"))
-        case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "r"))
-        case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
-        case 0x08: bytes.append(UInt8(ascii: "b"))
-        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): emit(byte)
+        case UInt8(ascii: "\n"): emit(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"): emit(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"): emit(UInt8(ascii: "t"))
+        case 0x08: emit(UInt8(ascii: "b"))
+        case 0x0C: emit(UInt8(ascii: "f"))
         default:
-            bytes.append(contentsOf: "u00".utf8)
-            bytes.append(Self.hexDigits[Int(byte >> 4)])
-            bytes.append(Self.hexDigits[Int(byte & 0xF)])
+            for digit in "u00".utf8 { emit(digit) }
+            emit(hexDigit(byte >> 4))
+            emit(hexDigit(byte & 0xF))
         }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     public mutating func integer<Value: BinaryInteger>(_ value: Value) {
@@ -239,8 +266,6 @@ public struct JSONTextWriter {
 
     /// A static string, not an array: reading a static array retained and released it each time.
     private static let indentedNewline: StaticString = "\n                                                                "
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 // MARK: - The model types, key for key as in Codable.swift
@@ -308,16 +333,9 @@ extension JSONTextWriter {
     public mutating func write(_ icon: ShortcutIcon) {
         beginObject()
         key("kind")
-        switch icon {
-        case .system: string("system")
-        case .symbol: string("symbol")
-        case .templateFile: string("file")
-        }
+        string(icon.kindName)
         key("name")
-        switch icon {
-        case .system(let type): string(type.rawValue)
-        case .symbol(let name), .templateFile(let name): string(name)
-        }
+        string(icon.spelledName)
         endObject()
     }
 
@@ -327,9 +345,6 @@ extension JSONTextWriter {
         let start = bytes.count
         if let index = recorder.previous.items.take(item, depth: depth, cursor: &recorder.itemCursor) {
             copyPrevious(recorder.previous.items.places[index])
-        } else if let index = recorder.ahead.items.take(item, depth: depth, cursor: &recorder.aheadCursor) {
-            let place = recorder.ahead.items.places[index]
-            recorder.ahead.text.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[place.start..<place.end])) }
         } else {
             try writeEncoding(item)
         }
@@ -337,12 +352,13 @@ extension JSONTextWriter {
     }
 
     private mutating func copyPrevious(_ place: ShortcutItemTexts.Place) {
-        let text = recorder.previous.text
+        let text = recorder.previous.segments[place.segment]
         text.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[place.start..<place.end])) }
         recorder.current.copiedCount += 1
     }
 
-    private mutating func writeEncoding(_ item: ShortcutItem) throws(JSONTextError) {
+    mutating func writeEncoding(_ item: ShortcutItem) throws(JSONTextError) {
+        if writeWhole(item) { return }
         beginObject()
         if let icon = item.icon {
             key("icon")
@@ -362,6 +378,104 @@ extension JSONTextWriter {
         }
         endObject()
     }
+
+    /// Writes `item` in one go when its `userInfo` holds at most two entries, both strings (as
+    /// every dynamic item's does): written through a pointer into `scratch` and appended in one
+    /// copy, where writing it piece by piece appended (and checked the array) some eighty times,
+    /// and with each field read once where it lies, where the piecewise way copied (and
+    /// reference-counted) each string and the dictionary's entries several times. False,
+    /// having written nothing, for other items and any too long for `scratch`.
+    private mutating func writeWhole(_ item: ShortcutItem) -> Bool {
+        let fields = item.fields
+        guard fields.userInfo.count <= 2 else { return false }
+        let depth = empty.count
+        if scratch.isEmpty { scratch = [UInt8](repeating: 0, count: Self.scratchSize) }
+        let pretty = pretty
+        let written = scratch.withUnsafeMutableBufferPointer { buffer -> Int? in
+            let end = buffer.baseAddress! + buffer.count
+            var text = UnsafeTextCursor(start: buffer.baseAddress!, pretty: pretty)
+            // Whether a string of `count` bytes still fits, and the line it is on, and the lines
+            // that close the item: six bytes a byte at most (`\u00XX`), two quotes, and per line
+            // a comma, a new line, the indentation, a key of ten bytes at most, its colon and a
+            // brace; checked before each string, so the rest of a line always fits.
+            func fits(_ count: Int) -> Bool { end - text.next >= 2 + 6 * count + 4 * (20 + 2 * (depth + 2)) }
+            var firstMember = true
+            func member(_ key: StaticString) {
+                if !firstMember { text.byte(UInt8(ascii: ",")) }
+                firstMember = false
+                text.newline(depth: depth + 1)
+                text.bytes(key)
+                text.colon()
+            }
+            func value(_ string: String) -> Bool {
+                guard fits(string.utf8.count) else { return false }
+                text.string(string)
+                return true
+            }
+            text.byte(UInt8(ascii: "{"))
+            if let icon = fields.icon {
+                member(#""icon""#)
+                text.byte(UInt8(ascii: "{"))
+                text.newline(depth: depth + 2)
+                text.bytes(#""kind""#)
+                text.colon()
+                text.bytes(icon.kindText)
+                text.byte(UInt8(ascii: ","))
+                text.newline(depth: depth + 2)
+                text.bytes(#""name""#)
+                text.colon()
+                guard value(icon.spelledName) else { return nil }
+                text.newline(depth: depth + 1)
+                text.byte(UInt8(ascii: "}"))
+            }
+            if let subtitle = fields.subtitle {
+                member(#""subtitle""#)
+                guard value(subtitle) else { return nil }
+            }
+            member(#""title""#)
+            guard value(fields.title) else { return nil }
+            member(#""type""#)
+            guard value(fields.type) else { return nil }
+            let userInfo = fields.userInfo
+            if !userInfo.isEmpty {
+                member(#""userInfo""#)
+                text.byte(UInt8(ascii: "{"))
+                // Each entry read once, the keys in sorted order without sorting (an array per item).
+                let first = userInfo[userInfo.startIndex]
+                let next = userInfo.index(after: userInfo.startIndex)
+                let second = next == userInfo.endIndex ? nil : userInfo[next]
+                func entry(_ entry: (key: String, value: PropertyListValue)) -> Bool {
+                    guard case .string(let string) = entry.value else { return false }
+                    text.newline(depth: depth + 2)
+                    guard value(entry.key) else { return false }
+                    text.colon()
+                    return value(string)
+                }
+                if let second, second.key < first.key {
+                    guard entry(second) else { return nil }
+                    text.byte(UInt8(ascii: ","))
+                    guard entry(first) else { return nil }
+                } else {
+                    guard entry(first) else { return nil }
+                    if let second {
+                        text.byte(UInt8(ascii: ","))
+                        guard entry(second) else { return nil }
+                    }
+                }
+                text.newline(depth: depth + 1)
+                text.byte(UInt8(ascii: "}"))
+            }
+            text.newline(depth: depth)
+            text.byte(UInt8(ascii: "}"))
+            return text.next - buffer.baseAddress!
+        }
+        guard let written else { return false }
+        scratch.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<written])) }
+        return true
+    }
+
+    /// Room for one item written whole; larger ones are written piece by piece.
+    private static var scratchSize: Int { 4096 }
 
     /// A listing's row; with a recorder, copied whole when the previous listing had the same
     /// row (item, place, display) at its place in the order, else written with its item copied
@@ -412,6 +526,8 @@ extension JSONTextWriter {
 /// keyed by items would save nothing.
 public struct ShortcutItemTexts: Sendable {
     struct Place: Sendable {
+        /// Which of the document's segments holds it, and where in that segment.
+        var segment = 0
         var start: Int
         var end: Int
         /// Pretty text is indented for the depth it was written at.
@@ -452,27 +568,45 @@ public struct ShortcutItemTexts: Sendable {
 
     var items = Elements<ShortcutItem>()
     var rows = Elements<ListedShortcut>()
-    var text: [UInt8] = []
+    /// The document's text: one segment as a writer wrote it, or its parts written apart
+    /// (`joined`), in order, which are written to a file as they are rather than copied together.
+    public internal(set) var segments: [[UInt8]] = []
     var pretty = false
 
     public init() {}
+
+    /// Items whose text could not be written: no document's part.
+    init(itemsWithoutText items: [ShortcutItem]) {
+        for item in items { self.items.record(item, at: .init(start: 0, end: 0, depth: 0)) }
+    }
+
+    /// The items, in order.
+    public var elements: [ShortcutItem] { items.elements }
+
+    /// A part of a document's text that holds no items.
+    init(text: [UInt8], pretty: Bool) {
+        segments = [text]
+        self.pretty = pretty
+    }
 
     /// How many items' text this document leaves for the next.
     public var count: Int { items.count }
     /// How many items and rows were copied from the document before rather than written.
     public internal(set) var copiedCount = 0
 
-    /// Joins texts of consecutive runs of items (each from `JSONTextWriter.itemTexts`) into one.
+    /// The texts of a document's consecutive parts (`PersistedState.jsonText(pretty:itemParts:)`) as one
+    /// document's: their segments in order, not copied into one.
     public static func joined(_ parts: [ShortcutItemTexts]) -> ShortcutItemTexts {
         var joined = ShortcutItemTexts()
         joined.pretty = parts.first?.pretty ?? false
         joined.items.reserve(parts.reduce(0) { $0 + $1.items.count })
-        joined.text.reserveCapacity(parts.reduce(0) { $0 + $1.text.count })
         for part in parts {
-            let offset = joined.text.count
-            joined.text += part.text
+            let first = joined.segments.count
+            joined.segments += part.segments
             for (element, place) in zip(part.items.elements, part.items.places) {
-                joined.items.record(element, at: .init(start: place.start + offset, end: place.end + offset, depth: place.depth))
+                var place = place
+                place.segment += first
+                joined.items.record(element, at: place)
             }
         }
         return joined
@@ -499,9 +633,6 @@ public struct ShortcutItemTexts: Sendable {
 struct ItemTextRecorder {
     var previous = ShortcutItemTexts()
     var itemCursor = 0
-    /// Items encoded beforehand (`JSONTextWriter.itemTexts`), in the order they come.
-    var ahead = ShortcutItemTexts()
-    var aheadCursor = 0
     var rowCursor = 0
     var current = ShortcutItemTexts()
 
@@ -532,12 +663,11 @@ extension ShortcutItemsJSONText {
     /// texts of the document written before), which it replaces with this document's.
     /// `lineEnd`: a newline after the document (a file's last line), written before the texts
     /// are kept, so adding it after would not copy the whole text.
-    public func jsonText(
-        pretty: Bool, itemTexts: inout ShortcutItemTexts, ahead: ShortcutItemTexts = ShortcutItemTexts(), lineEnd: Bool = false
-    ) throws(JSONTextError) -> [UInt8] {
+    public func jsonText(pretty: Bool, itemTexts: inout ShortcutItemTexts, lineEnd: Bool = false) throws(JSONTextError) -> [UInt8] {
         // Room for the previous document's size too: growing a state file's buffer copied it all again.
-        let capacity = max(256 + 300 * itemCountHint, itemTexts.text.count + itemTexts.text.count / 8)
-        var writer = JSONTextWriter(pretty: pretty, capacity: capacity, reusing: itemTexts, ahead: ahead)
+        let previousSize = itemTexts.segments.reduce(0) { $0 + $1.count }
+        let capacity = max(256 + 300 * itemCountHint, previousSize + previousSize / 8)
+        var writer = JSONTextWriter(pretty: pretty, capacity: capacity, reusing: itemTexts)
         try write(into: &writer)
         if lineEnd { writer.endLine() }
         itemTexts = writer.finishRemembering()
@@ -563,10 +693,47 @@ extension PersistedState: ShortcutItemsJSONText {
     public var itemCountHint: Int { dynamicItems.count }
 
     public func write(into writer: inout JSONTextWriter) throws(JSONTextError) {
+        writeBeforeDynamicItems(into: &writer)
+        try writer.array("dynamicItems", of: dynamicItems) { writer, item throws(JSONTextError) in try writer.write(item) }
+        try writeAfterDynamicItems(into: &writer)
+    }
+
+    /// The text `jsonText(pretty:)` writes, with the dynamic items' texts taken from `itemParts`
+    /// (`JSONTextWriter.dynamicItemsPart`, in order): what comes before the items and what after
+    /// them (with `lineEnd` a newline) are written around the parts, which are not copied. The
+    /// texts are the document's, and the item texts it leaves for the next document. Nil when
+    /// the parts do not hold exactly this state's items, or were written in the other layout.
+    /// A large set of new items (the app's version changed) is written in parts at once, on
+    /// several threads, as it is derived.
+    public func jsonText(pretty: Bool, itemParts: [ShortcutItemTexts], lineEnd: Bool = false) throws(JSONTextError) -> ShortcutItemTexts? {
+        var index = 0
+        for part in itemParts {
+            guard part.pretty == pretty, part.segments.count == 1, index + part.items.count <= dynamicItems.count,
+                  part.items.elements.elementsEqual(dynamicItems[index..<(index + part.items.count)])
+            else { return nil }
+            index += part.items.count
+        }
+        guard index == dynamicItems.count, !dynamicItems.isEmpty else { return nil }
+        var head = JSONTextWriter(pretty: pretty, capacity: 256)
+        writeBeforeDynamicItems(into: &head)
+        head.key("dynamicItems")
+        head.beginArray()
+        // Inside the state object and its `dynamicItems` array, which has items.
+        var tail = JSONTextWriter(pretty: pretty, capacity: 256, continuingInside: [false, false])
+        tail.endArray()
+        try writeAfterDynamicItems(into: &tail)
+        if lineEnd { tail.endLine() }
+        return ShortcutItemTexts.joined([ShortcutItemTexts(text: head.bytes, pretty: pretty)] + itemParts + [ShortcutItemTexts(text: tail.bytes, pretty: pretty)])
+    }
+
+    private func writeBeforeDynamicItems(into writer: inout JSONTextWriter) {
         writer.beginObject()
         writer.key("appVersion")
         writer.string(appVersion)
-        try writer.array("dynamicItems", of: dynamicItems) { writer, item throws(JSONTextError) in try writer.write(item) }
+    }
+
+    /// The members after `dynamicItems`, and the end of the state object.
+    private func writeAfterDynamicItems(into writer: inout JSONTextWriter) throws(JSONTextError) {
         writer.key("formatVersion")
         writer.integer(formatVersion)
         writer.key("generation")
@@ -597,5 +764,85 @@ extension PersistedState: ShortcutItemsJSONText {
         }
         writer.endObject()
         writer.endObject()
+    }
+}
+
+extension ShortcutIcon {
+    /// The `kind` and `name` of its JSON text, key for key as in Codable.swift.
+    fileprivate var kindName: String {
+        switch self {
+        case .system: "system"
+        case .symbol: "symbol"
+        case .templateFile: "file"
+        }
+    }
+
+    /// `kindName` as JSON text, quotes and all.
+    fileprivate var kindText: StaticString {
+        switch self {
+        case .system: #""system""#
+        case .symbol: #""symbol""#
+        case .templateFile: #""file""#
+        }
+    }
+
+    fileprivate var spelledName: String {
+        switch self {
+        case .system(let type): type.rawValue
+        case .symbol(let name), .templateFile(let name): name
+        }
+    }
+}
+
+
+/// Writes JSON text through a pointer into memory its user measured to be large enough.
+private struct UnsafeTextCursor {
+    private(set) var next: UnsafeMutablePointer<UInt8>
+    let pretty: Bool
+
+    init(start: UnsafeMutablePointer<UInt8>, pretty: Bool) {
+        next = start
+        self.pretty = pretty
+    }
+
+    mutating func byte(_ byte: UInt8) {
+        next.pointee = byte
+        next += 1
+    }
+
+    mutating func bytes(_ text: StaticString) {
+        next.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        next += text.utf8CodeUnitCount
+    }
+
+    mutating func bytes(_ run: UnsafeBufferPointer<UInt8>) {
+        guard let base = run.baseAddress else { return }
+        next.update(from: base, count: run.count)
+        next += run.count
+    }
+
+    /// A new line indented for `depth` open containers; nothing in compact text.
+    mutating func newline(depth: Int) {
+        guard pretty else { return }
+        byte(UInt8(ascii: "\n"))
+        next.update(repeating: UInt8(ascii: " "), count: 2 * depth)
+        next += 2 * depth
+    }
+
+    mutating func colon() {
+        if pretty { bytes(" : ") } else { byte(UInt8(ascii: ":")) }
+    }
+
+    mutating func string(_ text: String) {
+        byte(UInt8(ascii: "\""))
+        if text.utf8.withContiguousStorageIfAvailable({ escaping($0) }) == nil {
+            var text = text
+            text.withUTF8 { escaping($0) }
+        }
+        byte(UInt8(ascii: "\""))
+    }
+
+    private mutating func escaping(_ utf8: UnsafeBufferPointer<UInt8>) {
+        JSONTextWriter.escaping(utf8, run: { bytes($0) }, escape: { JSONTextWriter.escapeSequence(of: $0) { byte($0) } })
     }
 }

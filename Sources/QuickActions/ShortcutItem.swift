@@ -7,7 +7,8 @@
 /// per item per copy, which at a thousand favorites is a large part of an edit; a copy is one
 /// reference, and two copies of one item compare equal without reading their fields.
 public struct ShortcutItem: Hashable, Sendable {
-    private final class Fields: Sendable {
+    /// Internal for the JSON writer, which reads each field once where it lies.
+    final class Fields: Sendable {
         let type: String
         let title: String
         let subtitle: String?
@@ -23,7 +24,7 @@ public struct ShortcutItem: Hashable, Sendable {
         }
     }
 
-    private let fields: Fields
+    let fields: Fields
 
     public var type: String { fields.type }
     public var title: String { fields.title }

@@ -1,3 +1,4 @@
+import Contacts
 import Foundation
 import QuickActions
 import SystemCalls
@@ -114,6 +115,26 @@ final class StateStoreTests: XCTestCase {
             try store.save(state)
             let written = try XCTUnwrap(FileManager.default.contents(atPath: store.paths.stateFile))
             XCTAssertEqual(Array(written), try state.jsonText(pretty: true) + [UInt8(ascii: "\n")], "generation \(generation)")
+            var reopened = StateStore<PersistedState>(paths: store.paths)
+            XCTAssertEqual(try reopened.load(), .loaded(state))
+        }
+    }
+
+    /// A state saved with its items' texts written as they were derived (in parts, on the
+    /// readers) is the file one encoding writes; texts of other items are not used.
+    func testAStateSavedWithItsItemsTextsWrittenAlreadyIsTheFileOneEncodingWrites() throws {
+        var store = StateStore<PersistedState>(paths: StatePaths(directory: root + "/state/parts"))
+        let favorites = (0..<700).map { Contact(identifier: "p\($0)", name: "Person \($0)", email: "p\($0)@example.org", favorite: true) }
+        var parts: [ShortcutItemTexts] = []
+        for (generation, version) in ["1", "2", "1"].enumerated() {
+            let stale = parts
+            parts = dynamicItemParts(for: favorites, appVersion: version, configuration: DynamicItemConfiguration(), parallelMap: DaemonCore.deriveOnIdleReaders)
+            let state = PersistedState(QuickActionsState(staticItems: [], dynamicItems: parts.flatMap(\.elements), generation: UInt64(generation), appVersion: version))
+            for itemParts in [parts, stale] {
+                try store.save(state, itemParts: itemParts)
+                let written = try XCTUnwrap(FileManager.default.contents(atPath: store.paths.stateFile))
+                XCTAssertEqual(Array(written), try state.jsonText(pretty: true) + [UInt8(ascii: "\n")], "generation \(generation)")
+            }
             var reopened = StateStore<PersistedState>(paths: store.paths)
             XCTAssertEqual(try reopened.load(), .loaded(state))
         }

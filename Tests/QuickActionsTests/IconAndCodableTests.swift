@@ -202,37 +202,53 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
-    /// Items encoded beforehand in parts (as the state writer does on two threads when the app's
-    /// version changed every item) give the very text of one encoding, and leave the same texts
-    /// for the next document, whichever items the parts hold and whatever the previous document.
-    func testItemsEncodedAheadInPartsGiveTheFreshTextByteForByte() throws {
+    /// A state whose items are written in parts (as the core and the state writer do on several
+    /// threads when the app's version changed every item) is the very text of one encoding,
+    /// whatever the number of items a part holds; the item texts it leaves are copied into the
+    /// next document as one encoding's are. Parts that are not exactly the state's items, or
+    /// of the other layout, are refused.
+    func testAStateWrittenInPartsJoinsToTheTextOfOneEncoding() throws {
         func favorites(version: String) -> [ShortcutItem] {
             (0..<300).map { ShortcutItem(type: "FavoriteAction", title: $0 == 7 ? awkward : "Person \($0)", subtitle: "p\($0)@example.org",
                                           icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("p\($0)"), "appVersion": .string(version)]) }
         }
-        let versions = [favorites(version: "1"), favorites(version: "2"), favorites(version: "1")]
+        func state(_ items: [ShortcutItem], generation: Int) -> PersistedState {
+            PersistedState(QuickActionsState(staticItems: [], dynamicItems: items, generation: UInt64(generation), appVersion: "1",
+                                             pendingLaunchItem: items.first, usageCounts: ["FavoriteAction/p3": 2, "Compose": 1]))
+        }
+        let versions = [favorites(version: "1"), favorites(version: "2"), [], Array(favorites(version: "3").prefix(2))]
         for pretty in [false, true] {
-            var texts = ShortcutItemTexts()
-            for (generation, dynamicItems) in versions.enumerated() {
-                let persisted = PersistedState(QuickActionsState(staticItems: [], dynamicItems: dynamicItems, generation: UInt64(generation),
-                                                                 appVersion: "1", pendingLaunchItem: dynamicItems[3]))
-                XCTAssertTrue(texts.sharesFewItems(with: dynamicItems))
-                let half = dynamicItems.count / 3
-                let ahead = ShortcutItemTexts.joined([
-                    try JSONTextWriter.itemTexts(dynamicItems[..<half], pretty: pretty, depth: 2),
-                    try JSONTextWriter.itemTexts(dynamicItems[half...], pretty: pretty, depth: 2),
-                ])
-                var fresh = ShortcutItemTexts()
-                let expected = try persisted.jsonText(pretty: pretty, itemTexts: &fresh)
-                XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &texts, ahead: ahead), expected, "state \(generation), pretty \(pretty)")
-                XCTAssertEqual(texts.count, fresh.count)
-                XCTAssertFalse(texts.sharesFewItems(with: dynamicItems), "the texts left are this document's")
+            for itemsAPart in [1, 2, 64, 299, 1000] {
+                for (generation, dynamicItems) in versions.enumerated() {
+                    let persisted = state(dynamicItems, generation: generation)
+                    let count = dynamicItems.count
+                    let label = "state \(generation), \(itemsAPart) items a part, pretty \(pretty)"
+                    let parts = try stride(from: 0, to: count, by: itemsAPart).map {
+                        try JSONTextWriter.dynamicItemsPart(dynamicItems[$0..<min(count, $0 + itemsAPart)], first: $0 == 0, pretty: pretty)
+                    }
+                    guard let written = try persisted.jsonText(pretty: pretty, itemParts: parts, lineEnd: true) else {
+                        XCTAssertEqual(count, 0, "only a state without items has no parts: \(label)")
+                        continue
+                    }
+                    XCTAssertEqual(written.segments.count, parts.count + 2, label)
+                    XCTAssertEqual(Array(written.segments.joined()), try persisted.jsonText(pretty: pretty) + [UInt8(ascii: "\n")], label)
+                    XCTAssertEqual(written.count, dynamicItems.count, label)
+                    guard dynamicItems.count > 5 else { continue }
+                    // The next document, one item edited, copies every other item from the parts.
+                    var edited = dynamicItems
+                    edited[5] = ShortcutItem(type: "FavoriteAction", title: "Edited", userInfo: ["contactIdentifier": .string("p5")])
+                    let next = state(edited, generation: generation + 1)
+                    var texts = written
+                    XCTAssertEqual(try next.jsonText(pretty: pretty, itemTexts: &texts), try next.jsonText(pretty: pretty), label)
+                    XCTAssertEqual(texts.copiedCount, dynamicItems.count - 1, label)
+                    XCTAssertEqual(texts.segments.count, 1, label)
+                    // Parts of another state's items, short of one, or of the other layout: refused.
+                    XCTAssertNil(try next.jsonText(pretty: pretty, itemParts: parts, lineEnd: true), label)
+                    XCTAssertNil(try persisted.jsonText(pretty: pretty, itemParts: parts.dropLast(), lineEnd: true), label)
+                    let otherLayout = try JSONTextWriter.dynamicItemsPart(dynamicItems[...], first: true, pretty: !pretty)
+                    XCTAssertNil(try persisted.jsonText(pretty: pretty, itemParts: [otherLayout], lineEnd: true), label)
+                }
             }
-            // Texts of the other layout are not copied.
-            let persisted = PersistedState(QuickActionsState(staticItems: [], dynamicItems: versions[0], generation: 9, appVersion: "1"))
-            var none = ShortcutItemTexts()
-            let ahead = try JSONTextWriter.itemTexts(versions[0][...], pretty: !pretty, depth: 2)
-            XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &none, ahead: ahead), try persisted.jsonText(pretty: pretty))
         }
     }
 

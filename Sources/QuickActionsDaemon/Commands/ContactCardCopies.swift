@@ -18,7 +18,7 @@ enum ContactCardCopies {
         try makeDirectories(folder, mode: 0o700)
         let path = folder + "/" + fileName(for: contact.identifier)
         do {
-            try FileIO.replaceAtomically(path, with: Array(VCardWriter.card(of: contact).utf8), mode: 0o600)
+            try FileIO.replaceAtomically(path, with: [Array(VCardWriter.card(of: contact).utf8)], mode: 0o600)
         } catch {
             throw error.error
         }

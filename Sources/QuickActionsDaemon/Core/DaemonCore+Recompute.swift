@@ -31,7 +31,7 @@ extension DaemonCore {
     func recomputeOnResignActive(appVersion: String?) -> (RecomputeOutcome, StateWriter.Ticket) {
         let outcome = state.resignActive(
             favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: appVersion,
-            configuration: settings.dynamicItemConfiguration)
+            configuration: settings.dynamicItemConfiguration, parallelMap: Self.deriveOnIdleReaders)
         if outcome.changed {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                         metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
@@ -44,6 +44,12 @@ extension DaemonCore {
         return (outcome, ticket)
     }
 
+    /// A large set of new items (a new app version's) derived here and on an idle reader at
+    /// once; one busy with a scan is not waited for.
+    nonisolated static func deriveOnIdleReaders(count: Int, transform: @escaping (Int) -> ShortcutItemTexts) -> [ShortcutItemTexts] {
+        ParallelWork.map(count: count, chunk: 1, idleReadersOnly: true, transform)
+    }
+
     /// `BecomeActive` and `EnterBackground`: the app counts as launched from its first message.
     func recordLifecycleMessage(appVersion: String?) {
         state.recordLifecycleMessage(appVersion: appVersion)
@@ -54,7 +60,8 @@ extension DaemonCore {
     /// so this is not a launch; an unchanged set writes nothing.
     func recomputeAfterIndexChange() {
         let outcome = state.recompute(
-            favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration)
+            favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration,
+            parallelMap: Self.deriveOnIdleReaders)
         guard outcome.changed else { return }
         logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                     metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])

@@ -19,17 +19,18 @@ enum ParallelWork {
             body(0)
             return
         }
-        let finished = DispatchSemaphore(value: 0)
+        let finished = Completion()
         let handed = readers.hand(workers: 1..<workers, UncheckedWork(body: body), finished: finished)
         body(0)
         // Every reader is done with the caller's data once this returns.
-        for _ in 0..<handed { finished.wait() }
+        finished.wait(for: handed)
     }
 
     /// `(0..<count).map(transform)` on every CPU: each worker takes the next `chunk` of indices
     /// until none is left, and each result lands in its index's place. `transform` must be safe
-    /// to call from several threads at once.
-    static func map<Result>(count: Int, chunk: Int, _ transform: @escaping (Int) -> Result) -> [Result] {
+    /// to call from several threads at once. `idleReadersOnly`: with `runOnIdleReaders`, for
+    /// work that must not wait for a reader busy with a scan (the caller takes what is left).
+    static func map<Result>(count: Int, chunk: Int, idleReadersOnly: Bool = false, _ transform: @escaping (Int) -> Result) -> [Result] {
         let chunks = (count + chunk - 1) / chunk
         let workers = min(chunks, processors)
         guard workers > 1 else { return (0..<count).map(transform) }
@@ -37,12 +38,17 @@ enum ParallelWork {
         return [Result](unsafeUninitializedCapacity: count) { buffer, initializedCount in
             // Each chunk is taken by one worker only: the slots it initializes are its own.
             let slots = buffer.baseAddress!
-            run(workers: workers) { _ in
+            let share: (Int) -> Void = { _ in
                 while case let chunkIndex = nextChunk.take(), chunkIndex < chunks {
                     for index in chunkIndex * chunk..<min(count, (chunkIndex + 1) * chunk) {
                         (slots + index).initialize(to: transform(index))
                     }
                 }
+            }
+            if idleReadersOnly {
+                runOnIdleReaders(workers: workers, spinning: .microseconds(200), share)
+            } else {
+                run(workers: workers, share)
             }
             initializedCount = count
         }
@@ -55,19 +61,45 @@ enum ParallelWork {
     /// Calls `body(worker)` for each worker in `0..<workers`, each exactly once: on a reader
     /// that is idle right now, or else on the calling thread, one after the other. For work
     /// that must not wait: a reader busy with a scan could hold it for as long as the scan.
-    static func runOnIdleReaders(workers: Int, _ body: @escaping (Int) -> Void) {
+    /// The caller, done with its share, checks for the readers' end for up to `spinning`
+    /// before it sleeps: work shared out in small chunks ends on every thread within a chunk
+    /// of each other, sooner than a sleeping thread is woken (tens of microseconds, more on
+    /// a virtual machine, where each wake-up is the host's too).
+    static func runOnIdleReaders(workers: Int, spinning: Duration = .zero, _ body: @escaping (Int) -> Void) {
         guard workers > 1 else {
             body(0)
             return
         }
-        let finished = DispatchSemaphore(value: 0)
+        let finished = Completion()
         let handed = readers.hand(workers: 1..<workers, UncheckedWork(body: body), finished: finished, onlyIdle: true)
         body(0)
         for worker in (1 + handed)..<workers { body(worker) }
-        for _ in 0..<handed { finished.wait() }
+        finished.wait(for: handed, spinning: spinning)
     }
 
     private static let readers = ReaderThreads()
+}
+
+/// The end of the jobs handed to readers: each reader signals once its job returned.
+private final class Completion: Sendable {
+    private let signals = DispatchSemaphore(value: 0)
+    private let ended = Atomic<Int>(0)
+
+    func signal() {
+        ended.add(1, ordering: .releasing)
+        signals.signal()
+    }
+
+    /// Returns once `jobs` jobs ended, having checked for up to `spinning` without sleeping.
+    func wait(for jobs: Int, spinning: Duration = .zero) {
+        if jobs > 0 && spinning > .zero {
+            let clock = ContinuousClock()
+            let deadline = clock.now + spinning
+            while ended.load(ordering: .acquiring) < jobs && clock.now < deadline {}
+        }
+        // Each signal is taken, ended or not: a job that ended posts it just after counting.
+        for _ in 0..<jobs { signals.wait() }
+    }
 }
 
 /// The next chunk for whichever worker asks first.
@@ -85,7 +117,7 @@ private final class ReaderThreads: Sendable {
     private struct Job {
         var worker: Int
         var work: UncheckedWork
-        var finished: DispatchSemaphore
+        var finished: Completion
     }
 
     private struct State {
@@ -103,7 +135,7 @@ private final class ReaderThreads: Sendable {
     /// returns how many were queued.
     /// `onlyIdle`: only to readers idle now (none is started but the first), the first workers
     /// of the range; the caller runs the others.
-    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: DispatchSemaphore, onlyIdle: Bool = false) -> Int {
+    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: Completion, onlyIdle: Bool = false) -> Int {
         let needed = workers.count
         while state.withLockedValue({ $0.threads }) < (onlyIdle ? min(needed, 1) : needed) {
             do {

@@ -1,5 +1,4 @@
 import Glibc
-import NIOConcurrencyHelpers
 import QuickActions
 import QuickActionsProtocol
 import SystemCalls
@@ -111,6 +110,10 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     var delayBeforeWriting: Duration?
     /// Where the items of the last state written lie in its text, copied into the next one where unchanged.
     private var itemTexts = ShortcutItemTexts()
+    /// The texts `itemTexts` replaced while a save is under way, freed by the writer once whoever
+    /// waits for the save is answered (`releaseReplaced`): freeing a thousand items' texts is not
+    /// what they wait for.
+    private var replacedItemTexts = ShortcutItemTexts()
 
     init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
         self.paths = paths
@@ -201,17 +204,19 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Saves only when `payload` differs from what was last saved or loaded; returns whether it wrote.
     @discardableResult
-    mutating func saveIfChanged(_ payload: Payload) throws(StateStoreError) -> Bool {
+    mutating func saveIfChanged(_ payload: Payload, itemParts: [ShortcutItemTexts]? = nil) throws(StateStoreError) -> Bool {
         if let lastPersisted, lastPersisted == payload { return false }
-        try save(payload)
+        try save(payload, itemParts: itemParts)
         return true
     }
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
-    mutating func save(_ payload: Payload) throws(StateStoreError) {
-        let bytes: [UInt8]
+    /// `itemParts`: the texts of its dynamic items, written as they were derived
+    /// (`QuickActionsState.dynamicItemParts`), used when they are this payload's.
+    mutating func save(_ payload: Payload, itemParts: [ShortcutItemTexts]? = nil) throws(StateStoreError) {
+        let text: [[UInt8]]
         do {
-            bytes = try encode(payload)
+            text = try encode(payload, itemParts: itemParts)
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -226,7 +231,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         var injected: AtomicReplaceStep?
         if case .replace(let step) = injectedFailure { injected = step }
         do throws(AtomicReplaceError) {
-            try FileIO.replaceAtomically(paths.stateFile, with: bytes, mode: 0o600, syncFolder: true, failing: injected)
+            try FileIO.replaceAtomically(paths.stateFile, with: text, mode: 0o600, syncFolder: true, failing: injected)
         } catch {
             // The rename is only durable once the folder entry is on disk; the new file is in
             // place either way, so the payload counts as persisted even if that fsync fails.
@@ -239,15 +244,22 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
         lastPersisted = payload
     }
 
-    /// Pretty-printed JSON with sorted keys and a final newline, written directly when the
-    /// payload can (the daemon's state can: one encoding, no tree of boxed values, and the
-    /// text of unchanged items copied from the last state written).
-    private mutating func encode(_ payload: Payload) throws -> [UInt8] {
+    /// Pretty-printed JSON with sorted keys and a final newline, in one or more segments to be
+    /// written one after the other, written directly when the payload can (the daemon's state
+    /// can: one encoding, no tree of boxed values, and the text of unchanged items copied from
+    /// the last state written).
+    private mutating func encode(_ payload: Payload, itemParts: [ShortcutItemTexts]?) throws -> [[UInt8]] {
         if let state = payload as? PersistedState {
-            return try state.jsonText(pretty: true, itemTexts: &itemTexts, ahead: itemsEncodedAhead(state.dynamicItems), lineEnd: true)
+            if let parts = try itemParts.flatMap({ try state.jsonText(pretty: true, itemParts: $0, lineEnd: true) }) ?? encodedInParts(state) {
+                // The last state's texts are let go with it, after the write (`save`).
+                replacedItemTexts = itemTexts
+                itemTexts = parts
+                return parts.segments
+            }
+            return [try state.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)]
         }
         if let payload = payload as? any ShortcutItemsJSONText {
-            return try payload.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)
+            return [try payload.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)]
         }
         var bytes: [UInt8]
         if let payload = payload as? any JSONTextRepresentable {
@@ -258,31 +270,37 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
             bytes = Array(try encoder.encode(payload))
         }
         bytes.append(UInt8(ascii: "\n"))
-        return bytes
+        return [bytes]
     }
 
-    /// When most of a large set of items is new (the app's version changed, say), their texts
-    /// encoded in two halves at once, one on an idle reader thread (`ParallelWork`; with none
-    /// idle, one after the other here): the encoding was
-    /// the larger part of such a save, the write itself the smaller. Otherwise (or should a
-    /// half fail, which the whole encoding then reports) none.
-    private func itemsEncodedAhead(_ items: [ShortcutItem]) -> ShortcutItemTexts {
-        guard items.count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: items) else { return ShortcutItemTexts() }
-        let halves = [items[..<(items.count / 2)], items[(items.count / 2)...]]
-        let parts = NIOLockedValueBox<[ShortcutItemTexts?]>([nil, nil])
+    /// When most of a large set of items is new (the app's version changed, say), the state
+    /// written in parts of `itemsAPart` items at once, here and on idle reader threads
+    /// (`ParallelWork`; with none idle, all here), and kept as segments, which the file gets
+    /// with one `writev`: the encoding was the larger part of such a save, the write itself the
+    /// smaller. Small parts share the work out evenly however late a reader wakes. Otherwise
+    /// (or should a part fail, which the whole encoding then reports) nil.
+    private func encodedInParts(_ state: PersistedState) -> ShortcutItemTexts? {
+        let count = state.dynamicItems.count
+        guard count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: state.dynamicItems) else { return nil }
         // An idle reader only: one busy with a scan would hold the state file back.
-        ParallelWork.runOnIdleReaders(workers: 2) { worker in
-            // Depth 2: the items of the state object's `dynamicItems` array.
-            let texts = try? JSONTextWriter.itemTexts(halves[worker], pretty: true, depth: 2)
-            parts.withLockedValue { $0[worker] = texts }
+        let parts = ParallelWork.map(count: (count + Self.itemsAPart - 1) / Self.itemsAPart, chunk: 1, idleReadersOnly: true) { part in
+            let items = state.dynamicItems[(part * Self.itemsAPart)..<min(count, (part + 1) * Self.itemsAPart)]
+            return try? JSONTextWriter.dynamicItemsPart(items, first: part == 0, pretty: true)
         }
-        let done = parts.withLockedValue { $0 }
-        guard let first = done[0], let second = done[1] else { return ShortcutItemTexts() }
-        return ShortcutItemTexts.joined([first, second])
+        let done = parts.compactMap { $0 }
+        guard done.count == parts.count else { return nil }
+        return try? state.jsonText(pretty: true, itemParts: done, lineEnd: true)
     }
 
     /// Below this many items one thread encodes them sooner than two, counting the hand-over.
     static var itemsEncodedInParts: Int { 256 }
+    /// Items a part: small enough that the thread that ends last ends soon after the other.
+    static var itemsAPart: Int { 64 }
+
+    /// Frees what the last save replaced (`replacedItemTexts`).
+    mutating func releaseReplaced() {
+        replacedItemTexts = ShortcutItemTexts()
+    }
 
     /// Creates the state folder (and missing parents) with mode 0700: state may name contacts.
     private func ensureDirectory() throws(StateStoreError) {

@@ -61,11 +61,13 @@ final class StateWriter: Sendable {
         shared.stop()
     }
 
-    /// Hands over a new state to write; returns its ticket. Never waits.
-    func submit(_ state: PersistedState) -> Ticket {
+    /// Hands over a new state to write; returns its ticket. Never waits. `itemParts`: the texts
+    /// of its dynamic items, when they were written as they were derived
+    /// (`QuickActionsState.dynamicItemParts`), so the writer need not write them again.
+    func submit(_ state: PersistedState, itemParts: [ShortcutItemTexts]? = nil) -> Ticket {
         let (ticket, inline) = shared.mailbox.withLockedValue { mailbox in
             mailbox.lastTicket += 1
-            mailbox.newest = (mailbox.lastTicket, state)
+            mailbox.newest = Job(ticket: mailbox.lastTicket, state: state, itemParts: itemParts)
             mailbox.attemptWanted = true
             return (mailbox.lastTicket, mailbox.inline)
         }
@@ -116,9 +118,16 @@ final class StateWriter: Sendable {
         }
     }
 
+    /// A state to write, with its ticket and its items' texts if written already.
+    fileprivate struct Job: Sendable {
+        var ticket: Ticket
+        var state: PersistedState
+        var itemParts: [ShortcutItemTexts]?
+    }
+
     fileprivate struct Mailbox: Sendable {
         /// The newest submitted state that the file does not hold yet.
-        var newest: (ticket: Ticket, state: PersistedState)?
+        var newest: Job?
         var lastTicket: Ticket = 0
         var outcome = Outcome()
         /// A new state, or a waiter: write without waiting for the retry delay.
@@ -204,7 +213,7 @@ final class StateWriter: Sendable {
         /// Writes the newest pending state, records the outcome and resumes whom it answers.
         func attemptPendingWrite() {
             writing.withLock {
-                guard let job = mailbox.withLockedValue({ mailbox -> (ticket: Ticket, state: PersistedState)? in
+                guard let job = mailbox.withLockedValue({ mailbox -> Job? in
                     mailbox.attemptWanted = false
                     return mailbox.newest
                 }) else { return }
@@ -215,7 +224,7 @@ final class StateWriter: Sendable {
                 let replaced = store.lastPersisted
                 defer { withExtendedLifetime(replaced) {} }
                 do {
-                    wrote = try store.saveIfChanged(job.state)
+                    wrote = try store.saveIfChanged(job.state, itemParts: job.itemParts)
                 } catch {
                     failure = String(describing: error)
                 }
@@ -245,13 +254,15 @@ final class StateWriter: Sendable {
                     }
                     return (answered, previousError)
                 }
-                report(job: job, wrote: wrote, failure: failure, previousError: previousError)
+                // `Status` learns the outcome before anyone is answered; the log waits until they are.
                 onOutcome()
                 for (waiter, written) in answered { waiter.resume(returning: written) }
+                store.releaseReplaced()
+                report(job: job, wrote: wrote, failure: failure, previousError: previousError)
             }
         }
 
-        private func report(job: (ticket: Ticket, state: PersistedState), wrote: Bool, failure: String?, previousError: String?) {
+        private func report(job: Job, wrote: Bool, failure: String?, previousError: String?) {
             let path: Logger.Metadata = ["QACTD_PATH": .string(store.paths.stateFile)]
             guard let failure else {
                 retryAt = nil
