@@ -85,8 +85,6 @@ struct EvolutionUnparsedRows {
         self.maxCardBytes = maxCardBytes
     }
 
-    var count: Int { rows.count }
-
     func uid(_ index: Int) -> String {
         bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[rows[index].uid]), as: UTF8.self) }
     }
@@ -98,13 +96,6 @@ struct EvolutionUnparsedRows {
         let row = rows[index]
         return bytes.withUnsafeBufferPointer {
             body(row.rowID, UnsafeBufferPointer(rebasing: $0[row.uid]), UnsafeBufferPointer(rebasing: $0[row.rev]))
-        }
-    }
-
-    func version(_ index: Int) -> EvolutionRowVersion {
-        let row = rows[index]
-        return bytes.withUnsafeBufferPointer {
-            EvolutionRowVersion(rowID: row.rowID, rev: String(decoding: UnsafeBufferPointer(rebasing: $0[row.rev]), as: UTF8.self))
         }
     }
 
@@ -245,15 +236,27 @@ enum EvolutionBookReader {
         }
     }
 
-    /// A book's `revision` key and every row, unparsed: what a book held when start-up's first
-    /// read goes on to index the rest.
-    static func readEveryRow(
-        database path: String, maxCardBytes: Int, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
-    ) throws(EvolutionBookFault) -> (revision: String, rows: EvolutionUnparsedRows) {
-        try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
-            let revision = try self.revision(database) ?? ""
-            return (revision, try readEveryRow(database, maxCardBytes: maxCardBytes))
+    /// A book read whole in one pass and compared with `known`, which may hold only some of its
+    /// rows (start-up's favorites): every row that is not a known one as it is now is parsed, and
+    /// the known rows no longer there are named removed.
+    static func readWhole(
+        database path: String, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions,
+        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+    ) throws(EvolutionBookFault) -> EvolutionBookPass {
+        let (revision, rows) = try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
+            (try self.revision(database) ?? "", try readEveryRow(database, maxCardBytes: maxCardBytes))
         }
+        var current = Set<Int64>()
+        let fresh = rows.rows.indices.filter { index in
+            let known = rows.withRow(index) { rowID, uid, rev in known.isCurrent(rowID: rowID, uid: uid, rev: rev) ? rowID : nil }
+            if let known { current.insert(known) }
+            return known == nil
+        }
+        let gone = known.removedUIDs(current: current)
+        // A row rewritten since is read again under its uid, so it is not gone (the set is made
+        // only when some known row is not current, which is rare).
+        let reread = gone.isEmpty ? [] : Set(fresh.map(rows.uid))
+        return EvolutionBookPass(revision: revision, read: rows.parsed(fresh, options: options), removed: gone.filter { !reread.contains($0) })
     }
 
     /// Opens the database read-only and runs `body` in one read transaction; SQLite's errors

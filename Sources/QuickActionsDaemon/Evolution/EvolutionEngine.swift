@@ -381,6 +381,7 @@ final class EvolutionEngine {
             }
             if access(database, F_OK) != 0 { throw EvolutionBookFault.noDatabase }
             book.shown = true
+            let pass: EvolutionBookPass?
             switch mode {
             case .favoritesFirst where book.contents.isEmpty:
                 let first = try EvolutionBookReader.readFavoritesFirst(database: database, maxCardBytes: settings.maxCardBytes)
@@ -390,41 +391,21 @@ final class EvolutionEngine {
                 recovered(&book, database: database)
                 return
             case .theRest:
-                let (revision, rows) = try EvolutionBookReader.readEveryRow(database: database, maxCardBytes: settings.maxCardBytes)
-                var current = Set<Int64>()
-                let fresh = (0..<rows.count).filter { index in
-                    let known = rows.withRow(index) { rowID, uid, rev in
-                        book.contents.isCurrent(rowID: rowID, uid: uid, rev: rev) ? rowID : nil
-                    }
-                    if let known { current.insert(known) }
-                    return known == nil
-                }
-                let prefix = EvolutionCards.treePrefix(book: book.uid)
-                let gone = book.contents.removedUIDs(current: current)
-                // A row rewritten since is read again under its uid: not gone (the set is made
-                // only when some known row is not current, which is rare).
-                let reread = gone.isEmpty ? [] : Set(fresh.map(rows.uid))
-                for uid in gone where !reread.contains(uid) {
-                    book.contents.remove(uid: uid)
-                    changes.append(.removed(path: EvolutionCards.path(treePrefix: prefix, uid: uid)))
-                }
-                book.contents.reserveCapacity(rows.count)
-                book.deferred = nil
-                index(rows.parsed(fresh, options: options), of: &book)
-                book.contents.revision = revision
-                recovered(&book, database: database)
-                return
+                pass = try EvolutionBookReader.readWhole(
+                    database: database, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
             case .favoritesFirst, .changes:
-                break
+                pass = try EvolutionBookReader.read(
+                    database: database, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
             }
-            guard let pass = try EvolutionBookReader.read(
-                database: database, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
-            else {
+            guard let pass else {
                 recovered(&book, database: database)
                 return
             }
             let prefix = EvolutionCards.treePrefix(book: book.uid)
-            if book.contents.isEmpty { book.contents.reserveCapacity(pass.read.count) }
+            // A book's first read, or the rest of it after start-up's favorites: its tables made
+            // at their size once.
+            if book.contents.isEmpty || book.deferred != nil { book.contents.reserveCapacity(book.contents.count + pass.read.count) }
+            book.deferred = nil
             for uid in pass.removed {
                 book.contents.remove(uid: uid)
                 changes.append(.removed(path: EvolutionCards.path(treePrefix: prefix, uid: uid)))
