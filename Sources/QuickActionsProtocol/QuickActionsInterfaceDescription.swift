@@ -124,19 +124,24 @@ public enum QuickActionsInterface {
         )
 
         # The Evolution Data Server address books read for contacts ([Contacts]
-        # Evolution=): selection is "all" or the UIDs configured, folder where they are
-        # looked for, problem why none is read (while that lasts).
+        # Evolution=): selection is "all" or the UIDs configured, folder where the local
+        # ones are looked for, cacheFolder where those of online accounts and servers
+        # are, problem why none is read (while that lasts).
         type Evolution (
           selection: string,
           folder: string,
           problem: ?string,
-          books: []AddressBook
+          books: []AddressBook,
+          cacheFolder: ?string
         )
 
         # One address book: contacts and favorites it contributes, rows whose vCard
         # does not parse, and what is wrong with it while that lasts. indexing is true
         # just after start-up while its contacts other than the favorites and the pinned
         # ones are still being indexed (the set is complete; contacts is not yet).
+        # kind is local or the backend of an online account's or a server's book
+        # (carddav, google, webdav, ldap, ...), account the online account it belongs
+        # to, skipped why it is not read (its source or account is disabled).
         type AddressBook (
           uid: string,
           database: string,
@@ -144,7 +149,10 @@ public enum QuickActionsInterface {
           favorites: int,
           invalidCards: int,
           problem: ?string,
-          indexing: ?bool
+          indexing: ?bool,
+          kind: ?string,
+          account: ?string,
+          skipped: ?string
         )
 
         # An item pinned as a launcher of its own: a desktop entry

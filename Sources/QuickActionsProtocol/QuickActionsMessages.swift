@@ -215,12 +215,16 @@ public struct EvolutionSourcesInfo: Codable, Sendable, Equatable {
     /// Why no address book is read at all (the folder is missing, none was found), while that lasts.
     public var problem: String?
     public var books: [AddressBookInfo]
+    /// The folder of the books EDS keeps for online accounts and remote servers
+    /// (`$XDG_CACHE_HOME/evolution/addressbook`).
+    public var cacheFolder: String?
 
-    public init(selection: String, folder: String, problem: String?, books: [AddressBookInfo]) {
+    public init(selection: String, folder: String, problem: String?, books: [AddressBookInfo], cacheFolder: String? = nil) {
         self.selection = selection
         self.folder = folder
         self.problem = problem
         self.books = books
+        self.cacheFolder = cacheFolder
     }
 }
 
@@ -237,6 +241,15 @@ public struct AddressBookInfo: Codable, Sendable, Equatable {
     /// True just after start-up while the book's contacts other than the favorites (and the
     /// contacts pinned) are still being indexed: the set is complete, `contacts` is not yet.
     public var indexing: Bool?
+
+    // What the book is and whether it is read, from EDS's registry of sources.
+    /// `local`, or the backend of an online account's or a server's book (`carddav`,
+    /// `google`, `webdav`, `ldap`, …).
+    public var kind: String?
+    /// The online account the book belongs to (its display name), if any.
+    public var account: String?
+    /// Why the book is not read (its source or its account is disabled), while that lasts.
+    public var skipped: String?
 
     public init(uid: String, database: String, contacts: Int, favorites: Int, invalidCards: Int, problem: String?, indexing: Bool? = nil) {
         self.uid = uid

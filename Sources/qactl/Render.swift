@@ -64,13 +64,20 @@ enum Render {
         return lines.joined(separator: "\n")
     }
 
-    /// One row per Evolution address book (`evolution  system-address-book: 12 contacts, 3
-    /// favorites`), its problem in red; or why none is read.
+    /// One row per Evolution address book, with its kind and account (`evolution
+    /// system-address-book (local): read, 12 contacts, 3 favorites`), its problem in red; a
+    /// book not read says why (`skipped: …`); or why none is read at all.
     static func evolutionRows(_ evolution: EvolutionSourcesInfo, style: Style) -> [(String, String)] {
         var rows: [(String, String)] = []
         if let problem = evolution.problem { rows.append(("evolution", style.yellow(problem))) }
         for book in evolution.books {
-            var text = "\(book.uid): \(book.contacts) contact\(book.contacts == 1 ? "" : "s"), \(book.favorites) favorite\(book.favorites == 1 ? "" : "s")"
+            let kind = [book.kind, book.account.map { "account \($0)" }].compactMap { $0 }.joined(separator: ", ")
+            let label = book.uid + (kind.isEmpty ? "" : " (\(kind))")
+            if let skipped = book.skipped {
+                rows.append(("evolution", label + ": " + style.yellow("skipped: \(skipped)")))
+                continue
+            }
+            var text = "\(label): read, \(book.contacts) contact\(book.contacts == 1 ? "" : "s"), \(book.favorites) favorite\(book.favorites == 1 ? "" : "s")"
             if book.invalidCards > 0 { text += ", \(book.invalidCards) invalid card\(book.invalidCards == 1 ? "" : "s")" }
             if book.indexing == true { text += style.yellow(" (indexing the other contacts)") }
             if let problem = book.problem { text += " — " + style.red(problem) }

@@ -200,7 +200,7 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertEqual(book(fixture)?["contacts"] as? Int, 2)
         XCTAssertEqual(book(fixture)?["favorites"] as? Int, 1)
         XCTAssertNil(book(fixture)?["problem"] as? String)
-        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("system-address-book: 2 contacts, 1 favorite"), fixture.qactl(["status"]).stdout)
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("system-address-book (local): read, 2 contacts, 1 favorite"), fixture.qactl(["status"]).stdout)
 
         let watch = try BackgroundProcess(
             DaemonFixture.qactl, ["watch", "--json"], environment: fixture.environment,

@@ -22,7 +22,9 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
             throw XCTSkip("sqlite3 is not installed: run scripts/install-deps --test")
         }
         root = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-eds-first-\(UUID().uuidString)")
-        location = EvolutionLocation(dataHome: root.appendingPathComponent("data").path, configHome: root.appendingPathComponent("config").path)
+        location = EvolutionLocation(
+            dataHome: root.appendingPathComponent("data").path, configHome: root.appendingPathComponent("config").path,
+            cacheHome: root.appendingPathComponent("cache").path)
         try FileManager.default.createDirectory(atPath: location.sourcesFolder, withIntermediateDirectories: true)
         for book in [EvolutionLocation.systemSourceUID, "work"] {
             try FileManager.default.createDirectory(atPath: location.bookFolder(forSource: book), withIntermediateDirectories: true)
@@ -34,7 +36,7 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
                 """)
         }
         // The registry's file: a book other than the built-in one is read only while it has one.
-        XCTAssertTrue(FileManager.default.createFile(atPath: location.sourceFile(forSource: "work"), contents: Data("[Data Source]\n".utf8)))
+        XCTAssertTrue(FileManager.default.createFile(atPath: location.sourceFile(forSource: "work"), contents: Data("[Data Source]\nDisplayName=Work\n\n[Address Book]\nBackendName=local\n".utf8)))
     }
 
     override func tearDownWithError() throws {

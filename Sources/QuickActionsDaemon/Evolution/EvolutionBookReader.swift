@@ -169,7 +169,7 @@ struct EvolutionFirstRead {
     var plain = 0
 }
 
-/// Reads one EDS address book (`contacts.db`, schema of `e-book-sqlite.c`) read-only, in one
+/// Reads one EDS address book (`contacts.db`, in either schema: `EvolutionBookSchema`) read-only, in one
 /// short read transaction: the `revision` key first (unchanged: nothing else is read), then
 /// the rows with a rowid above the highest known one (added or rewritten) and the count of
 /// rows (lower than expected: the rowids are listed to name the rows that went away). Only
@@ -180,11 +180,11 @@ enum EvolutionBookReader {
     static let busyTimeoutMilliseconds: Int32 = 1000
 
     static func read(
-        database path: String, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions,
-        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+        database path: String, schema: EvolutionBookSchema = .local, known: EvolutionBookContents, maxCardBytes: Int,
+        options: ContactParsingOptions, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionBookPass? {
         let found = try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
-            try read(database, known: known, maxCardBytes: maxCardBytes)
+            try read(database, schema, known: known, maxCardBytes: maxCardBytes)
         }
         return found.map { EvolutionBookPass(revision: $0.revision, read: $0.rows.parsed(options: options), removed: $0.removed) }
     }
@@ -192,11 +192,12 @@ enum EvolutionBookReader {
     /// A book's first read at start-up, in one pass: each row's vCard is looked at where SQLite
     /// holds it (`VCardTriage`), and only a row that is not plain is copied, to be parsed.
     static func readFavoritesFirst(
-        database path: String, maxCardBytes: Int, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+        database path: String, schema: EvolutionBookSchema = .local, maxCardBytes: Int,
+        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionFirstRead {
         try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
-            var read = EvolutionFirstRead(revision: try self.revision(database) ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
-            let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id")
+            var read = EvolutionFirstRead(revision: try self.revision(database, schema) ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
+            let rows = try schemaChecked(database, schema.select(schema.wholeRow))
             while try rows.step() {
                 let rowID = rows.int64(0)
                 rows.withOptionalBytes(1) { uid in
@@ -216,11 +217,12 @@ enum EvolutionBookReader {
     /// The rows whose uid is one of `uids` (the table's key: one lookup each), read whole in one
     /// transaction.
     static func readRows(
-        database path: String, uids: [String], maxCardBytes: Int, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+        database path: String, schema: EvolutionBookSchema = .local, uids: [String], maxCardBytes: Int,
+        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionUnparsedRows {
         try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
             var found = EvolutionUnparsedRows(maxCardBytes: maxCardBytes)
-            let row = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE uid = ?1")
+            let row = try schemaChecked(database, schema.select(schema.wholeRow, where: "\(schema.uid) = ?1"))
             for uid in uids {
                 row.reset()
                 try row.bind(uid, at: 1)
@@ -240,11 +242,11 @@ enum EvolutionBookReader {
     /// rows (start-up's favorites): every row that is not a known one as it is now is parsed, and
     /// the known rows no longer there are named removed.
     static func readWhole(
-        database path: String, known: EvolutionBookContents, maxCardBytes: Int, options: ContactParsingOptions,
-        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+        database path: String, schema: EvolutionBookSchema = .local, known: EvolutionBookContents, maxCardBytes: Int,
+        options: ContactParsingOptions, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionBookPass {
         let (revision, rows) = try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
-            (try self.revision(database) ?? "", try readEveryRow(database, maxCardBytes: maxCardBytes))
+            (try self.revision(database, schema) ?? "", try readEveryRow(database, schema, maxCardBytes: maxCardBytes))
         }
         var current = Set<Int64>()
         let fresh = rows.rows.indices.filter { index in
@@ -285,11 +287,11 @@ enum EvolutionBookReader {
     }
 
     /// Every row's rowid, uid, `Rev` and vCard in one pass.
-    private static func readEveryRow(_ database: SQLiteReadOnlyDatabase, maxCardBytes: Int) throws -> EvolutionUnparsedRows {
+    private static func readEveryRow(_ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema, maxCardBytes: Int) throws -> EvolutionUnparsedRows {
         var rows = EvolutionUnparsedRows(maxCardBytes: maxCardBytes)
         // The database's size bounds its vCards' (it holds them, and the other columns).
         rows.reserveCapacity(bytes: try databaseBytes(database))
-        try readWholeRows(schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id"), into: &rows)
+        try readWholeRows(schemaChecked(database, schema.select(schema.wholeRow)), into: &rows)
         return rows
     }
 
@@ -301,17 +303,17 @@ enum EvolutionBookReader {
     }
 
     private static func read(
-        _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, maxCardBytes: Int
+        _ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema, known: EvolutionBookContents, maxCardBytes: Int
     ) throws -> Found? {
-        let revision = try self.revision(database)
+        let revision = try self.revision(database, schema)
         if let revision, revision == known.revision { return nil }
         var pass = Found(revision: revision ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
         if known.isEmpty {
-            pass.rows = try readEveryRow(database, maxCardBytes: maxCardBytes)
+            pass.rows = try readEveryRow(database, schema, maxCardBytes: maxCardBytes)
             return pass
         }
-        if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, known: known) {
-            try readWritten(after: highest, database, known: known, into: &pass)
+        if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, schema, known: known) {
+            try readWritten(after: highest, database, schema, known: known, into: &pass)
             return pass
         }
         // Every row's rowid, uid and Rev, compared where they lie: a book of 100k contacts where
@@ -319,7 +321,7 @@ enum EvolutionBookReader {
         var unknown: [Int64] = []
         var current: [Int64] = []
         current.reserveCapacity(known.count)
-        let versions = try schemaChecked(database, "SELECT rowid, uid, Rev FROM folder_id ORDER BY rowid")
+        let versions = try schemaChecked(database, schema.select(schema.version, "ORDER BY rowid"))
         while try versions.step() {
             let rowID = versions.int64(0)
             let same = versions.withBytes(1) { uid in
@@ -328,7 +330,7 @@ enum EvolutionBookReader {
             if same { current.append(rowID) } else { unknown.append(rowID) }
         }
         if !unknown.isEmpty {
-            let row = try schemaChecked(database, "SELECT uid, Rev, vcard FROM folder_id WHERE rowid = ?1")
+            let row = try schemaChecked(database, schema.select("\(schema.uid), \(schema.rev), \(schema.vcard)", where: "rowid = ?1"))
             for rowID in unknown {
                 row.reset()
                 try row.bind(rowID, at: 1)
@@ -353,8 +355,8 @@ enum EvolutionBookReader {
     /// Whether every row up to `highest` is still a known one or gone: SQLite gives a new row
     /// the highest rowid plus one, so a lower rowid is given again only after every row above it
     /// went away, and then the highest row left at or below `highest` is not a known one.
-    private static func isUnchanged(upTo highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents) throws -> Bool {
-        let top = try schemaChecked(database, "SELECT rowid, uid, Rev FROM folder_id WHERE rowid <= ?1 ORDER BY rowid DESC LIMIT 1")
+    private static func isUnchanged(upTo highest: Int64, _ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema, known: EvolutionBookContents) throws -> Bool {
+        let top = try schemaChecked(database, schema.select(schema.version, where: "rowid <= ?1", "ORDER BY rowid DESC LIMIT 1"))
         try top.bind(highest, at: 1)
         guard try top.step() else { return true }
         let rowID = top.int64(0)
@@ -369,20 +371,20 @@ enum EvolutionBookReader {
     /// A row another program changed in place (an `UPDATE` of its vCard, which EDS never makes)
     /// below the highest one is seen when the book is next read from scratch (reload, restart).
     private static func readWritten(
-        after highest: Int64, _ database: SQLiteReadOnlyDatabase, known: EvolutionBookContents, into pass: inout Found
+        after highest: Int64, _ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema, known: EvolutionBookContents, into pass: inout Found
     ) throws {
-        let rows = try schemaChecked(database, "SELECT rowid, uid, Rev, vcard FROM folder_id WHERE rowid > ?1 ORDER BY rowid")
+        let rows = try schemaChecked(database, schema.select(schema.wholeRow, where: "rowid > ?1", "ORDER BY rowid"))
         try rows.bind(highest, at: 1)
         try readWholeRows(rows, into: &pass.rows)
         let added = pass.rows.uids.count { known.rows[$0] == nil }
-        let count = try schemaChecked(database, "SELECT count(*) FROM folder_id")
+        let count = try schemaChecked(database, schema.select("count(*)"))
         guard try count.step() else { return }
         // Rows rewritten replaced known ones (the uid is the key), so with no deletion the book
         // holds exactly the known rows plus the new uids.
         if Int(count.int64(0)) == known.count + added { return }
         var current = Set<Int64>()
         current.reserveCapacity(known.count)
-        let rowIDs = try schemaChecked(database, "SELECT rowid FROM folder_id WHERE rowid <= ?1")
+        let rowIDs = try schemaChecked(database, schema.select("rowid", where: "rowid <= ?1"))
         try rowIDs.bind(highest, at: 1)
         while try rowIDs.step() { current.insert(rowIDs.int64(0)) }
         let reread = Set(pass.rows.uids)
@@ -410,8 +412,8 @@ enum EvolutionBookReader {
     }
 
     /// The `revision` key (`2026-11-25T00:25:18Z(0)`); nil when the book has none yet.
-    private static func revision(_ database: SQLiteReadOnlyDatabase) throws -> String? {
-        let statement = try schemaChecked(database, "SELECT value FROM keys WHERE key = 'revision' AND folder_id = 'folder_id'")
+    private static func revision(_ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema) throws -> String? {
+        let statement = try schemaChecked(database, schema.revisionQuery)
         return try statement.step() ? statement.text(0) : nil
     }
 

@@ -20,6 +20,10 @@ struct EvolutionUpdate: Sendable {
 final class EvolutionEngine {
     struct Book {
         let uid: String
+        /// Where EDS keeps it, and so its schema.
+        var store: EvolutionBookStore = .local
+        /// Why it is not read (its source or account disabled), while that lasts.
+        var skipped: String?
         var watch: Int32?
         var contents = EvolutionBookContents()
         var fault: EvolutionBookFault?
@@ -56,16 +60,22 @@ final class EvolutionEngine {
     let location: EvolutionLocation
     let logger: Logger
     private(set) var inotify: Int32 = -1
-    private var chainWatches: [Int32: String] = [:]
-    private var books: [String: Book] = [:]
-    private var bookByWatch: [Int32: String] = [:]
-    private var needsRefresh = true
+    /// The folders watched to see books and sources come and go (`EvolutionFolderWatches`), by
+    /// watch descriptor and by folder.
+    var folderWatches = EvolutionFolderWatches()
+    var watchedFolders: [Int32: String] = [:]
+    var folderDescriptors: [String: Int32] = [:]
+    /// EDS's registry of sources as last read.
+    var registry = EvolutionSourceRegistry()
+    var books: [String: Book] = [:]
+    var bookByWatch: [Int32: String] = [:]
+    var needsRefresh = true
     /// Once the daemon serves: a book whose first read was deferred is read whole when dirty
     /// (until then it waits, however often it is written).
     private var restReleased = false
-    private var changes: [ContactIndexChange] = []
+    var changes: [ContactIndexChange] = []
     private var deliveredInfo: EvolutionSourcesInfo?
-    private var loggedProblem: String?
+    var loggedProblem: String?
     private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
     /// While a book's fault may end with nothing the watches see (a lock): the next retry.
     private(set) var retryAt: ContinuousClock.Instant?
@@ -136,7 +146,8 @@ final class EvolutionEngine {
             let rows = named.filter { book.contents.rows[$0] == nil }.sorted()
             // A fault here leaves the rows to `finishFirstReads`, which reads the book whole.
             if !rows.isEmpty, let found = try? EvolutionBookReader.readRows(
-                database: location.database(forSource: uid), uids: rows, maxCardBytes: settings.maxCardBytes) {
+                database: location.database(forSource: uid, in: book.store), schema: .of(book.store), uids: rows,
+                maxCardBytes: settings.maxCardBytes) {
                 index(found.parsed(options: options), of: &book)
             }
             books[uid] = book
@@ -180,7 +191,9 @@ final class EvolutionEngine {
     func closeInotify() {
         if inotify >= 0 { close(inotify) }
         inotify = -1
-        chainWatches = [:]
+        watchedFolders = [:]
+        folderDescriptors = [:]
+        folderWatches = EvolutionFolderWatches()
         bookByWatch = [:]
         for uid in books.keys { books[uid]?.watch = nil }
     }
@@ -196,14 +209,16 @@ final class EvolutionEngine {
 
     // MARK: The thread's work
 
-    /// `poll`'s timeout: until the next retry of a locked book, else none.
+    /// `poll`'s timeout: until the next retry of a locked book or the end of a folder's quiet
+    /// period, else none.
     func pollTimeoutMilliseconds() -> Int32 {
-        WakeUpSocket.milliseconds(until: retryAt)
+        WakeUpSocket.milliseconds(until: [retryAt, folderWatches.rearmAt].compactMap { $0 }.min())
     }
 
     /// Reads the queued events, then every book they (or a due retry) marked.
     func handleEvents(ready: Bool) {
         if ready { readQueuedEvents() }
+        if let rearmAt = folderWatches.rearmAt, rearmAt <= .now { rearmFolderWatches() }
         if let retryAt, retryAt <= .now {
             self.retryAt = nil
             for (uid, book) in books where book.fault?.retriesOnTimer == true {
@@ -263,9 +278,16 @@ final class EvolutionEngine {
             for uid in books.keys { books[uid]?.dirty = true }
             return
         }
-        if chainWatches[event.watchDescriptor] != nil {
-            if event.mask.contains(.ignored) { chainWatches[event.watchDescriptor] = nil }
-            needsRefresh = true
+        if let folder = watchedFolders[event.watchDescriptor] {
+            if event.mask.contains(.ignored) {
+                watchedFolders[event.watchDescriptor] = nil
+                if folderDescriptors[folder] == event.watchDescriptor { folderDescriptors[folder] = nil }
+            }
+            switch folderWatches.verdict(event, on: folder) {
+            case .refresh: needsRefresh = true
+            case .mute(let folder): muteFolderWatch(folder)
+            case .ignore: break
+            }
             return
         }
         guard let uid = bookByWatch[event.watchDescriptor] else { return }
@@ -297,53 +319,7 @@ final class EvolutionEngine {
 
     // MARK: Books
 
-    /// Watches the chain down to the address-book folder, finds the books chosen, watches each
-    /// one's folder, and drops books that went away.
-    private func refresh() {
-        needsRefresh = false
-        let chainMask: InotifyEventMask = [.create, .movedTo, .movedFrom, .delete, .deleteSelf, .moveSelf, .onlyDirectory]
-        if inotify >= 0 {
-            for folder in location.chain where isDirectory(folder) && !chainWatches.values.contains(folder) {
-                let watch = inotify_add_watch(inotify, folder, chainMask.rawValue)
-                if watch >= 0 { chainWatches[watch] = folder }
-            }
-        }
-        var wanted: [String: Bool] = [:]  // uid → shown
-        switch settings.selection {
-        case .none:
-            break
-        case .all:
-            for name in subfolders(of: location.addressBookFolder) where EvolutionLocation.isBookFolderName(name) {
-                let uid = EvolutionLocation.sourceUID(forFolder: name)
-                guard isRegistered(uid) else { continue }
-                wanted[uid] = access(location.database(forSource: uid), F_OK) == 0
-            }
-        case .books(let uids):
-            for uid in uids { wanted[uid] = true }
-        }
-        for uid in books.keys.sorted() where wanted[uid] == nil {
-            drop(uid)
-        }
-        let bookMask: InotifyEventMask = [
-            .closeWrite, .movedTo, .movedFrom, .create, .delete, .deleteSelf, .moveSelf, .onlyDirectory, .excludeUnlinked,
-        ]
-        for (uid, shown) in wanted.sorted(by: { $0.key < $1.key }) {
-            var book = books[uid] ?? Book(uid: uid)
-            if book.shown != shown { book.dirty = true }
-            book.shown = shown
-            if book.watch == nil, inotify >= 0 {
-                let watch = inotify_add_watch(inotify, location.bookFolder(forSource: uid), bookMask.rawValue)
-                if watch >= 0 {
-                    book.watch = watch
-                    bookByWatch[watch] = uid
-                    book.dirty = true
-                }
-            }
-            books[uid] = book
-        }
-    }
-
-    private func drop(_ uid: String) {
+    func drop(_ uid: String) {
         guard let book = books.removeValue(forKey: uid) else { return }
         if let watch = book.watch {
             bookByWatch[watch] = nil
@@ -351,12 +327,13 @@ final class EvolutionEngine {
         }
         if !book.contents.isEmpty { changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: uid))) }
         if book.loggedFault != nil || book.contents.contacts > 0 {
-            logger.notice("Evolution address book '\(uid)' is gone; its contacts are dropped.", metadata: ["QACTD_PATH": "\(location.database(forSource: uid))"])
+            logger.notice("Evolution address book '\(uid)' is gone; its contacts are dropped.", metadata: ["QACTD_PATH": "\(location.database(forSource: uid, in: book.store))"])
         }
     }
 
     private func readDirtyBooks(mode: ReadMode = .changes) {
-        for uid in books.keys.sorted() where books[uid]?.dirty == true && (books[uid]?.deferred == nil || restReleased) {
+        for uid in books.keys.sorted() where books[uid]?.dirty == true && books[uid]?.skipped == nil
+            && (books[uid]?.deferred == nil || restReleased) {
             // Taken out while it changes, so its contents are not copied (they are the book's only reference).
             guard var book = books.removeValue(forKey: uid) else { continue }
             book.dirty = false
@@ -374,9 +351,10 @@ final class EvolutionEngine {
     }
 
     private func read(_ book: inout Book, mode: ReadMode) {
-        let database = location.database(forSource: book.uid)
+        let database = location.database(forSource: book.uid, in: book.store)
+        let schema = EvolutionBookSchema.of(book.store)
         do throws(EvolutionBookFault) {
-            if !isDirectory(location.bookFolder(forSource: book.uid)) || !isRegistered(book.uid) {
+            if !isDirectory(location.bookFolder(forSource: book.uid, in: book.store)) || !registry.isRegistered(book.uid) {
                 throw EvolutionBookFault.noSuchBook
             }
             if access(database, F_OK) != 0 { throw EvolutionBookFault.noDatabase }
@@ -384,7 +362,7 @@ final class EvolutionEngine {
             let pass: EvolutionBookPass?
             switch mode {
             case .favoritesFirst where book.contents.isEmpty:
-                let first = try EvolutionBookReader.readFavoritesFirst(database: database, maxCardBytes: settings.maxCardBytes)
+                let first = try EvolutionBookReader.readFavoritesFirst(database: database, schema: schema, maxCardBytes: settings.maxCardBytes)
                 book.deferred = DeferredRows()
                 // The revision stays unknown: `finishFirstReads` reads the book whole.
                 index(first.rows.parsed(options: options), of: &book)
@@ -392,10 +370,10 @@ final class EvolutionEngine {
                 return
             case .theRest:
                 pass = try EvolutionBookReader.readWhole(
-                    database: database, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
+                    database: database, schema: schema, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
             case .favoritesFirst, .changes:
                 pass = try EvolutionBookReader.read(
-                    database: database, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
+                    database: database, schema: schema, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
             }
             guard let pass else {
                 recovered(&book, database: database)
@@ -443,60 +421,5 @@ final class EvolutionEngine {
                           metadata: ["QACTD_PATH": "\(database)"])
             book.loggedFault = nil
         }
-    }
-
-    // MARK: Status
-
-    /// What `Status.evolution` shows; nil with `Evolution=none`.
-    func currentInfo() -> EvolutionSourcesInfo? {
-        guard isEnabled else { return nil }
-        let shown = books.values.filter(\.shown).sorted { $0.uid < $1.uid }
-        var problem: String?
-        if !isDirectory(location.addressBookFolder) {
-            problem = "\"\(location.addressBookFolder)\" does not exist: Evolution Data Server (GNOME Contacts, Evolution) has not kept any address book for this user; waiting for one"
-        } else if shown.isEmpty {
-            problem = "no address book in \"\(location.addressBookFolder)\"; waiting for one"
-        }
-        return EvolutionSourcesInfo(
-            selection: settings.selection.description, folder: location.addressBookFolder, problem: problem,
-            books: shown.map { book in
-                AddressBookInfo(
-                    uid: book.uid, database: location.database(forSource: book.uid), contacts: book.contents.contacts,
-                    favorites: book.contents.favorites, invalidCards: book.contents.invalidCards,
-                    problem: book.fault?.description, indexing: book.deferred != nil ? true : nil)
-            })
-    }
-
-    /// Logs why no address book is read once, when that changes (not at each update).
-    private func logProblemChange(_ problem: String?) {
-        guard problem != loggedProblem else { return }
-        if let problem { logger.notice("Evolution: \(problem).", metadata: ["QACTD_PATH": "\(location.addressBookFolder)"]) }
-        loggedProblem = problem
-    }
-
-    // MARK: Files
-
-    /// The built-in book, or one the registry has a source file for.
-    private func isRegistered(_ uid: String) -> Bool {
-        uid == EvolutionLocation.systemSourceUID || access(location.sourceFile(forSource: uid), F_OK) == 0
-    }
-
-    private func isDirectory(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    private func subfolders(of folder: String) -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            if isDirectory(folder + "/" + name) { names.append(name) }
-        }
-        return names.sorted()
     }
 }

@@ -34,40 +34,65 @@ struct EvolutionSettings: Equatable, Sendable {
     }
 }
 
-/// Where Evolution Data Server keeps the local address books and its registry of sources, and
-/// how a book's folder is named.
+/// Which of EDS's two kinds of database a book is kept in, and where.
+enum EvolutionBookStore: String, Equatable, Sendable {
+    /// A local book (`BackendName=local`, the built-in "Personal" one): EDS's `e-book-backend-file`
+    /// keeps it in the data home, in `EBookSqlite`'s tables (`folder_id`, `keys`).
+    case local
+    /// A book EDS keeps for an online account or a remote server (CardDAV, Google, WebDAV,
+    /// LDAP, …): a copy in the cache home, in `EBookCache`'s tables (`ECacheObjects`,
+    /// `ECacheKeys`), which EDS rewrites as it syncs.
+    case cache
+}
+
+/// Where Evolution Data Server keeps the address books and its registry of sources, and how a
+/// book's folder is named.
 struct EvolutionLocation: Equatable, Sendable {
     /// `$XDG_DATA_HOME`, else `~/.local/share`.
     let dataHome: String
     /// `$XDG_CONFIG_HOME`, else `~/.config`.
     let configHome: String
+    /// `$XDG_CACHE_HOME`, else `~/.cache`.
+    let cacheHome: String
 
-    init(dataHome: String, configHome: String) {
+    init(dataHome: String, configHome: String, cacheHome: String) {
         self.dataHome = dataHome
         self.configHome = configHome
+        self.cacheHome = cacheHome
     }
 
     init(environment: [String: String]) {
         let home = environment["HOME"] ?? ""
-        dataHome = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share"
-        configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+        func folder(_ name: String, _ fallback: String) -> String {
+            environment[name].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + fallback
+        }
+        dataHome = folder("XDG_DATA_HOME", "/.local/share")
+        configHome = folder("XDG_CONFIG_HOME", "/.config")
+        cacheHome = folder("XDG_CACHE_HOME", "/.cache")
     }
 
     /// EDS's registry: one `<uid>.source` key file per source the user added (the built-in
     /// books have none). Removing an address book removes its file, not always its folder.
     var sourcesFolder: String { configHome + "/evolution/sources" }
 
-    /// Whether the registry still knows the address book `uid`.
+    /// The registry's file for the source `uid`.
     func sourceFile(forSource uid: String) -> String { sourcesFolder + "/" + uid + ".source" }
 
     var evolutionFolder: String { dataHome + "/evolution" }
+    /// The local books' folder.
     var addressBookFolder: String { evolutionFolder + "/addressbook" }
+    /// The folder of the books EDS keeps copies of (online accounts, remote servers).
+    var cacheAddressBookFolder: String { cacheHome + "/evolution/addressbook" }
 
-    /// The folders from the data home down to the address books, and from the config home
-    /// down to the sources: watched (those that exist), so books added and removed are seen.
-    var chain: [String] {
-        [dataHome, evolutionFolder, addressBookFolder, configHome, configHome + "/evolution", sourcesFolder]
+    func addressBookFolder(_ store: EvolutionBookStore) -> String {
+        store == .local ? addressBookFolder : cacheAddressBookFolder
     }
+
+    /// The folders whose changes add or remove books: each store's address-book folder and the
+    /// registry. Only the deepest existing folder on the way to each is watched for its next
+    /// folder appearing (`EvolutionFolderWatches`), so other programs' files in the homes
+    /// (GTK's `recently-used.xbel`) do not wake the watcher.
+    var wantedFolders: [String] { [addressBookFolder, cacheAddressBookFolder, sourcesFolder] }
 
     /// The built-in "Personal" book's source UID is `system-address-book`, its folder `system`
     /// (EDS's `e-book-backend-file`); every other book's folder is its source UID.
@@ -87,9 +112,13 @@ struct EvolutionLocation: Equatable, Sendable {
         !name.hasPrefix(".") && name != "trash"
     }
 
-    func bookFolder(forSource uid: String) -> String { addressBookFolder + "/" + Self.folderName(forSource: uid) }
+    func bookFolder(forSource uid: String, in store: EvolutionBookStore = .local) -> String {
+        addressBookFolder(store) + "/" + (store == .local ? Self.folderName(forSource: uid) : uid)
+    }
 
-    func database(forSource uid: String) -> String { bookFolder(forSource: uid) + "/" + Self.databaseName }
+    func database(forSource uid: String, in store: EvolutionBookStore = .local) -> String {
+        bookFolder(forSource: uid, in: store) + "/" + Self.databaseName
+    }
 
     static let databaseName = "contacts.db"
     static let journalName = "contacts.db-journal"

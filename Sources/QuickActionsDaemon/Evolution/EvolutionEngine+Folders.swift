@@ -1,0 +1,227 @@
+import Logging
+import QuickActionsProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which books there are: the folders watched on the way to them, EDS's registry of sources
+/// (where each book is kept, its kind, whether it is enabled) and what `Status` shows of them.
+extension EvolutionEngine {
+    /// The folders whose entries make the books, each from its home.
+    var wantedFolders: [EvolutionFolderWatches.Wanted] {
+        [
+            .init(home: location.dataHome, folder: location.addressBookFolder),
+            .init(home: location.cacheHome, folder: location.cacheAddressBookFolder),
+            .init(home: location.configHome, folder: location.sourcesFolder, nameSuffix: ".source"),
+        ]
+    }
+
+    /// Looks again at the folders, the registry and the books: watches what leads to the wanted
+    /// folders, finds the books chosen, watches each one's folder unless it is skipped, and drops
+    /// books that went away.
+    func refresh() {
+        needsRefresh = false
+        _ = refreshFolderWatches()
+        registry = readRegistry()
+        var wanted: [String: (store: EvolutionBookStore, shown: Bool)] = [:]
+        switch settings.selection {
+        case .none:
+            break
+        case .all:
+            for store in [EvolutionBookStore.local, .cache] {
+                for name in subfolders(of: location.addressBookFolder(store)) where EvolutionLocation.isBookFolderName(name) {
+                    let uid = store == .local ? EvolutionLocation.sourceUID(forFolder: name) : name
+                    // A book is read where its backend keeps it; a folder elsewhere is a leftover.
+                    guard registry.isRegistered(uid), registry.store(of: uid) == store else { continue }
+                    wanted[uid] = (store, access(location.database(forSource: uid, in: store), F_OK) == 0)
+                }
+            }
+        case .books(let uids):
+            for uid in uids { wanted[uid] = (registry.store(of: uid), true) }
+        }
+        for uid in books.keys.sorted() where wanted[uid] == nil || books[uid]?.store != wanted[uid]?.store {
+            drop(uid)
+        }
+        for (uid, entry) in wanted.sorted(by: { $0.key < $1.key }) {
+            var book = books[uid] ?? Book(uid: uid, store: entry.store)
+            let wasSkipped = book.skipped
+            book.skipped = registry.skipReason(uid)
+            if let reason = book.skipped {
+                skip(&book, reason: reason, loggedBefore: wasSkipped == reason)
+                books[uid] = book
+                continue
+            }
+            if wasSkipped != nil {
+                logger.notice("Evolution address book '\(uid)' is enabled again; reading it.")
+                book.dirty = true
+            }
+            if book.shown != entry.shown { book.dirty = true }
+            book.shown = entry.shown
+            if book.watch == nil, inotify >= 0 {
+                let watch = inotify_add_watch(inotify, location.bookFolder(forSource: uid, in: book.store), Self.bookMask.rawValue)
+                if watch >= 0 {
+                    book.watch = watch
+                    bookByWatch[watch] = uid
+                    book.dirty = true
+                }
+            }
+            books[uid] = book
+        }
+    }
+
+    static let bookMask: InotifyEventMask = [
+        .closeWrite, .movedTo, .movedFrom, .create, .delete, .deleteSelf, .moveSelf, .onlyDirectory, .excludeUnlinked,
+    ]
+
+    /// A book whose source or account is disabled: not watched, not read, its contacts dropped;
+    /// `Status` lists it with the reason.
+    private func skip(_ book: inout Book, reason: String, loggedBefore: Bool) {
+        if let watch = book.watch {
+            bookByWatch[watch] = nil
+            if inotify >= 0 { inotify_rm_watch(inotify, watch) }
+            book.watch = nil
+        }
+        if !book.contents.isEmpty {
+            changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: book.uid)))
+            book.contents = EvolutionBookContents()
+        }
+        book.deferred = nil
+        book.fault = nil
+        book.loggedFault = nil
+        book.shown = true
+        if !loggedBefore {
+            logger.notice("Evolution address book '\(book.uid)' is not read: \(reason).",
+                          metadata: ["QACTD_PATH": "\(location.sourceFile(forSource: book.uid))"])
+        }
+    }
+
+    // MARK: The folders' watches
+
+    /// Plans the watches for the folders as they are and adds or removes them; returns whether
+    /// a wanted folder or the way to one appeared or went since the last plan. Each watch is
+    /// added before the folders below it are looked at, so one made meanwhile is seen either way.
+    @discardableResult
+    func refreshFolderWatches() -> Bool {
+        var changed = false
+        for _ in 0..<8 {
+            let plan = EvolutionFolderWatches.plan(wantedFolders, exists: isDirectory)
+            guard folderWatches.replan(plan) else { break }
+            changed = true
+            applyFolderWatches()
+        }
+        return changed
+    }
+
+    /// Adds (or narrows, or widens) each planned watch and removes the others.
+    private func applyFolderWatches() {
+        guard inotify >= 0 else { return }
+        for (folder, descriptor) in folderDescriptors where folderWatches.mask(of: folder) == nil {
+            inotify_rm_watch(inotify, descriptor)
+            folderDescriptors[folder] = nil
+            watchedFolders[descriptor] = nil
+        }
+        for folder in folderWatches.planned.keys.sorted() { addFolderWatch(folder) }
+    }
+
+    private func addFolderWatch(_ folder: String) {
+        guard inotify >= 0, let mask = folderWatches.mask(of: folder) else { return }
+        let descriptor = inotify_add_watch(inotify, folder, mask.rawValue)
+        guard descriptor >= 0 else { return }
+        if let old = folderDescriptors[folder], old != descriptor { watchedFolders[old] = nil }
+        folderDescriptors[folder] = descriptor
+        watchedFolders[descriptor] = folder
+    }
+
+    /// A folder watched for a sub-folder to appear woke the watcher for another entry: it is
+    /// watched for its own moves only until the quiet period ends.
+    func muteFolderWatch(_ folder: String) {
+        folderWatches.mute(folder, now: .now)
+        addFolderWatch(folder)
+    }
+
+    /// The quiet period ended: the muted watches widened again, and the folders looked at, since
+    /// what was awaited may have appeared meanwhile.
+    func rearmFolderWatches() {
+        for folder in folderWatches.rearm() { addFolderWatch(folder) }
+        let plan = EvolutionFolderWatches.plan(wantedFolders, exists: isDirectory)
+        if plan != folderWatches.planned { needsRefresh = true }
+    }
+
+    // MARK: The registry
+
+    /// Every `*.source` file of the registry, parsed.
+    func readRegistry() -> EvolutionSourceRegistry {
+        var sources: [EvolutionSource] = []
+        for name in entries(of: location.sourcesFolder) where name.hasSuffix(".source") && !name.hasPrefix(".") {
+            let uid = String(name.dropLast(".source".count))
+            let file = location.sourceFile(forSource: uid)
+            do {
+                guard let bytes = try FileIO.readFileIfPresent(file) else { continue }
+                sources.append(EvolutionSource.parse(uid: uid, file: file, text: String(decoding: bytes, as: UTF8.self)))
+            } catch {
+                sources.append(EvolutionSource(uid: uid, file: file, problem: "\(error)"))
+            }
+        }
+        return EvolutionSourceRegistry(sources)
+    }
+
+    // MARK: Status
+
+    /// What `Status.evolution` shows; nil with `Evolution=none`.
+    func currentInfo() -> EvolutionSourcesInfo? {
+        guard isEnabled else { return nil }
+        let shown = books.values.filter(\.shown).sorted { $0.uid < $1.uid }
+        var problem: String?
+        if !isDirectory(location.addressBookFolder) && !isDirectory(location.cacheAddressBookFolder) {
+            problem = "neither \"\(location.addressBookFolder)\" nor \"\(location.cacheAddressBookFolder)\" exists: Evolution Data Server (GNOME Contacts, Evolution, online accounts) has not kept any address book for this user; waiting for one"
+        } else if shown.isEmpty {
+            problem = "no address book in \"\(location.addressBookFolder)\" or \"\(location.cacheAddressBookFolder)\"; waiting for one"
+        }
+        return EvolutionSourcesInfo(
+            selection: settings.selection.description, folder: location.addressBookFolder, problem: problem,
+            books: shown.map { book in
+                var info = AddressBookInfo(
+                    uid: book.uid, database: location.database(forSource: book.uid, in: book.store), contacts: book.contents.contacts,
+                    favorites: book.contents.favorites, invalidCards: book.contents.invalidCards,
+                    problem: book.fault?.description, indexing: book.deferred != nil ? true : nil)
+                info.kind = registry.kind(of: book.uid)
+                info.account = registry.account(of: book.uid)
+                info.skipped = book.skipped
+                return info
+            },
+            cacheFolder: location.cacheAddressBookFolder)
+    }
+
+    /// Logs why no address book is read once, when that changes (not at each update).
+    func logProblemChange(_ problem: String?) {
+        guard problem != loggedProblem else { return }
+        if let problem { logger.notice("Evolution: \(problem).", metadata: ["QACTD_PATH": "\(location.addressBookFolder)"]) }
+        loggedProblem = problem
+    }
+
+    // MARK: Files
+
+    func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    private func subfolders(of folder: String) -> [String] {
+        entries(of: folder).filter { isDirectory(folder + "/" + $0) }
+    }
+
+    /// The names in `folder` (none when it cannot be listed), sorted.
+    private func entries(of folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+}
