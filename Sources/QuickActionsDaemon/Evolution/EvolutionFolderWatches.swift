@@ -41,7 +41,7 @@ struct EvolutionFolderWatches: Equatable, Sendable {
     /// How long a folder that woke the watcher for nothing stays watched for its own moves only.
     /// While another program writes there continuously, this bounds the wake-ups to two per
     /// period; a sub-folder that appeared meanwhile is seen when the period ends.
-    static let quietPeriod: Duration = .seconds(20)
+    static let quietPeriod: Duration = .seconds(30)
 
     /// The watches the folders need, given which folders exist.
     static func plan(_ wanted: [Wanted], exists: (String) -> Bool) -> [String: Watch] {
