@@ -10,6 +10,11 @@ final class PrivateEvolutionDataServer {
     let root: URL
     var dataHome: URL { root.appendingPathComponent("data") }
     var addressBooks: URL { dataHome.appendingPathComponent("evolution/addressbook") }
+    var cacheHome: URL { root.appendingPathComponent("cache") }
+    var configHome: URL { root.appendingPathComponent("config") }
+    /// Where EDS keeps an online account's book (EBookCache's `contacts.db`).
+    func cachedDatabase(_ book: String) -> String { cacheHome.appendingPathComponent("evolution/addressbook/\(book)/contacts.db").path }
+    func sourceFile(_ uid: String) -> URL { configHome.appendingPathComponent("evolution/sources/\(uid).source") }
     var busSocket: String { root.appendingPathComponent("bus").path }
     var environment: [String: String]
     private var bus: Process?
@@ -119,6 +124,7 @@ final class EvolutionEndToEndTests: XCTestCase {
         let eds = try PrivateEvolutionDataServer(in: fixture.root)
         fixture.daemonEnvironment["XDG_DATA_HOME"] = eds.dataHome.path
         fixture.daemonEnvironment["XDG_CONFIG_HOME"] = eds.environment["XDG_CONFIG_HOME"]
+        fixture.daemonEnvironment["XDG_CACHE_HOME"] = eds.environment["XDG_CACHE_HOME"]
         return (fixture, eds)
     }
 
@@ -286,6 +292,111 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertTrue(waitUntil { !self.favoriteTitles(fixture).contains("Katherine Johnson") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
         XCTAssertTrue(waitUntil { self.book(fixture, work) == nil }, "\(books(fixture))")
         XCTAssertTrue(favoriteTitles(fixture).contains("Hedy Lamarr"))
+    }
+
+    // MARK: Online accounts
+
+    /// A source key file as EDS's registry writes one, replaced whole as it replaces them.
+    private func writeSource(_ eds: PrivateEvolutionDataServer, _ uid: String, _ text: String) throws {
+        try FileManager.default.createDirectory(at: eds.sourceFile(uid).deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: eds.sourceFile(uid), atomically: true, encoding: .utf8)
+    }
+
+    /// A Google account from GNOME Online Accounts and its address book, as EDS's registry keeps them.
+    private func writeOnlineAccount(_ eds: PrivateEvolutionDataServer, book: String, bookEnabled: Bool = true) throws {
+        try writeSource(eds, "goa-account", """
+            [Data Source]
+            DisplayName=ada@example.org
+            Enabled=true
+            Parent=
+
+            [Collection]
+            BackendName=google
+            CalendarEnabled=true
+            ContactsEnabled=true
+            Identity=ada@example.org
+
+            [GNOME Online Accounts]
+            AccountId=account_1700000000_0
+            """)
+        try writeSource(eds, book, """
+            [Data Source]
+            DisplayName=Contacts
+            Enabled=\(bookEnabled)
+            Parent=goa-account
+
+            [Address Book]
+            BackendName=carddav
+
+            [Offline]
+            StaySynchronized=true
+            """)
+    }
+
+    /// An online account's book, cached by EDS through its own EBookCache, is read like a local
+    /// one: its favorite shows, its plain contact does not, a change EDS syncs in is followed,
+    /// and `Status` names each book's kind and account. A book whose source is disabled (by
+    /// EDS's own registry for a local one) is not read, and `Status` says why.
+    func testAnOnlineAccountsCachedBookIsReadLiveAndDisabledBooksAreSkipped() throws {
+        if let reason = EBookCacheDriver.unavailableReason() { try Self.missing(reason) }
+        let (fixture, eds) = try makeFixture(contacts: "Directory=")
+        try eds.start()
+        let hedy = eds.add("Hedy Lamarr", star: true)
+        let work = eds.call(["op": "new-book", "name": "Work"])["book"] as? String ?? ""
+        _ = eds.add("Katherine Johnson", star: true, book: work)
+        eds.call(["op": "disable-book", "book": work])
+        try writeOnlineAccount(eds, book: "goa-contacts")
+        let cache = try EBookCacheDriver(outputFile: fixture.root.appendingPathComponent("eds-cache.out"))
+        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "ada", name: "Annie Easley", email: "ada@example.org", star: true)
+        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "plain", name: "Plain Online", email: "plain@example.org")
+        // An address book whose source is disabled from the start.
+        try writeSource(eds, "dav-off", "[Data Source]\nDisplayName=Old server\nEnabled=false\nParent=\n\n[Address Book]\nBackendName=webdav\n")
+        try cache.put(eds.cachedDatabase("dav-off"), uid: "grace", name: "Evelyn Boyd", star: true)
+
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        XCTAssertTrue(waitUntil { Set(["Annie Easley", "Hedy Lamarr"]).isSubset(of: self.favoriteTitles(fixture)) }, "\(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertFalse(favoriteTitles(fixture).contains("Plain Online"))
+        XCTAssertFalse(favoriteTitles(fixture).contains("Evelyn Boyd"), "a disabled source is not read")
+        XCTAssertFalse(favoriteTitles(fixture).contains("Katherine Johnson"), "a book EDS's registry disabled is not read")
+        XCTAssertEqual(fixture.qactl(["contact", "ada", "--json"]).status, 0)
+
+        let online = try XCTUnwrap(book(fixture, "goa-contacts"), "\(books(fixture))")
+        XCTAssertEqual(online["kind"] as? String, "carddav")
+        XCTAssertEqual(online["account"] as? String, "ada@example.org")
+        XCTAssertEqual(online["database"] as? String, eds.cachedDatabase("goa-contacts"))
+        XCTAssertEqual([online["contacts"] as? Int, online["favorites"] as? Int], [2, 1])
+        XCTAssertNil(online["skipped"])
+        XCTAssertEqual(book(fixture)?["kind"] as? String, "local")
+        XCTAssertEqual(book(fixture, "dav-off")?["kind"] as? String, "webdav")
+        XCTAssertEqual(book(fixture, "dav-off")?["skipped"] as? String,
+                       "disabled in Evolution Data Server (Enabled=false in \(eds.sourceFile("dav-off").path))")
+        XCTAssertTrue((book(fixture, work)?["skipped"] as? String)?.contains("Enabled=false in \(eds.sourceFile(work).path)") == true, "\(books(fixture))")
+        XCTAssertEqual((status(fixture)["evolution"] as? [String: Any])?["cacheFolder"] as? String, eds.cacheHome.appendingPathComponent("evolution/addressbook").path)
+        let text = fixture.qactl(["status"]).stdout
+        XCTAssertTrue(text.contains("goa-contacts (carddav, account ada@example.org): read, 2 contacts, 1 favorite"), text)
+        XCTAssertTrue(text.contains("system-address-book (local): read"), text)
+        XCTAssertTrue(text.contains("dav-off (webdav): skipped: disabled in Evolution Data Server"), text)
+
+        // Live: EDS syncs a star in, then an edit, then a deletion.
+        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "plain", name: "Plain Online", email: "plain@example.org", star: true)
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Plain Online") }, "star: \(favoriteTitles(fixture))\n\(fixture.log())")
+        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "ada", name: "Annie J. Easley", email: "ada@example.org", star: true)
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Annie J. Easley") && !self.favoriteTitles(fixture).contains("Annie Easley") }, "edit: \(favoriteTitles(fixture))")
+        try cache.remove(eds.cachedDatabase("goa-contacts"), uid: "plain", offline: true)
+        XCTAssertTrue(waitUntil { !self.favoriteTitles(fixture).contains("Plain Online") }, "deleted while offline: \(favoriteTitles(fixture))")
+
+        // The local book enabled again through EDS's registry: read; the online book's source
+        // disabled: its contacts go, and Status says why.
+        eds.call(["op": "enable-book", "book": work])
+        XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Katherine Johnson") }, "enabled: \(favoriteTitles(fixture))\n\(fixture.log())")
+        try writeOnlineAccount(eds, book: "goa-contacts", bookEnabled: false)
+        XCTAssertTrue(waitUntil { !self.favoriteTitles(fixture).contains("Annie J. Easley") }, "disabled: \(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertEqual(book(fixture, "goa-contacts")?["contacts"] as? Int, 0)
+        XCTAssertNotNil(book(fixture, "goa-contacts")?["skipped"] as? String)
+        XCTAssertEqual(fixture.qactl(["contact", "ada"]).status, 1, "its contacts are gone")
+        XCTAssertTrue(favoriteTitles(fixture).contains("Hedy Lamarr"), "the other books keep serving")
+        XCTAssertEqual(fixture.qactl(["contact", hedy]).status, 0)
     }
 
     func testChosenBooksOnlyAndGoogleStarredCategory() throws {

@@ -12,6 +12,7 @@ Reads one JSON object per line on stdin and answers each with one JSON line on s
   {"op": "delete", "book": UID, "uid": CONTACT-UID}
   {"op": "new-book", "name": NAME}                       -> {"book": SOURCE-UID}  (a local address book)
   {"op": "remove-book", "book": UID}
+  {"op": "enable-book" | "disable-book", "book": UID}     (the source's Enabled=, written by EDS's registry)
 BOOK "system-address-book" is the built-in "Personal" book. Exits when stdin closes.
 """
 import json
@@ -96,6 +97,13 @@ def handle(request):
     if op == "remove-book":
         clients.pop(book, None)
         registry.ref_source(book).remove_sync(None)
+        return {}
+    if op in ("enable-book", "disable-book"):
+        # As Evolution's preferences and GNOME Online Accounts turn a book off: the registry
+        # writes the source's key file with Enabled=false.
+        source = registry.ref_source(book)
+        source.set_enabled(op == "enable-book")
+        source.write_sync(None)
         return {}
     raise ValueError("unknown op %r" % op)
 
