@@ -60,17 +60,103 @@ final class IdleEndToEndTests: XCTestCase {
         XCTAssertEqual(fixture.stop(), 0)
     }
 
+    // MARK: Whatever else writes
+
+    /// GTK rewrites `recently-used.xbel` in `$XDG_DATA_HOME` at every file a person opens; the
+    /// Evolution watcher watches only what leads to the address books, so while another program
+    /// rewrites it ten times a second, with `Evolution=all` and an online account's book to
+    /// follow, the daemon wakes at most `busyAllowedWakeUps` times in `busyWindow` (ten a
+    /// minute) and reads nothing but its inotify queue: no book, no registry.
+    func testWritesInTheDataHomeDoNotWakeTheEvolutionWatcher() throws {
+        try assertQuietWhileTheDataHomeIsWritten(localBooksFolder: true)
+    }
+
+    /// The same where EDS never kept a local book, so the data home itself is watched for its
+    /// `evolution` folder to appear: an entry of another name narrows that watch for a while.
+    func testWritesInADataHomeWithoutEvolutionsFolderDoNotWakeTheWatcherEither() throws {
+        try assertQuietWhileTheDataHomeIsWritten(localBooksFolder: false)
+    }
+
+    static let busyWindow: Duration = .seconds(30)
+    static let busyAllowedWakeUps = 5
+
+    private func assertQuietWhileTheDataHomeIsWritten(localBooksFolder: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
+        if let reason = EBookCacheDriver.unavailableReason() {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("\(reason): run scripts/install-deps --test") }
+            throw XCTSkip("\(reason): run scripts/install-deps --test")
+        }
+        let fixture = try DaemonFixture(extraConfiguration: "[Contacts]\nEvolution=all\n")
+        let homes = fixture.root.appendingPathComponent("xdg")
+        let (data, config, cache) = (homes.appendingPathComponent("data"), homes.appendingPathComponent("config"), homes.appendingPathComponent("cache"))
+        for folder in [data, config.appendingPathComponent("evolution/sources"), cache] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        if localBooksFolder {
+            try FileManager.default.createDirectory(at: data.appendingPathComponent("evolution/addressbook"), withIntermediateDirectories: true)
+        }
+        try "[Data Source]\nDisplayName=Contacts\nEnabled=true\n\n[Address Book]\nBackendName=carddav\n"
+            .write(to: config.appendingPathComponent("evolution/sources/online.source"), atomically: true, encoding: .utf8)
+        let books = try EBookCacheDriver(outputFile: fixture.root.appendingPathComponent("eds-cache.out"))
+        try books.put(cache.appendingPathComponent("evolution/addressbook/online/contacts.db").path, uid: "ada", name: "Online Ada", star: true)
+        fixture.daemonEnvironment = ["XDG_DATA_HOME": data.path, "XDG_CONFIG_HOME": config.path, "XDG_CACHE_HOME": cache.path]
+        let daemon = try fixture.start()
+        func onlineBook() -> [String: Any]? {
+            let evolution = (try? fixture.qactl(["status", "--json"]).json())?["evolution"] as? [String: Any]
+            return (evolution?["books"] as? [[String: Any]])?.first { $0["uid"] as? String == "online" }
+        }
+        XCTAssertTrue(waitUntil(timeout: 10, every: .milliseconds(50)) { onlineBook()?["favorites"] as? Int == 1 && onlineBook()?["indexing"] == nil },
+                      "the online book is read: \(fixture.log())", file: file, line: line)
+
+        // Rewritten as GLib's g_file_set_contents does: a temporary file renamed over it.
+        let writer = try BackgroundProcess("/usr/bin/python3", ["-c", """
+            import os, sys, time
+            target = os.path.join(sys.argv[1], "recently-used.xbel")
+            count = 0
+            while True:
+                temporary = os.path.join(sys.argv[1], ".recently-used.xbel.%06d" % count)
+                with open(temporary, "w") as f:
+                    f.write("<xbel version='1.0'>%d</xbel>" % count)
+                os.replace(temporary, target)
+                count += 1
+                print(count, flush=True)
+                time.sleep(0.1)
+            """, data.path], environment: ProcessInfo.processInfo.environment, outputFile: fixture.root.appendingPathComponent("writer.out"))
+        func writes() -> Int { Int(writer.output.split(separator: "\n").last ?? "") ?? 0 }
+        XCTAssertTrue(waitUntil(timeout: 10, every: .milliseconds(20)) { writes() >= 10 }, writer.output, file: file, line: line)
+
+        let readsBefore = try Self.readCalls(of: daemon.processIdentifier)
+        let writesBefore = writes()
+        let wakeUps = try Self.wakeUps(of: daemon.processIdentifier, window: Self.busyWindow, allowed: Self.busyAllowedWakeUps)
+        let reads = try Self.readCalls(of: daemon.processIdentifier) - readsBefore
+        let total = wakeUps.values.reduce(0, +)
+        print("while the data home was written \(writes() - writesBefore) times: \(total) wake-ups and \(reads) read calls in \(Self.busyWindow) (\(wakeUps.filter { $0.value > 0 }))")
+        XCTAssertGreaterThanOrEqual(writes() - writesBefore, 100, "the writer kept writing", file: file, line: line)
+        XCTAssertLessThanOrEqual(total, Self.busyAllowedWakeUps, "threads that woke: \(wakeUps.filter { $0.value > 0 })", file: file, line: line)
+        // Each wake-up reads the inotify queue until it is empty (two calls); reading a book or
+        // the registry would take many more.
+        XCTAssertLessThanOrEqual(reads, 2 * total, "read calls beyond the inotify queue's", file: file, line: line)
+        XCTAssertEqual(onlineBook()?["favorites"] as? Int, 1, file: file, line: line)
+        XCTAssertEqual(fixture.stop(), 0, file: file, line: line)
+    }
+
+    /// The read system calls the process made so far (`syscr` in `/proc/PID/io`).
+    static func readCalls(of pid: Int32) throws -> Int {
+        let io = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
+        let line = io.split(separator: "\n").first { $0.hasPrefix("syscr:") }
+        return Int(line?.split(separator: " ").last ?? "") ?? 0
+    }
+
     /// The daemon's wake-ups per thread over the quiet `window`. The condition watched is the
-    /// one the tests are about — more than `allowedWakeUps` — so a daemon that wakes returns at
-    /// once; a quiet one is watched (its `/proc` read every 100 ms, which wakes it not) until
-    /// the window's deadline.
-    static func wakeUps(of pid: Int32) throws -> [String: Int] {
+    /// one the tests are about — more than `allowed` — so a daemon that wakes returns at once; a
+    /// quiet one is watched (its `/proc` read every 100 ms, which wakes it not) until the
+    /// window's deadline.
+    static func wakeUps(of pid: Int32, window: Duration = window, allowed: Int = allowedWakeUps) throws -> [String: Int] {
         let before = try voluntarySwitches(of: pid)
         var wakeUps: [String: Int] = [:]
         _ = waitUntil(timeout: TimeInterval(window.components.seconds), every: .milliseconds(100)) {
             let now = (try? voluntarySwitches(of: pid)) ?? [:]
             wakeUps = now.reduce(into: [:]) { $0[$1.key] = $1.value - (before[$1.key] ?? 0) }
-            return wakeUps.values.reduce(0, +) > allowedWakeUps
+            return wakeUps.values.reduce(0, +) > allowed
         }
         return wakeUps
     }

@@ -174,7 +174,7 @@ extension EvolutionEngine {
         let shown = books.values.filter(\.shown).sorted { $0.uid < $1.uid }
         var problem: String?
         if !isDirectory(location.addressBookFolder) && !isDirectory(location.cacheAddressBookFolder) {
-            problem = "neither \"\(location.addressBookFolder)\" nor \"\(location.cacheAddressBookFolder)\" exists: Evolution Data Server (GNOME Contacts, Evolution, online accounts) has not kept any address book for this user; waiting for one"
+            problem = "\"\(location.addressBookFolder)\" does not exist, nor does \"\(location.cacheAddressBookFolder)\": Evolution Data Server (GNOME Contacts, Evolution, online accounts) has not kept any address book for this user; waiting for one"
         } else if shown.isEmpty {
             problem = "no address book in \"\(location.addressBookFolder)\" or \"\(location.cacheAddressBookFolder)\"; waiting for one"
         }
