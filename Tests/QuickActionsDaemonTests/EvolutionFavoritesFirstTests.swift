@@ -71,22 +71,12 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
         EvolutionEngine(settings: settings, location: location, logger: Logger(label: "test"))
     }
 
-    private func apply(_ update: EvolutionUpdate?, to index: inout ContactIndex) {
-        for change in update?.changes ?? [] {
-            switch change {
-            case .file(let path, let result): index.apply(path: path, result: result)
-            case .removed(let path): index.remove(path: path)
-            case .removedTree(let directory): index.removeAll(under: directory)
-            }
-        }
-    }
-
     /// Every book read whole, as a reload reads them.
     private func fullIndex() -> ContactIndex {
         let full = engine()
         full.start()
         var index = ContactIndex()
-        apply(full.takeUpdate(force: true), to: &index)
+        index.apply(full.takeUpdate(force: true))
         full.closeInotify()
         return index
     }
@@ -117,7 +107,7 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
         engine.start(favoritesFirst: ["pinned"])
         var index = ContactIndex()
         let first = try XCTUnwrap(engine.takeUpdate(force: true))
-        apply(first, to: &index)
+        index.apply(first)
         let paths = Set(first.changes.compactMap { change -> String? in if case .file(let path, _) = change { return path } else { return nil } })
         XCTAssertEqual(paths, Set([
             "s0", "s1", "pinned", "both", "r1", "x1",  // favorites, the pin, the duplicate, the row naming x1 and x1's row
@@ -137,9 +127,9 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
         XCTAssertEqual(parts.count, 4, "the other 53 rows in parts of 16")
         XCTAssertEqual(parts.dropLast().map { $0.info?.books.map(\.indexing) }, Array(repeating: [true, true], count: 3))
         XCTAssertEqual(parts.dropLast().map(\.changes.count), [16, 16, 16])
-        for part in parts.dropLast() { apply(part, to: &index) }
+        for part in parts.dropLast() { index.apply(part) }
         let rest = try XCTUnwrap(parts.last)
-        apply(rest, to: &index)
+        index.apply(rest)
         assertSameContacts(index, expected, identifiers)
         XCTAssertEqual(rest.info?.books.map(\.indexing), [nil, nil])
         XCTAssertEqual(rest.info?.books.map(\.contacts), [57, 3])
@@ -154,13 +144,13 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
         let engine = engine()
         engine.start(favoritesFirst: [])
         var index = ContactIndex()
-        apply(engine.takeUpdate(force: true), to: &index)
+        index.apply(engine.takeUpdate(force: true))
         XCTAssertEqual(index.favorites.map(\.identifier).sorted(), ["s0", "s1"])
         // A favorite deleted, another unstarred, a plain row starred, one deleted, one added.
         try sql(system, "DELETE FROM folder_id WHERE uid IN ('s0', 'n3'); " + row("s1", "Unstarred") + "; " + row("n5", "Starred now", star)
             + "; " + row("n99", "Added"))
         XCTAssertTrue(engine.finishFirstReads())
-        apply(engine.takeUpdate(force: false), to: &index)
+        index.apply(engine.takeUpdate(force: false))
         assertSameContacts(index, fullIndex(), ["s0", "s1", "n3", "n5", "n99", "n0"])
         XCTAssertEqual(index.favorites.map(\.identifier), ["n5"])
         XCTAssertEqual(index.contactCount, 21)

@@ -204,16 +204,6 @@ final class EvolutionOnlineBooksTests: XCTestCase {
 
     private func favorites(_ index: ContactIndex) -> [String] { index.favorites.map(\.name).sorted() }
 
-    private func apply(_ update: EvolutionUpdate?, to index: inout ContactIndex) {
-        for change in update?.changes ?? [] {
-            switch change {
-            case .file(let path, let result): index.apply(path: path, result: result)
-            case .removed(let path): index.remove(path: path)
-            case .removedTree(let directory): index.removeAll(under: directory)
-            }
-        }
-    }
-
     func testTheEngineReadsOnlineBooksBesideLocalOnesAndSkipsDisabledSourcesAndAccounts() throws {
         try account("acc", name: "ada@example.org")
         try addressBook("gbook", parent: "acc")
@@ -228,7 +218,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         let engine = engine()
         engine.start()
         var index = ContactIndex()
-        apply(engine.takeUpdate(force: true), to: &index)
+        index.apply(engine.takeUpdate(force: true))
         XCTAssertEqual(favorites(index), ["Ada Lovelace"], "the disabled book's favorite is not read")
         let info = try XCTUnwrap(engine.currentInfo())
         XCTAssertEqual(info.cacheFolder, location.cacheAddressBookFolder)
@@ -247,19 +237,19 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         try put("gbook", "plain", "Plain Person", star: true)
         XCTAssertTrue(waitUntil(timeout: 10) {
             engine.handleEvents(ready: true)
-            self.apply(engine.takeUpdate(force: false), to: &index)
+            index.apply(engine.takeUpdate(force: false))
             return self.favorites(index) == ["Ada Lovelace", "Plain Person"]
         }, "\(favorites(index))")
         try addressBook("dav", parent: nil, backend: "webdav", enabled: true)
         XCTAssertTrue(waitUntil(timeout: 10) {
             engine.handleEvents(ready: true)
-            self.apply(engine.takeUpdate(force: false), to: &index)
+            index.apply(engine.takeUpdate(force: false))
             return self.favorites(index).contains("Hedy Lamarr")
         }, "\(favorites(index))")
         try account("acc", name: "ada@example.org", enabled: false)
         XCTAssertTrue(waitUntil(timeout: 10) {
             engine.handleEvents(ready: true)
-            self.apply(engine.takeUpdate(force: false), to: &index)
+            index.apply(engine.takeUpdate(force: false))
             return self.favorites(index) == ["Hedy Lamarr"]
         }, "\(favorites(index))")
         XCTAssertEqual(engine.currentInfo()?.books.first { $0.uid == "gbook" }?.skipped,
@@ -273,7 +263,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         let engine = engine(EvolutionSettings(selection: .books(["gbook"]), favoriteCategories: [], maxCardBytes: 100_000))
         engine.start()
         var index = ContactIndex()
-        apply(engine.takeUpdate(force: true), to: &index)
+        index.apply(engine.takeUpdate(force: true))
         XCTAssertEqual(favorites(index), ["Ada Lovelace"])
         XCTAssertEqual(engine.currentInfo()?.books.map(\.kind), ["carddav"])
         engine.closeInotify()

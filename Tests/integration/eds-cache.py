@@ -16,11 +16,10 @@ Reads one JSON object per line on stdin and answers each with one JSON line on s
   {"op": "close", "database": PATH}
 Exits when stdin closes.
 """
-import json
 import os
-import sys
 
 import gi
+from json_lines_driver import serve
 
 gi.require_version("EBackend", "1.2")
 gi.require_version("EBookContacts", "1.2")
@@ -65,13 +64,4 @@ def handle(request):
     raise ValueError("unknown op %r" % op)
 
 
-print(json.dumps({"ready": True}), flush=True)
-for line in sys.stdin:
-    if not line.strip():
-        continue
-    try:
-        answer = handle(json.loads(line))
-        answer["ok"] = True
-    except Exception as error:  # noqa: BLE001 - the test reads the reason
-        answer = {"ok": False, "error": str(error)}
-    print(json.dumps(answer), flush=True)
+serve(handle)
