@@ -140,7 +140,7 @@ public enum QuickActionsInterface {
         # just after start-up while its contacts other than the favorites and the pinned
         # ones are still being indexed (the set is complete; contacts is not yet).
         # kind is local or the backend of an online account's or a server's book
-        # (carddav, google, webdav, ldap, ...), account the online account it belongs
+        # (carddav, google, webdav, ...), account the online account it belongs
         # to, skipped why it is not read (its source or account is disabled).
         type AddressBook (
           uid: string,

@@ -244,7 +244,7 @@ public struct AddressBookInfo: Codable, Sendable, Equatable {
 
     // What the book is and whether it is read, from EDS's registry of sources.
     /// `local`, or the backend of an online account's or a server's book (`carddav`,
-    /// `google`, `webdav`, `ldap`, …).
+    /// `google`, `webdav`, …).
     public var kind: String?
     /// The online account the book belongs to (its display name), if any.
     public var account: String?

@@ -40,7 +40,7 @@ enum EvolutionBookStore: String, Equatable, Sendable {
     /// keeps it in the data home, in `EBookSqlite`'s tables (`folder_id`, `keys`).
     case local
     /// A book EDS keeps for an online account or a remote server (CardDAV, Google, WebDAV,
-    /// LDAP, …): a copy in the cache home, in `EBookCache`'s tables (`ECacheObjects`,
+    /// the backends built on `EBookMetaBackend`): a copy in the cache home, in `EBookCache`'s tables (`ECacheObjects`,
     /// `ECacheKeys`), which EDS rewrites as it syncs.
     case cache
 }

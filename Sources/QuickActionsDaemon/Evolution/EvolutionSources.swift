@@ -10,7 +10,7 @@ struct EvolutionSource: Equatable, Sendable {
     var enabled = true
     /// `[Data Source] Parent=`: the account (collection) the source belongs to.
     var parent: String?
-    /// `[Address Book] BackendName=` (`local`, `carddav`, `google`, `webdav`, `ldap`, …); nil
+    /// `[Address Book] BackendName=` (`local`, `carddav`, `google`, `webdav`, …); nil
     /// when the source has no `[Address Book]` (a calendar, a mail account, an account).
     var addressBookBackend: String?
     var isAddressBook = false
