@@ -257,6 +257,40 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         engine.closeInotify()
     }
 
+    /// With no `evolution` folder in the cache home yet, the home is watched for that name: a
+    /// file of another name narrows the watch to the home's own moves, and a book that appears
+    /// meanwhile is found when the quiet period ends.
+    func testABookThatAppearsWhileItsHomeIsNarrowedIsFoundWhenTheQuietPeriodEnds() throws {
+        let cacheHome = location.cacheHome
+        try FileManager.default.createDirectory(atPath: cacheHome, withIntermediateDirectories: true)
+        try addressBook("gbook", parent: nil)
+        let engine = engine()
+        engine.start()
+        var index = ContactIndex()
+        index.apply(engine.takeUpdate(force: true))
+        XCTAssertEqual(engine.folderWatches.planned[cacheHome]?.awaited, ["evolution"])
+
+        try Data("noise".utf8).write(to: URL(fileURLWithPath: cacheHome + "/other-program.cache"))
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            engine.handleEvents(ready: true)
+            return engine.folderWatches.muted.contains(cacheHome)
+        }, "another name narrows the home's watch")
+        XCTAssertNotNil(engine.folderWatches.rearmAt)
+        XCTAssertLessThanOrEqual(engine.pollTimeoutMilliseconds(), Int32(EvolutionFolderWatches.quietPeriod / .milliseconds(1)))
+
+        try put("gbook", "ada", "Ada Lovelace", star: true)
+        engine.handleEvents(ready: true)
+        index.apply(engine.takeUpdate(force: false))
+        XCTAssertEqual(favorites(index), [], "not seen while narrowed")
+        engine.rearmFolderWatches()
+        engine.handleEvents(ready: true)
+        index.apply(engine.takeUpdate(force: false))
+        XCTAssertEqual(favorites(index), ["Ada Lovelace"], "seen when the quiet period ends")
+        XCTAssertTrue(engine.folderWatches.muted.isEmpty)
+        XCTAssertEqual(engine.folderWatches.planned[cacheHome]?.mask, EvolutionFolderWatches.ownMoves)
+        engine.closeInotify()
+    }
+
     func testAConfiguredListOfBooksFindsEachWhereItsBackendKeepsIt() throws {
         try addressBook("gbook", parent: nil)
         try put("gbook", "ada", "Ada Lovelace", star: true)
