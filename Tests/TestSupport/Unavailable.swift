@@ -13,5 +13,5 @@ public func unavailable(_ reason: String, file: StaticString = #filePath, line: 
     if isContinuousIntegration {
         XCTFail("CI=true, so this cannot be skipped: \(reason)", file: file, line: line)
     }
-    return XCTSkip(reason)
+    return XCTSkip(reason, file: file, line: line)
 }
