@@ -230,7 +230,7 @@ step "private /run/systemd, /run/log, /run/user and /home; journald"
 mountpoint -q /run || mount --bind /run /run
 mount -t tmpfs -o mode=0755 tmpfs /run/systemd
 # Made by PID 1 at boot: where a service's mount namespace is assembled.
-mkdir -p /run/systemd/system /run/systemd/unit-root /run/log /run/user /home
+mkdir -p /run/systemd/system /run/systemd/unit-root /run/log /run/user /home "$open_folder"
 mount -t tmpfs -o mode=0755 tmpfs /run/log
 mount -t tmpfs -o mode=0755 tmpfs /run/user
 mount -t tmpfs -o mode=0755 tmpfs /home
