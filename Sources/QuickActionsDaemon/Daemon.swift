@@ -220,8 +220,11 @@ public struct Daemon: Service {
         serverConfiguration.taskExecutor = EventLoopExecution.executor
         let logger = self.logger
         let owner = serverConfiguration.ownerUID
+        // In the units' user namespace root shows as nobody and is refused like any other user.
+        let served = owner == 0 ? "root"
+            : UserNamespace.mapsRoot ? "uid \(owner) and root" : "uid \(owner) (in its user namespace root and other users show as nobody)"
         serverConfiguration.peerRefused = { peer in
-            logger.notice("Refused a connection from uid \(peer.uid) (pid \(peer.pid)): qactd serves only \(owner == 0 ? "root" : "uid \(owner) and root").",
+            logger.notice("Refused a connection from uid \(peer.uid) (pid \(peer.pid)): qactd serves only \(served).",
                           metadata: ["QACTD_PEER_UID": "\(peer.uid)", "QACTD_PEER_PID": "\(peer.pid)"])
         }
         let server = VarlinkServer(

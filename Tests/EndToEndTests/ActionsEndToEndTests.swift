@@ -159,8 +159,7 @@ final class ActionsEndToEndTests: XCTestCase {
     func testTheDesktopEntrysActionsRunTheCommandWithTheSameValues() throws {
         let probe = DaemonFixture.run(Self.python, ["-c", "import gi; gi.require_version('Gio', '2.0'); from gi.repository import Gio"])
         if probe.status != 0 {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-gi is missing: \(probe.stderr)") }
-            throw XCTSkip("\(Self.python) cannot import gi's Gio (apt-get install python3-gi gir1.2-glib-2.0)")
+            throw unavailable("\(Self.python) cannot import gi's Gio (apt-get install python3-gi gir1.2-glib-2.0): \(probe.stderr)")
         }
         let values = Self.hostileValues.filter { $0.utf8.count < 4096 } + ["-rf"]
         let fixture = try makeFixture(extra: "[Launcher]\nDesktopFile=io.qactd.Test.desktop")

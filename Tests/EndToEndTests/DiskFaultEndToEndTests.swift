@@ -16,8 +16,7 @@ final class DiskFaultEndToEndTests: XCTestCase {
         guard getuid() == 0, tools.allSatisfy(FileManager.default.isExecutableFile(atPath:)),
               DaemonFixture.run("/usr/bin/unshare", ["-m", "true"]).status == 0
         else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("CI runs as root with unshare -m: this test must run there") }
-            throw XCTSkip("needs root, unshare -m, nsenter and mount for a tmpfs in a mount namespace of the daemon's own")
+            throw unavailable("needs root, unshare -m, nsenter and mount for a tmpfs in a mount namespace of the daemon's own")
         }
         fixture = try DaemonFixture()
         try FileManager.default.createDirectory(at: fixture.stateDirectory, withIntermediateDirectories: true)

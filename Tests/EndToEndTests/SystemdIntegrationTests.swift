@@ -2,17 +2,6 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Under `CI=true` every test here must run: a missing tool or permission is a failure, not a skip.
-private var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
-
-private func skipUnlessCI(_ reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
-    if isCI {
-        XCTFail("CI=true, so this cannot be skipped: \(reason)", file: file, line: line)
-        throw XCTSkip("failed above")
-    }
-    throw XCTSkip(reason)
-}
-
 private func commandExists(_ name: String) -> Bool {
     DaemonFixture.run("/bin/sh", ["-c", "command -v \(name)"]).status == 0
 }
@@ -31,8 +20,9 @@ private func runUserManagerScript(_ arguments: [String], file: StaticString = #f
     // `timeout` bounds the whole run; SIGTERM lets the script's trap stop the manager and journald.
     let result = DaemonFixture.run("/usr/bin/timeout", ["--signal=TERM", "--kill-after=20", "150", script] + arguments)
     print(result.stderr)
+    // The script itself fails rather than skip under CI=true.
     if result.status == 77 {
-        throw XCTSkip(result.stderr.split(separator: "\n").last.map(String.init) ?? "skipped")
+        throw unavailable(result.stderr.split(separator: "\n").last.map(String.init) ?? "skipped", file: file, line: line)
     }
     XCTAssertEqual(result.status, 0, "\(script) \(arguments.joined(separator: " ")) failed:\n\(result.stderr)", file: file, line: line)
     XCTAssertTrue(result.stderr.contains("passed in"), result.stderr, file: file, line: line)
@@ -60,11 +50,11 @@ final class DebianPackageTests: XCTestCase {
             ($0, (try? $0.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate) ?? .distantPast)
         }
         guard let (package, built) = dated.max(by: { $0.1 < $1.1 }) else {
-            return try skipUnlessCI("no package in \(out.path): run make deb first")
+            throw unavailable("no package in \(out.path): run make deb first")
         }
         let sources = newestModification(under: DaemonFixture.repository.appendingPathComponent("Sources"))
         guard built >= sources else {
-            return try skipUnlessCI("\(package.path) is older than the sources: run make deb again")
+            throw unavailable("\(package.path) is older than the sources: run make deb again")
         }
         try runUserManagerScript(["--deb", package.path])
     }
@@ -97,7 +87,7 @@ final class InstallTests: XCTestCase {
     }
 
     func testInstallAndUninstallIntoAPrefix() throws {
-        guard commandExists("make") else { return try skipUnlessCI("make is not installed") }
+        guard commandExists("make") else { throw unavailable("make is not installed") }
         let scratch = URL(fileURLWithPath: try makeTemporaryFolder("install"))
         let prefix = scratch.appendingPathComponent("prefix")
         let home = scratch.appendingPathComponent("home")
@@ -119,7 +109,8 @@ final class InstallTests: XCTestCase {
         let service = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd.service"), encoding: .utf8)
         XCTAssertTrue(service.contains("\nExecStart=\(prefix.path)/bin/qactd\n"), service)
         XCTAssertFalse(service.contains("@bindir@"), "a placeholder was left unsubstituted:\n\(service)")
-        for line in ["Type=notify", "Restart=on-failure", "StateDirectory=qactd", "ExecReload=/bin/kill -HUP $MAINPID"] {
+        for line in ["Type=notify", "Restart=on-failure", "ExecReload=/bin/kill -HUP $MAINPID", "PrivateUsers=yes",
+                     "ReadWritePaths=%h/.local/state/qactd %h/.local/share/qactd %t/qactd"] {
             XCTAssertTrue(service.contains("\n\(line)\n"), "qactd.service lacks \(line)")
         }
         XCTAssertTrue(service.contains("\nWatchdogSec="), "qactd.service has no WatchdogSec=")
@@ -131,7 +122,7 @@ final class InstallTests: XCTestCase {
 
         // One instance per app: the templates, beside the plain units.
         let template = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd@.service"), encoding: .utf8)
-        for line in ["ExecStart=\(prefix.path)/bin/qactd --app=%i", "StateDirectory=qactd/%i", "Requires=qactd@%i.socket"] {
+        for line in ["ExecStart=\(prefix.path)/bin/qactd --app=%i", "Requires=qactd@%i.socket"] {
             XCTAssertTrue(template.contains("\n\(line)\n"), "qactd@.service lacks \(line)")
         }
         let templateSocket = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd@.socket"), encoding: .utf8)
@@ -155,7 +146,7 @@ final class InstallTests: XCTestCase {
                 // A directive it cannot parse is only a warning ("…, ignoring") with status 0.
                 XCTAssertEqual(verify.stderr, "", "systemd-analyze verify \(units) warns")
             }
-        } else if isCI {
+        } else if isContinuousIntegration {
             XCTFail("systemd-analyze is not installed (Debian package systemd)")
         }
 
@@ -188,29 +179,38 @@ final class InstallTests: XCTestCase {
         XCTAssertTrue(uninstall.stderr.contains("keeping the modified"), uninstall.stderr)
     }
 
-    /// An app's instance runs exactly as the plain daemon does: the template's directives are
-    /// the plain unit's, line for line, but for the instance's name and paths.
+    /// An app's instance runs exactly as the plain daemon does: both units come from one template
+    /// (systemd/NAME.in), and the generated template unit's directives are the plain unit's, line
+    /// for line, but for the instance's name and paths.
     func testTheTemplateUnitsDifferFromThePlainOnesOnlyInTheInstance() throws {
+        guard commandExists("make") else { throw unavailable("make is not installed") }
+        let scratch = URL(fileURLWithPath: try makeTemporaryFolder("units"))
+        let prefix = scratch.appendingPathComponent("prefix")
+        let install = make("install", prefix: prefix.path, home: scratch.appendingPathComponent("home"))
+        XCTAssertEqual(install.status, 0, install.stderr + install.stdout)
         func directives(_ name: String) throws -> [String] {
-            try String(contentsOf: DaemonFixture.repository.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
+            try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/\(name)"), encoding: .utf8)
                 .split(separator: "\n").map(String.init).filter { !$0.isEmpty && !$0.hasPrefix("#") }
         }
+        let bindir = prefix.appendingPathComponent("bin").path
         let instanceOnly: [String: String] = [
             "Description=Home Screen quick actions daemon": "Description=Home Screen quick actions daemon for %i",
             "Requires=qactd.socket": "Requires=qactd@%i.socket",
             "After=qactd.socket": "After=qactd@%i.socket",
-            "ExecStart=@bindir@/qactd": "ExecStart=@bindir@/qactd --app=%i",
-            "StateDirectory=qactd": "StateDirectory=qactd/%i",
+            "ExecStart=\(bindir)/qactd": "ExecStart=\(bindir)/qactd --app=%i",
             "Description=Home Screen quick actions daemon socket": "Description=Home Screen quick actions daemon socket for %i",
             "ListenStream=%t/qactd/qactd.sock": "ListenStream=%t/qactd/%i.sock",
         ]
-        for (plain, template) in [("qactd.service.in", "qactd@.service.in"), ("qactd.socket", "qactd@.socket")] {
+        for (plain, template) in [("qactd.service", "qactd@.service"), ("qactd.socket", "qactd@.socket")] {
             XCTAssertEqual(try directives(template), try directives(plain).map { instanceOnly[$0] ?? $0 }, "\(template) drifted from \(plain)")
         }
+        // One template each, nothing else in systemd/: no second copy to drift.
+        let sources = try FileManager.default.contentsOfDirectory(atPath: DaemonFixture.repository.appendingPathComponent("systemd").path)
+        XCTAssertEqual(sources.sorted(), ["qactd.service.in", "qactd.socket.in"])
     }
 
     func testLocalPrefixPutsUnitsWhereTheUserManagerLooks() throws {
-        guard commandExists("make") else { return try skipUnlessCI("make is not installed") }
+        guard commandExists("make") else { throw unavailable("make is not installed") }
         let home = URL(fileURLWithPath: try makeTemporaryFolder("home"))
         let prefix = home.appendingPathComponent(".local").path
         let install = make("install", prefix: prefix, home: home)
@@ -244,7 +244,7 @@ final class ManualPageTests: XCTestCase {
     }
 
     func testManualPagesAreLintClean() throws {
-        guard commandExists("mandoc") else { return try skipUnlessCI("mandoc is not installed (scripts/install-deps --test)") }
+        guard commandExists("mandoc") else { throw unavailable("mandoc is not installed (scripts/install-deps --test)") }
         for name in pages {
             let path = DaemonFixture.repository.appendingPathComponent("man/\(name)").path
             let lint = DaemonFixture.run("/usr/bin/env", ["mandoc", "-T", "lint", "-W", "warning", path])

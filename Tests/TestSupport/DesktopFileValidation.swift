@@ -6,8 +6,7 @@ import XCTest
 public func assertDesktopFileValid(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
     let result = runCommand(["desktop-file-validate", path])
     if result.status == 127 {
-        if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("desktop-file-validate is missing (apt-get install desktop-file-utils)", file: file, line: line) }
-        throw XCTSkip("desktop-file-validate is not installed (apt-get install desktop-file-utils)")
+        throw unavailable("desktop-file-validate is not installed (apt-get install desktop-file-utils)", file: file, line: line)
     }
     XCTAssertEqual(result.status, 0, result.output, file: file, line: line)
     XCTAssertEqual(result.output, "", "no warnings either", file: file, line: line)

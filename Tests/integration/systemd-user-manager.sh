@@ -3,7 +3,9 @@
 # each started by hand inside a private mount namespace so nothing of
 # the host's /run is touched. The manager runs as the unprivileged user
 # "nobody", as a real user's manager would, so the unit's sandboxing settings
-# are tested where they must work: without privileges.
+# are tested where they must work: without privileges. The namespace is shaped like a
+# booted Debian system where the sandbox depends on it: /run is a mount point, the
+# user's runtime folder is /run/user/UID and the home folder is under /home, not /tmp.
 #   Tests/integration/systemd-user-manager.sh BUILDDIR
 #   Tests/integration/systemd-user-manager.sh --deb PACKAGE.deb
 # The first installs BUILDDIR's products with `make install PREFIX=~/.local` and puts the
@@ -71,8 +73,12 @@ uid=$(id -u nobody)
 gid=$(id -g nobody)
 scratch=$(mktemp -d /tmp/qactd-systemd.XXXXXX)
 chmod 0755 "$scratch"
-home=$scratch/home
-runtime=$scratch/run
+# Not under /tmp, which PrivateTmp=yes replaces, and not $scratch/run: systemd 252 takes the
+# nodes it mounts over inaccessible paths from /run/user/UID/systemd/inaccessible.
+home=/home/qactd-test
+runtime=/run/user/$uid
+# Writable by anyone, outside /home, /run and /tmp: where the sandbox probe tries ProtectSystem=.
+open_folder=/mnt
 journal=/run/log/journal
 manager_pid=
 journald_pid=
@@ -216,10 +222,19 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-step "private /run/systemd and /run/log; journald"
+step "private /run/systemd, /run/log, /run/user and /home; journald"
+# On a booted system /run is a tmpfs of its own. Where it is not a mount point (a container
+# without systemd as PID 1), MountAPIVFS= (implied by ProtectKernelTunables= and
+# ProtectControlGroups=) mounts an empty tmpfs over the service's /run, which hides the
+# notification socket: the daemon would answer calls but never become ready.
+mountpoint -q /run || mount --bind /run /run
 mount -t tmpfs -o mode=0755 tmpfs /run/systemd
-mkdir -p /run/systemd/system /run/log
+# Made by PID 1 at boot: where a service's mount namespace is assembled.
+mkdir -p /run/systemd/system /run/systemd/unit-root /run/log /run/user /home "$open_folder"
 mount -t tmpfs -o mode=0755 tmpfs /run/log
+mount -t tmpfs -o mode=0755 tmpfs /run/user
+mount -t tmpfs -o mode=0755 tmpfs /home
+mount -t tmpfs -o mode=1777 tmpfs "$open_folder"
 # journald reads drop-ins from /run/systemd, which is ours: keep the journal in
 # /run/log only, and leave the kernel log and syslog out of it.
 mkdir -p /run/systemd/journald.conf.d
@@ -243,7 +258,8 @@ else
     [[ -f "$unit" ]] || fail "make install PREFIX=~/.local put no qactd.service in ~/.local/share/systemd/user"
     grep -qx "ExecStart=$home/.local/bin/qactd" "$unit" || fail "ExecStart= in '$unit' is not the installed binary"
 fi
-mkdir -p "$home/.local/share/contacts"
+# Folders every desktop session has; the sandbox makes them writable only when they exist.
+mkdir -p "$home/.local/share/contacts" "$home/.local/share/applications" "$home/.config/qactd"
 cp -R "$repository/etc/qactd/contacts/." "$home/.local/share/contacts/"
 chown -R "$uid:$gid" "$home"
 
@@ -252,10 +268,14 @@ for hierarchy in "${cgroup_hierarchies[@]}"; do
     mkdir "$hierarchy/$cgroup"
     chown -R "$uid:$gid" "$hierarchy/$cgroup"
 done
+# Real-time scheduling allowed (RLIMIT_RTPRIO 1) where this machine lets root raise the limit,
+# so that only RestrictRealtime= refuses it to the sandbox probe.
+realtime=()
+prlimit --rtprio=1:1 true 2>/dev/null && realtime=(prlimit --rtprio=1:1 --)
 # It logs at debug level so the journal shows every sd_notify message it got.
 (
     for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
-    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
+    exec "${realtime[@]}" setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
         PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal --log-level=debug
 ) >"$scratch/manager.log" 2>&1 &
 manager_pid=$!
@@ -282,11 +302,18 @@ status_text=$(property qactd.service StatusText)
 [[ "$status_text" =~ ^[0-9]+\ contacts,\ [0-9]+\ favorites,\ generation\ [0-9]+$ ]] \
     || fail "StatusText is '$status_text', not the daemon's status line"
 [[ $(property qactd.service NRestarts) == 0 ]] || fail "the daemon restarted during start-up"
-# The sandbox is in force, not silently skipped: seccomp filters and a mount namespace of its own.
+# The sandbox is in force, not silently skipped: seccomp filters, and a user and a mount
+# namespace of its own (without them systemd ignores every file-system setting). Each setting
+# is tried from inside the sandbox at the end.
 grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$first_pid/status" || fail "NoNewPrivileges= is not in effect"
 grep -q '^Seccomp:[[:space:]]*2$' "/proc/$first_pid/status" || fail "no seccomp filter (SystemCallFilter= etc.)"
-[[ $(readlink "/proc/$first_pid/ns/mnt") != $(readlink "/proc/$manager_pid/ns/mnt") ]] \
-    || fail "the daemon shares the manager's mount namespace: ProtectSystem= and friends are not in effect"
+for namespace in user mnt; do
+    [[ "$(readlink "/proc/$first_pid/ns/$namespace")" != "$(readlink "/proc/$manager_pid/ns/$namespace")" ]] \
+        || fail "the daemon shares the manager's $namespace namespace: PrivateUsers=, ProtectSystem= and friends are not in effect"
+done
+# (ExecStartPre=+, which runs outside the sandbox on purpose, gets that message too.)
+journal_has "entry.get(\"_PID\") == \"$first_pid\" and \"assuming containerized execution\" in str(entry.get(\"MESSAGE\", \"\"))" \
+    && fail "the manager could not set up the daemon's namespaces and ignored the sandbox"
 
 step "resign-active bumps the generation; STATUS= follows it"
 qactl resign-active >/dev/null || fail "qactl resign-active failed"
@@ -502,5 +529,34 @@ wait_for 10 "qactd.service to fail" test "$(property qactd.service ActiveState)"
 wait_for 5 "the error naming the file and key" journal_has \
     "entry.get(\"PRIORITY\") == \"3\" and \"$home/.config/qactd/qactd.conf\" in str(entry.get(\"MESSAGE\")) and \"DisplayLimit\" in str(entry.get(\"MESSAGE\"))"
 [[ $(restarts_scheduled) == "$scheduled_before" ]] || fail "systemd restarted a daemon whose configuration is invalid"
+
+step "the sandbox seen from inside: each setting of the unit refuses what it must"
+# The probe runs as an ExecStartPre= of qactd.service itself, so it gets the daemon's sandbox;
+# it exits 1 (and the service does not start) when a setting is not in force.
+printf '' >"$home/.config/qactd/qactd.conf"
+rm -f /tmp/qactd-sandbox-probe
+printf '[Service]\nExecStartPre=/usr/bin/python3 %s %%h %%t %s\n' "$repository/Tests/integration/sandbox-probe.py" "$open_folder" \
+    >"$home/.config/systemd/user/qactd.service.d/sandbox-probe.conf"
+chown -R "$uid:$gid" "$home/.config"
+sctl daemon-reload
+sctl reset-failed qactd.service
+probe_lines() {
+    journalctl -D "$journal" -o cat --no-pager 2>/dev/null | grep '^sandbox-probe: ' || true
+}
+sctl start qactd.service || { probe_lines >&2; fail "qactd.service did not start with the sandbox probe (above)"; }
+wait_for 10 "qactd.service to run after the sandbox probe" service_running
+probe_lines >&2
+probe_lines | grep -q ': FAIL (' && fail "a sandbox setting is not in force (above)"
+for setting in PrivateUsers=yes NoNewPrivileges=yes ProtectSystem=strict ProtectHome=read-only ReadWritePaths= \
+    ProtectKernelTunables=yes ProtectControlGroups=yes RestrictAddressFamilies=AF_UNIX SystemCallArchitectures=native \
+    RestrictRealtime=yes RestrictSUIDSGID=yes RestrictNamespaces=yes LockPersonality=yes \
+    "SystemCallFilter=@system-service, SystemCallErrorNumber=EPERM"; do
+    probe_lines | grep -qF "sandbox-probe: $setting: ok (" || probe_lines | grep -qF "sandbox-probe: $setting: not checked (" \
+        || fail "the sandbox probe did not check $setting"
+done
+# Said loudly: a setting this machine cannot show working is not counted as shown.
+probe_lines | grep -F ': not checked (' | sed "s/^/$name: WARNING: /" >&2
+[[ ! -e /tmp/qactd-sandbox-probe ]] || fail "PrivateTmp= is not in force: the probe's /tmp file is in the manager's /tmp"
+rm -f "$home/.config/systemd/user/qactd.service.d/sandbox-probe.conf"
 
 step "passed in $((SECONDS - started))s"
