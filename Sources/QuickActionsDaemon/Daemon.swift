@@ -118,6 +118,7 @@ public struct Daemon: Service {
         let paths: StatePaths
         do {
             paths = try StatePaths.resolve(environment: options.environment, instance: options.instance)
+            try StateMigration.run(paths: paths, environment: options.environment, instance: options.instance, logger: logger)
         } catch {
             throw .state(error)
         }
