@@ -120,13 +120,13 @@ struct StateMigration: Equatable, Sendable {
         }
         let renameError = errno
         guard renameError == EXDEV else { throw failed("rename: " + errnoText(renameError)) }
-        let bytes: [UInt8]
+        let read: [UInt8]?
         do {
-            guard let read = try FileIO.readFileIfPresent(from) else { throw failed("the file went away while it was moved") }
-            bytes = read
+            read = try FileIO.readFileIfPresent(from)
         } catch {
             throw failed(error.description)
         }
+        guard let bytes = read else { throw failed("the file went away while it was moved") }
         do throws(AtomicReplaceError) {
             try FileIO.replaceAtomically(to, with: [bytes], mode: 0o600, replacing: false, syncFolder: true)
         } catch {
