@@ -34,8 +34,10 @@ struct AppEntryWatch: Sendable {
     }
 
     /// Watches exactly `folders` (adding what is new, dropping what is no longer wanted).
-    mutating func follow(_ folders: [String: Set<String>], logger: Logger) {
-        guard descriptor >= 0 else { return }
+    /// Returns whether a folder is watched that was not before.
+    @discardableResult
+    mutating func follow(_ folders: [String: Set<String>], logger: Logger) -> Bool {
+        guard descriptor >= 0 else { return false }
         var kept: [Int32: (folder: String, names: Set<String>)] = [:]
         for (folder, names) in folders.sorted(by: { $0.key < $1.key }) {
             let watch = inotify_add_watch(descriptor, folder, Self.mask.rawValue)
@@ -52,7 +54,9 @@ struct AppEntryWatch: Sendable {
         for watch in watches.keys where kept[watch] == nil {
             _ = inotify_rm_watch(descriptor, watch)
         }
+        let added = kept.contains { watch, entry in watches[watch]?.folder != entry.folder }
         watches = kept
+        return added
     }
 
     /// Reads what is queued; true when it may have changed the app's entry: a name that matters

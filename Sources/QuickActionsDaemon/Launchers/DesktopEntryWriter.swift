@@ -166,11 +166,20 @@ final class DesktopEntryWriter: Sendable {
     /// the outcome and resumes whom `ticket` (a publication's; nil for a change of the app's
     /// entry) answers.
     private func carryOut(ticket: Ticket?, _ work: (inout DesktopEntryExporter) -> Void) {
-        let (status, folders) = exporter.withLockedValue { exporter in
+        var (status, folders) = exporter.withLockedValue { exporter in
             work(&exporter)
             return (exporter.status, exporter.appEntryFolders)
         }
-        appEntryWatch.withLockedValue { $0?.follow(folders, logger: logger) }
+        // A folder watched only now may have got the entry between the lookup and the watch,
+        // which no event would tell: looked up again until the folders stay the same (each
+        // round watches a folder nearer the entry, so a few rounds are the most there can be).
+        for _ in 0..<8 {
+            guard appEntryWatch.withLockedValue({ $0?.follow(folders, logger: logger) ?? false }) else { break }
+            (status, folders) = exporter.withLockedValue { exporter in
+                exporter.refresh(logger: logger)
+                return (exporter.status, exporter.appEntryFolders)
+            }
+        }
         let (ready, changed, onStatusChange) = mailbox.withLockedValue { mailbox in
             let changed = mailbox.status != status
             mailbox.status = status
