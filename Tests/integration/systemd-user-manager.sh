@@ -252,19 +252,37 @@ for hierarchy in "${cgroup_hierarchies[@]}"; do
     mkdir "$hierarchy/$cgroup"
     chown -R "$uid:$gid" "$hierarchy/$cgroup"
 done
-# It logs at debug level so the journal shows every sd_notify message it got.
-(
-    for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
-    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
-        PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal --log-level=debug
-) >"$scratch/manager.log" 2>&1 &
-manager_pid=$!
-wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/private"
-wait_for 15 "the user manager to finish starting up" manager_up
+# As a login starts it: a clean environment, which its environment generators complete. It
+# logs at debug level so the journal shows every sd_notify message it got.
+start_user_manager() {
+    (
+        for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
+        exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
+            PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal --log-level=debug
+    ) >>"$scratch/manager.log" 2>&1 &
+    manager_pid=$!
+    wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/private"
+    wait_for 15 "the user manager to finish starting up" manager_up
+}
+# As a logout ends it: every unit stopped, then the manager.
+stop_user_manager() {
+    kill -TERM "$manager_pid"
+    local deadline=$((SECONDS + 20))
+    while kill -0 "$manager_pid" 2>/dev/null; do
+        ((SECONDS < deadline)) || fail "the user manager did not exit within 20 s of SIGTERM"
+        sleep 0.1
+    done
+    wait "$manager_pid" 2>/dev/null || true
+    manager_pid=
+    rm -f "$runtime/systemd/private"
+}
+start_user_manager
 
 if [[ -n "$package" ]]; then
     use_package
+    export_and_pin
     remove_package
+    log_in_again
     step "passed in $((SECONDS - started))s"
     exit 0
 fi
