@@ -375,9 +375,9 @@ step "the journal has the daemon's structured fields"
 wait_for 5 "QACTD_PATH in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and "QACTD_PATH" in entry and "CODE_FILE" in entry'
 wait_for 5 "QACTD_GENERATION in the journal" journal_has 'entry.get("QACTD_GENERATION") == "'"$saved_generation"'"'
 
-step "the desktop-entry export is written through the sandbox (ReadWritePaths=), reload removes it"
-applications=$home/.local/share/applications
-install -d -o "$uid" -g "$gid" -m 0755 "$applications" "$home/.local/share/qactd-test"
+step "the desktop-entry export is written into qactd's exports folder through the sandbox, reload removes it"
+applications=$home/.local/share/qactd/exports/share/applications
+install -d -o "$uid" -g "$gid" -m 0755 "$home/.local/share/applications" "$home/.local/share/qactd-test"
 printf '[Desktop Entry]\nType=Application\nName=Test\nExec=/bin/true\n' >"$home/.local/share/qactd-test/io.qactd.Test.desktop"
 mkdir -p "$home/.config/qactd"
 printf '[Launcher]\nDesktopFile=%s\n' "$home/.local/share/qactd-test/io.qactd.Test.desktop" >"$home/.config/qactd/qactd.conf"
