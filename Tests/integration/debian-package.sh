@@ -111,14 +111,15 @@ export_and_pin() {
     install -d -o "$uid" -g "$gid" "$home/.local/share/applications" "$home/.config/qactd"
     printf '[Desktop Entry]\nType=Application\nName=Package Test\nExec=/usr/bin/qactl trigger --socket=%s --type=SearchAction\nX-Qactd-Generated=true\nX-Qactd-Socket=%s\n' \
         "$runtime/qactd/qactd.sock" "$runtime/qactd/qactd.sock" >"$older"
-    printf '[Launcher]\nDesktopFile=io.qactd.PkgTest.desktop\n' >"$home/.config/qactd/qactd.conf"
+    printf '[Shortcuts]\nStaticItems=/etc/qactd/shortcuts.plist\n[Launcher]\nDesktopFile=io.qactd.PkgTest.desktop\n' >"$home/.config/qactd/qactd.conf"
     chown "$uid:$gid" "$older" "$home/.config/qactd/qactd.conf"
     sctl start qactd.socket >/dev/null 2>&1 || fail "systemctl --user start qactd.socket failed"
     qactl status >/dev/null || fail "qactl status failed"
     wait_for 10 "the export in $exports/applications" grep -qx 'X-Qactd-Generated=true' "$exports/applications/io.qactd.PkgTest.desktop"
     wait_for 10 "the older version's copy to go" test ! -e "$older"
     if qactl status | grep -q "export notice"; then fail "qactl status says the exports folder is not on XDG_DATA_DIRS: $(qactl status)"; fi
-    qactl pin --type=SearchAction >/dev/null || fail "qactl pin --type=SearchAction failed"
+    local pinned
+    pinned=$(qactl pin --type=SearchAction 2>&1) || fail "qactl pin --type=SearchAction failed: $pinned"
     wait_for 10 "the pinned launcher" test -f "$exports/applications/io.qactd.PkgTest.pinned.SearchAction.desktop"
     grep -qx 'X-Qactd-Pin-Type=SearchAction' "$exports/applications/io.qactd.PkgTest.pinned.SearchAction.desktop" \
         || fail "the pinned launcher does not say what it pins"
