@@ -69,11 +69,26 @@ final class DesktopEntryExportTests: XCTestCase {
         return (core, records)
     }
 
+    /// A core on `configurationText` that has published once and whose export is done, as a
+    /// daemon is once started.
+    private func startedCore(_ configurationText: String) async throws -> (DaemonCore, RecordingLogHandler.Store) {
+        let (core, records) = makeCore(try settings(configurationText, staticItems: [search]))
+        await core.publishToLaunchers()
+        await core.launcherExportsDone()
+        return (core, records)
+    }
+
     private func favorites(_ names: [String]) -> ContactsDirectoryUpdate {
         let changes = names.enumerated().map { number, name -> ContactIndexChange in
             .file(path: folder + "/contacts/\(number).vcf", result: .success([Contact(identifier: "id-\(number)-\(name)", name: name, favorite: true)]))
         }
         return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
+    }
+
+    /// `text`, a file this daemon wrote, as a daemon on another socket would have written it.
+    private func writeAsAnotherDaemons(_ text: String, to path: String) throws {
+        try text.replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
+            .write(toFile: path, atomically: true, encoding: .utf8)
     }
 
     private func exportedDocument() throws -> DesktopEntryDocument {
@@ -149,9 +164,7 @@ final class DesktopEntryExportTests: XCTestCase {
         let source = Self.sourceEntry.replacingOccurrences(of: "Actions=new-window;", with: "Actions=new-window;qactd-SearchAction;")
             + "\n[Desktop Action qactd-SearchAction]\nName=The app's own\nExec=contacts --search\n"
         try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        _ = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         let document = try exportedDocument()
         XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-SearchAction-2"])
         XCTAssertEqual(document.value(of: "Exec", in: "Desktop Action qactd-SearchAction"), "contacts --search", "the app's own action is kept")
@@ -196,9 +209,7 @@ final class DesktopEntryExportTests: XCTestCase {
     /// every data folder: qactd never overwrites it, exports nothing (which launchers would not
     /// see), says why and how to fix it, and exports as soon as it is moved away.
     func testThePersonsOwnEntryIsNeverOverwrittenAndNothingIsExportedWhileItIsThere() async throws {
-        let (core, records) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        let (core, records) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
 
         try FileManager.default.createDirectory(atPath: dataHome + "/applications", withIntermediateDirectories: true)
@@ -231,9 +242,7 @@ final class DesktopEntryExportTests: XCTestCase {
     /// `MimeType` and translations is reflected within 2 s; the entry removed (the app
     /// uninstalled), the export goes within 2 s; back with the entry.
     func testTheExportFollowsTheAppsEntryThroughAnUpgradeARemovalAndAReinstall() async throws {
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        let (core, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertEqual(try exportedDocument().value(of: "Icon"), "x-office-address-book")
 
         // The upgrade writes a temporary file and renames it over the entry, as dpkg does.
@@ -297,9 +306,7 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertNil(reported?.problem)
         XCTAssertTrue(records.messages.contains { $0.contains(exportsShare) && $0.contains("not on XDG_DATA_DIRS") })
 
-        let (onPath, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await onPath.publishToLaunchers()
-        await onPath.launcherExportsDone()
+        let (onPath, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         let fine = await onPath.status().launchers.desktopEntry
         XCTAssertNil(fine?.notice)
     }
@@ -308,21 +315,16 @@ final class DesktopEntryExportTests: XCTestCase {
     /// app's entry and outlived the package: the files it can prove it wrote (they name its socket)
     /// go at start-up; the person's files and another daemon's stay.
     func testFilesAnOlderVersionLeftInThePersonsFolderGo() async throws {
-        let (first, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await first.publishToLaunchers()
-        await first.launcherExportsDone()
+        _ = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         try FileManager.default.createDirectory(atPath: dataHome + "/applications", withIntermediateDirectories: true)
         let ours = try String(contentsOfFile: exported, encoding: .utf8)
         try ours.write(toFile: personal, atomically: true, encoding: .utf8)
         let otherDaemons = dataHome + "/applications/org.example.Other.desktop"
-        try ours.replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
-            .write(toFile: otherDaemons, atomically: true, encoding: .utf8)
+        try writeAsAnotherDaemons(ours, to: otherDaemons)
         let persons = dataHome + "/applications/org.example.Notes.desktop"
         try "[Desktop Entry]\nType=Application\nName=Notes\nExec=notes\n".write(toFile: persons, atomically: true, encoding: .utf8)
 
-        let (upgraded, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await upgraded.publishToLaunchers()
-        await upgraded.launcherExportsDone()
+        let (upgraded, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertFalse(FileManager.default.fileExists(atPath: personal), "the older version's copy goes")
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported), "the export is in the exports folder")
         XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons))
@@ -332,9 +334,7 @@ final class DesktopEntryExportTests: XCTestCase {
     }
 
     func testEmptyingDesktopFileAndReloadingRemovesTheExport() async throws {
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        let (core, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
         try await core.reload(.success(try settings("", staticItems: [search])))
         await core.launcherExportsDone()
@@ -347,18 +347,12 @@ final class DesktopEntryExportTests: XCTestCase {
     /// DesktopFile= emptied (or changed) while the daemon was stopped: the next daemon on the
     /// same socket removes what the previous one wrote, and nothing another daemon wrote.
     func testADaemonStartedWithoutDesktopFileRemovesItsPredecessorsExportOnly() async throws {
-        let (first, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await first.publishToLaunchers()
-        await first.launcherExportsDone()
+        _ = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
         let otherDaemons = exportsShare + "/applications/org.example.Other.desktop"
-        try String(contentsOfFile: exported, encoding: .utf8)
-            .replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
-            .write(toFile: otherDaemons, atomically: true, encoding: .utf8)
+        try writeAsAnotherDaemons(String(contentsOfFile: exported, encoding: .utf8), to: otherDaemons)
 
-        let (next, _) = makeCore(try settings("", staticItems: [search]))
-        await next.publishToLaunchers()
-        await next.launcherExportsDone()
+        _ = try await startedCore("")
         XCTAssertFalse(FileManager.default.fileExists(atPath: exported), "the previous run's export is removed")
         XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons), "another daemon's export stays")
         XCTAssertTrue(FileManager.default.fileExists(atPath: sourcePath))
@@ -368,18 +362,14 @@ final class DesktopEntryExportTests: XCTestCase {
         // kde-org.example.Contacts.desktop lives in applications/kde/ of the system folder.
         try FileManager.default.createDirectory(atPath: systemData + "/applications/kde", withIntermediateDirectories: true)
         try Self.sourceEntry.write(toFile: systemData + "/applications/kde/org.example.Contacts.desktop", atomically: true, encoding: .utf8)
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=kde-org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        let (core, _) = try await startedCore("[Launcher]\nDesktopFile=kde-org.example.Contacts.desktop\n")
         let exportStatus = await core.status().launchers.desktopEntry
         let status = try XCTUnwrap(exportStatus)
         XCTAssertEqual(status.source, systemData + "/applications/kde/org.example.Contacts.desktop")
         XCTAssertEqual(status.path, exportsShare + "/applications/kde-org.example.Contacts.desktop")
         XCTAssertNil(status.problem)
 
-        let (missing, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Missing.desktop\n", staticItems: [search]))
-        await missing.publishToLaunchers()
-        await missing.launcherExportsDone()
+        let (missing, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Missing.desktop\n")
         let reported = await missing.status().launchers.desktopEntry?.problem
         let problem = try XCTUnwrap(reported)
         XCTAssertTrue(problem.contains("org.example.Missing.desktop") && problem.contains(systemData + "/applications/org.example.Missing.desktop"), problem)
