@@ -34,7 +34,7 @@ final class AppInstancesEndToEndTests: XCTestCase {
     private var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
-                     "JOURNAL_STREAM", "STATE_DIRECTORY", "QACTD_SOCKET", "QACTD_APP"] {
+                     "JOURNAL_STREAM", "STATE_DIRECTORY", "INVOCATION_ID", "QACTD_SOCKET", "QACTD_APP"] {
             environment[name] = nil
         }
         environment["HOME"] = root.path

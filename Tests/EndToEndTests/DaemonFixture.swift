@@ -81,7 +81,7 @@ final class DaemonFixture {
         environment["STATE_DIRECTORY"] = nil
         environment["QACTD_SOCKET"] = socketPath
         environment["NO_COLOR"] = "1"
-        for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"] {
+        for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "INVOCATION_ID"] {
             environment[name] = nil
         }
         return environment

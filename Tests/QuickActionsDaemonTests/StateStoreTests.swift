@@ -62,15 +62,20 @@ extension StatePathsTests {
     }
 
     /// Where older versions kept it: `$STATE_DIRECTORY` while a unit still sets it, then what
-    /// systemd 252 mapped `StateDirectory=` to, the configuration folder.
+    /// systemd 252 mapped `StateDirectory=` to, the configuration folder, only under systemd.
     func testTheOldPlacesAreStateDirectoryThenTheConfigurationFolder() throws {
         let mail = InstanceName.app(try AppName(validating: "mail"))
         XCTAssertEqual(
-            StateMigration.oldStateFiles(environment: ["HOME": "/h", "STATE_DIRECTORY": "/h/.local/state/qactd/mail:/x"], instance: mail),
+            StateMigration.oldStateFiles(
+                environment: ["HOME": "/h", "STATE_DIRECTORY": "/h/.local/state/qactd/mail:/x", "INVOCATION_ID": "0a1b"], instance: mail),
             ["/h/.local/state/qactd/mail/state.json", "/h/.config/qactd/mail/state.json"])
         XCTAssertEqual(
-            StateMigration.oldStateFiles(environment: ["HOME": "/h", "XDG_CONFIG_HOME": "/c"], instance: .plain), ["/c/qactd/state.json"])
-        XCTAssertEqual(StateMigration.oldStateFiles(environment: [:], instance: .plain), [])
+            StateMigration.oldStateFiles(environment: ["HOME": "/h", "XDG_CONFIG_HOME": "/c", "INVOCATION_ID": "0a1b"], instance: .plain),
+            ["/c/qactd/state.json"])
+        XCTAssertEqual(
+            StateMigration.oldStateFiles(environment: ["HOME": "/h", "XDG_CONFIG_HOME": "/c"], instance: .plain), [],
+            "run by hand (a demo, a test): the person's configuration folder is never taken from")
+        XCTAssertEqual(StateMigration.oldStateFiles(environment: ["INVOCATION_ID": "0a1b"], instance: .plain), [])
     }
 
     /// The decision alone: at most one live state, the current one first, an old one moved only
@@ -120,7 +125,7 @@ final class StateMigrationTests: XCTestCase {
     /// moves nothing.
     func testAStateAndItsPinsUnderTheOldPathArePresentAfterTheMove() throws {
         let mail = InstanceName.app(try AppName(validating: "mail"))
-        let environment = ["HOME": root, "XDG_CONFIG_HOME": root + "/config", "XDG_STATE_HOME": root + "/state"]
+        let environment = ["HOME": root, "XDG_CONFIG_HOME": root + "/config", "XDG_STATE_HOME": root + "/state", "INVOCATION_ID": "0a1b"]
         let oldFolder = root + "/config/qactd/mail"
         try FileManager.default.createDirectory(atPath: oldFolder, withIntermediateDirectories: true)
         var old = StateStore<PersistedState>(paths: StatePaths(directory: oldFolder))
@@ -155,7 +160,7 @@ final class StateMigrationTests: XCTestCase {
     /// An older state beside a current one is never moved over it; an equal one (a move cut short
     /// after the copy) is removed; `STATE_DIRECTORY` is moved from too.
     func testACurrentStateIsNeverReplaced() throws {
-        let environment = ["HOME": root, "XDG_STATE_HOME": root + "/state", "STATE_DIRECTORY": root + "/systemd"]
+        let environment = ["HOME": root, "XDG_STATE_HOME": root + "/state", "STATE_DIRECTORY": root + "/systemd", "INVOCATION_ID": "0a1b"]
         let paths = try StatePaths.resolve(environment: environment)
         for folder in [paths.directory, root + "/systemd", root + "/.config/qactd"] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -188,7 +193,7 @@ final class StateMigrationTests: XCTestCase {
             throw XCTSkip("SKIPPED LOUDLY: /dev/shm and \(root) are on the same file system, so no move across file systems can be made")
         }
         try "{\"older\":2}\n".write(toFile: shm + "/qactd/state.json", atomically: true, encoding: .utf8)
-        let environment = ["HOME": root, "XDG_CONFIG_HOME": shm, "XDG_STATE_HOME": root + "/state"]
+        let environment = ["HOME": root, "XDG_CONFIG_HOME": shm, "XDG_STATE_HOME": root + "/state", "INVOCATION_ID": "0a1b"]
         let paths = try StatePaths.resolve(environment: environment)
         let (logger, log) = Logger.recording(level: .debug)
         try StateMigration.run(paths: paths, environment: environment, instance: .plain, logger: logger)

@@ -99,7 +99,7 @@ PYTHON
 # exports folder first. The app's entry is exported there (an older version's copy in the
 # person's folder goes), a quick action is pinned, and an upgrade of the app's entry is followed.
 export_and_pin() {
-    step "the session's XDG_DATA_DIRS starts with the exports folder; export, pin, follow the app's entry"
+    step "the session's XDG_DATA_DIRS starts with the exports folder; the old state moved; export, pin, follow the app's entry"
     local exports=$home/.local/share/qactd/exports/share data_dirs
     data_dirs=$(sctl show-environment | sed -n 's/^XDG_DATA_DIRS=//p')
     [[ "$data_dirs" == "$exports:"* ]] || fail "the user manager's XDG_DATA_DIRS does not start with '$exports': '$data_dirs'"
@@ -112,15 +112,33 @@ export_and_pin() {
     printf '[Desktop Entry]\nType=Application\nName=Package Test\nExec=/usr/bin/qactl trigger --socket=%s --type=SearchAction\nX-Qactd-Generated=true\nX-Qactd-Socket=%s\n' \
         "$runtime/qactd/qactd.sock" "$runtime/qactd/qactd.sock" >"$older"
     printf '[Shortcuts]\nStaticItems=/etc/qactd/shortcuts.plist\n[Launcher]\nDesktopFile=io.qactd.PkgTest.desktop\n' >"$home/.config/qactd/qactd.conf"
-    chown "$uid:$gid" "$older" "$home/.config/qactd/qactd.conf"
+    # The state as an older version left it where systemd 252 put StateDirectory= (the
+    # configuration folder), with a pin: it is moved to ~/.local/state/qactd, pin and all.
+    local state=$home/.local/state/qactd/state.json old_state=$home/.config/qactd/state.json
+    [[ -f "$state" ]] || fail "the daemon kept no state at $state"
+    python3 - "$state" "$old_state" <<'PYTHON' || fail "could not write the older version's state"
+import json, sys
+state = json.load(open(sys.argv[1]))
+state["pins"] = [{"identifier": "ShareAction", "item": {"type": "ShareAction", "title": "Share"}, "state": "enabled"}]
+json.dump(state, open(sys.argv[2], "w"), indent=2)
+PYTHON
+    rm -f "$state"
+    chown "$uid:$gid" "$older" "$home/.config/qactd/qactd.conf" "$old_state"
+    chmod 0600 "$old_state"
     sctl start qactd.socket >/dev/null 2>&1 || fail "systemctl --user start qactd.socket failed"
     qactl status >/dev/null || fail "qactl status failed"
+    [[ -f "$state" && ! -e "$old_state" ]] || fail "the older version's state was not moved from $old_state to $state"
+    qactl pins | grep -q ShareAction || fail "the pin made under the old path is gone: $(qactl pins)"
+    [[ $(qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["pendingLaunchItem"]["type"])') == SearchAction ]] \
+        || fail "the state moved from the old path lost its pending SearchAction"
+    wait_for 5 "the move in the journal" journal_has "\"Moved the state\" in str(entry.get(\"MESSAGE\", \"\")) and \"$old_state\" in str(entry.get(\"MESSAGE\", \"\"))"
     wait_for 10 "the export in $exports/applications" grep -qx 'X-Qactd-Generated=true' "$exports/applications/io.qactd.PkgTest.desktop"
     wait_for 10 "the older version's copy to go" test ! -e "$older"
     if qactl status | grep -q "export notice"; then fail "qactl status says the exports folder is not on XDG_DATA_DIRS: $(qactl status)"; fi
     local pinned
     pinned=$(qactl pin --type=SearchAction 2>&1) || fail "qactl pin --type=SearchAction failed: $pinned"
     wait_for 10 "the pinned launcher" test -f "$exports/applications/io.qactd.PkgTest.pinned.SearchAction.desktop"
+    [[ -f "$exports/applications/io.qactd.PkgTest.pinned.ShareAction.desktop" ]] || fail "the moved pin has no launcher"
     grep -qx 'X-Qactd-Pin-Type=SearchAction' "$exports/applications/io.qactd.PkgTest.pinned.SearchAction.desktop" \
         || fail "the pinned launcher does not say what it pins"
     # The app is upgraded (its entry replaced by a rename, as dpkg does): the export follows.

@@ -37,7 +37,7 @@ class ScratchDesktop:
         self.env = dict(os.environ)
         home = self.path("home")
         for variable in ["DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "WAYLAND_DISPLAY", "DISPLAY",
-                         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM", "WATCHDOG_USEC", "STATE_DIRECTORY"]:
+                         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM", "WATCHDOG_USEC", "STATE_DIRECTORY", "INVOCATION_ID"]:
             self.env.pop(variable, None)
         self.env.update({
             "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",

@@ -53,13 +53,16 @@ struct StateMigration: Equatable, Sendable {
 
     /// The state files older versions may have left for `instance`: `$STATE_DIRECTORY`'s (first
     /// entry) when the environment still sets one, then systemd 252's mapping of
-    /// `StateDirectory=qactd[/%i]`, `$XDG_CONFIG_HOME/qactd[/NAME]`.
+    /// `StateDirectory=qactd[/%i]`, `$XDG_CONFIG_HOME/qactd[/NAME]`. Only older units put the
+    /// state there, so that folder is looked at only under systemd (`INVOCATION_ID`, which the
+    /// manager sets for each service it runs): a daemon run by hand with a state folder of its
+    /// own (a demo, a test) never takes the person's state from their configuration folder.
     static func oldStateFiles(environment: [String: String], instance: InstanceName) -> [String] {
         var folders: [String] = []
         if let listed = environment["STATE_DIRECTORY"], let first = listed.split(separator: ":").first, first.hasPrefix("/") {
             folders.append(String(first))
         }
-        if let configHome = XDGFolder.configHome.path(in: environment) {
+        if environment["INVOCATION_ID"]?.isEmpty == false, let configHome = XDGFolder.configHome.path(in: environment) {
             folders.append(configHome + StatePaths.own(instance))
         }
         return folders.map { $0 + "/" + StatePaths.stateFileName }
