@@ -55,6 +55,10 @@ public struct PinBoard: Codable, Hashable, Sendable {
         /// What each pin's item is now, by pin identifier; a pin missing here has no item
         /// (its contact was removed, its static item dropped).
         case itemsResolved([String: ShortcutItem])
+        /// Pins read back from their launchers by a daemon that starts without its state (none
+        /// yet, or moved aside as corrupt): each launcher is a pin the person made, and nothing
+        /// proves it stale, so the board takes it rather than its launcher being removed.
+        case adopt([PinnedItem])
     }
 
     public enum Action: Hashable, Sendable {
@@ -110,6 +114,13 @@ public struct PinBoard: Codable, Hashable, Sendable {
                 actions.append(.write(pin))
             }
             return .success(actions)
+        case .adopt(let found):
+            var actions: [Action] = []
+            for pin in found where pin.identifier == PinnedItem.identifier(for: pin.item) && self.pin(identifier: pin.identifier) == nil {
+                pins.append(pin)
+                actions.append(.write(pin))
+            }
+            return .success(actions)
         }
     }
 }
@@ -121,6 +132,10 @@ public enum PinnedDesktopEntry {
     public static let pinnedKey = "X-Qactd-Pinned"
     /// `enabled` or `disabled`, for people and tests reading the file.
     public static let stateKey = "X-Qactd-Pin-State"
+    /// The item's type and, for a favorite, its contact: what the pin is, so a daemon that lost
+    /// its state can take the pin back (`pin(from:)`) instead of removing its launcher.
+    public static let typeKey = "X-Qactd-Pin-Type"
+    public static let contactKey = "X-Qactd-Pin-Contact"
     /// Between the app's ID and the pin's in a pinned launcher's file name.
     public static let infix = ".pinned."
 
@@ -153,7 +168,26 @@ public enum PinnedDesktopEntry {
             "\(DesktopEntryExport.socketKey)=\(DesktopEntryEscaping.value(socketPath))",
             "\(pinnedKey)=\(pin.identifier)",
             "\(stateKey)=\(pin.state.rawValue)",
+            "\(typeKey)=\(DesktopEntryEscaping.value(pin.item.type))",
         ]
+        if let contact = pin.item.contactIdentifier { lines.append("\(contactKey)=\(DesktopEntryEscaping.value(contact))") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The pin a launcher says it is: its identifier, the item's type and contact, and the name it
+    /// shows as the title until the item is resolved again. nil when a key is missing (a launcher
+    /// of an older version) or the identifier is not the one its type and contact make.
+    public static func pin(from document: DesktopEntryDocument) -> PinnedItem? {
+        guard let identifier = document.value(of: pinnedKey),
+              let type = document.value(of: typeKey).map(DesktopEntryEscaping.unescapedValue), !type.isEmpty
+        else { return nil }
+        let contact = document.value(of: contactKey).map(DesktopEntryEscaping.unescapedValue)
+        let title = document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue) ?? type
+        let item = ShortcutItem(
+            type: type, title: title,
+            userInfo: contact.map { [DynamicItemUserInfoKey.contactIdentifier: .string($0)] } ?? [:])
+        guard PinnedItem.identifier(for: item) == identifier else { return nil }
+        let state = document.value(of: stateKey).flatMap(PinnedItem.State.init(rawValue:)) ?? .enabled
+        return PinnedItem(identifier: identifier, item: item, state: state)
     }
 }

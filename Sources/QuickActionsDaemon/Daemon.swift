@@ -89,6 +89,14 @@ public struct Daemon: Service {
         }
     }
 
+    /// A daemon without a state takes back the pins its launchers say they are, instead of
+    /// removing launchers it cannot prove stale.
+    static func adoptPinnedLaunchers(into core: DaemonCore, configuration: DaemonConfiguration, environment: [String: String]) async {
+        guard let app = configuration.launcherDesktopFileID else { return }
+        await core.adoptPins(
+            DesktopEntryExporter.pinnedLaunchers(environment: environment, appDesktopFileID: app, socketPath: configuration.socketPath))
+    }
+
     /// Starts, then runs the long-lived parts until the group shuts down gracefully.
     public func run() async throws {
         let parts = try await start()
@@ -118,6 +126,7 @@ public struct Daemon: Service {
         let paths: StatePaths
         do {
             paths = try StatePaths.resolve(environment: options.environment, instance: options.instance)
+            try StateMigration.run(paths: paths, environment: options.environment, instance: options.instance, logger: logger)
         } catch {
             throw .state(error)
         }
@@ -151,6 +160,9 @@ public struct Daemon: Service {
         // progress reaches `STATUS=` and the log only: the socket listens after it.
         let watcher = DirectoryWatcher(
             scanner: ContactsScan.scanner(for: configuration, notifier: notifier, logger: logger, replies: core.replies), logger: logger)
+        if restored == nil {
+            await Self.adoptPinnedLaunchers(into: core, configuration: configuration, environment: options.environment)
+        }
         await core.followContactsWithPins(false)
         do {
             let initial = watcher.attach()

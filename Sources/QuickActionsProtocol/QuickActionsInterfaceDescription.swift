@@ -113,14 +113,16 @@ public enum QuickActionsInterface {
           items: int
         )
 
-        # The per-user desktop entry kept with the quick actions ([Launcher] DesktopFile=):
-        # the file, the app's own entry it was made from, when it was last written
-        # (ISO 8601, UTC) and why it is not up to date, while that lasts.
+        # The per-user desktop entry kept with the quick actions ([Launcher] DesktopFile=),
+        # in qactd's exports folder: the file, the app's own entry it was made from, when it
+        # was last written (ISO 8601, UTC), why it is not up to date and why launchers may
+        # not see it (the exports folder is not on XDG_DATA_DIRS), while that lasts.
         type DesktopEntryExport (
           path: string,
           source: ?string,
           written: ?string,
-          problem: ?string
+          problem: ?string,
+          notice: ?string
         )
 
         # The Evolution Data Server address books read for contacts ([Contacts]

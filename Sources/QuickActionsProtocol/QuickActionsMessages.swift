@@ -189,7 +189,7 @@ public struct QuicklistInfo: Codable, Sendable, Equatable {
 
 /// The per-user desktop entry qactd keeps with the quick actions (`[Launcher] DesktopFile=`).
 public struct DesktopEntryExportInfo: Codable, Sendable, Equatable {
-    /// The exported file, in `$XDG_DATA_HOME/applications`.
+    /// The exported file, in qactd's exports folder (`$XDG_DATA_HOME/qactd/exports/share/applications`).
     public var path: String
     /// The app's own entry it was made from, once found.
     public var source: String?
@@ -197,12 +197,16 @@ public struct DesktopEntryExportInfo: Codable, Sendable, Equatable {
     public var written: String?
     /// Why the file is not up to date, while that lasts.
     public var problem: String?
+    /// Why launchers may not see the file although it is up to date (the exports folder is not on
+    /// the session's `XDG_DATA_DIRS`), while that lasts.
+    public var notice: String?
 
-    public init(path: String, source: String? = nil, written: String? = nil, problem: String? = nil) {
+    public init(path: String, source: String? = nil, written: String? = nil, problem: String? = nil, notice: String? = nil) {
         self.path = path
         self.source = source
         self.written = written
         self.problem = problem
+        self.notice = notice
     }
 }
 

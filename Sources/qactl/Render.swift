@@ -37,6 +37,7 @@ enum Render {
         if let export = status.desktopEntry {
             rows.append(("desktop entry", export.path + (export.written.map { ", written \($0)" } ?? "")))
             if let problem = export.problem { rows.append(("export problem", style.red(problem))) }
+            if let notice = export.notice { rows.append(("export notice", style.yellow(notice))) }
         }
         if let quicklist = status.quicklist { rows.append(("quicklist", quicklistSummary(quicklist, style: style))) }
         if let notifications = status.notifications, notifications.state != NotificationsInfo.State.idle.rawValue {

@@ -173,11 +173,12 @@ final class ActionsEndToEndTests: XCTestCase {
             .write(to: share.appendingPathComponent("io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
         fixture.daemonEnvironment = [
             "XDG_DATA_HOME": fixture.root.appendingPathComponent("data").path,
-            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("share").path,
+            // qactd's exports folder first, as its environment generator puts it for a session.
+            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("data/qactd/exports/share").path + ":" + fixture.root.appendingPathComponent("share").path,
         ]
         try fixture.start()
         XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
-        let exported = fixture.root.appendingPathComponent("data/applications/io.qactd.Test.desktop").path
+        let exported = fixture.root.appendingPathComponent("data/qactd/exports/share/applications/io.qactd.Test.desktop").path
         let rows = try fixture.qactl(["list", "--json"]).json()["items"] as? [[String: Any]] ?? []
         XCTAssertEqual(rows.count, 2 + values.count)
         var environment = fixture.environment

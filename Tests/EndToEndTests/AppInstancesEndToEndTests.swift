@@ -34,7 +34,7 @@ final class AppInstancesEndToEndTests: XCTestCase {
     private var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
-                     "JOURNAL_STREAM", "STATE_DIRECTORY", "QACTD_SOCKET", "QACTD_APP"] {
+                     "JOURNAL_STREAM", "STATE_DIRECTORY", "INVOCATION_ID", "QACTD_SOCKET", "QACTD_APP"] {
             environment[name] = nil
         }
         environment["HOME"] = root.path
@@ -42,7 +42,8 @@ final class AppInstancesEndToEndTests: XCTestCase {
         environment["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
         environment["XDG_RUNTIME_DIR"] = root.appendingPathComponent("run").path
         environment["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
-        environment["XDG_DATA_DIRS"] = root.appendingPathComponent("share").path
+        // qactd's exports folder first, as its environment generator puts it for a session.
+        environment["XDG_DATA_DIRS"] = root.appendingPathComponent("data/qactd/exports/share").path + ":" + root.appendingPathComponent("share").path
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(root.path)/no-session-bus"
         environment["NO_COLOR"] = "1"
         return environment
@@ -141,7 +142,7 @@ final class AppInstancesEndToEndTests: XCTestCase {
 
         // Each exports its own desktop entry, whose actions trigger through its own socket.
         for app in ["alpha", "beta"] {
-            let exported = root.appendingPathComponent("data/applications/io.qactd.\(app).desktop").path
+            let exported = root.appendingPathComponent("data/qactd/exports/share/applications/io.qactd.\(app).desktop").path
             XCTAssertTrue(waitUntil(timeout: 10) {
                 ((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "").contains("--socket=\(self.socket(app))")
             }, "the export of \(app) does not trigger through its own socket")
@@ -180,7 +181,7 @@ final class AppInstancesEndToEndTests: XCTestCase {
         XCTAssertEqual(listed.map { $0["answering"] as? Bool }, [true, true])
         XCTAssertEqual(listed.map { $0["items"] as? Int }, [2, 2])
         XCTAssertEqual(listed.map { $0["desktopEntry"] as? String }, ["alpha", "beta"].map {
-            root.appendingPathComponent("data/applications/io.qactd.\($0).desktop").path
+            root.appendingPathComponent("data/qactd/exports/share/applications/io.qactd.\($0).desktop").path
         })
         let table = qactl(["apps"]).stdout
         XCTAssertTrue(table.contains("alpha  serving  2"), table)
@@ -252,7 +253,7 @@ final class AppInstancesEndToEndTests: XCTestCase {
         let pinned = qactl(["--app", "delta", "pin", "--type", "DeltaAction"])
         XCTAssertEqual(pinned.status, 0, pinned.stderr)
         XCTAssertEqual(qactl(["--app", "beta", "pin", "--type", "BetaAction"]).status, 0)
-        let applications = root.appendingPathComponent("data/applications").path
+        let applications = root.appendingPathComponent("data/qactd/exports/share/applications").path
         func launchers(_ app: String) -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: applications)) ?? [])
                 .filter { $0.hasPrefix("io.qactd.\(app).") }.sorted()

@@ -10,7 +10,9 @@ final class DaemonFixture {
     var contacts: URL { root.appendingPathComponent("contacts") }
     var staticItems: URL { root.appendingPathComponent("shortcuts.plist") }
     var configFile: URL { root.appendingPathComponent("qactd.conf") }
-    var stateDirectory: URL { root.appendingPathComponent("state") }
+    /// `$XDG_STATE_HOME`, whose `qactd` folder the daemon keeps its state in.
+    var stateHome: URL { root.appendingPathComponent("state") }
+    var stateDirectory: URL { stateHome.appendingPathComponent("qactd") }
     var stateFile: URL { stateDirectory.appendingPathComponent("state.json") }
     var socketPath: String { root.appendingPathComponent("run/qactd.sock").path }
     var logFile: URL { root.appendingPathComponent("qactd.log") }
@@ -75,10 +77,11 @@ final class DaemonFixture {
 
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        environment["STATE_DIRECTORY"] = stateDirectory.path
+        environment["XDG_STATE_HOME"] = stateHome.path
+        environment["STATE_DIRECTORY"] = nil
         environment["QACTD_SOCKET"] = socketPath
         environment["NO_COLOR"] = "1"
-        for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"] {
+        for name in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "INVOCATION_ID"] {
             environment[name] = nil
         }
         return environment

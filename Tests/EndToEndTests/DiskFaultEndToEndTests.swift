@@ -22,7 +22,7 @@ final class DiskFaultEndToEndTests: XCTestCase {
         try FileManager.default.createDirectory(at: fixture.stateDirectory, withIntermediateDirectories: true)
         fixture.daemonWrapper = [
             "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
-            #"mount -t tmpfs -o size=64k,mode=0700 qactd-test-state "$STATE_DIRECTORY" && exec "$0" "$@""#,
+            #"mount -t tmpfs -o size=64k,mode=0700 qactd-test-state "$XDG_STATE_HOME/qactd" && exec "$0" "$@""#,
         ]
         daemonPID = try fixture.start().processIdentifier
     }

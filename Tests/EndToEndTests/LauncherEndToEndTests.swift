@@ -86,10 +86,11 @@ final class LauncherEndToEndTests: XCTestCase {
             .write(to: systemApplications.appendingPathComponent("io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
         fixture.daemonEnvironment = [
             "XDG_DATA_HOME": fixture.root.appendingPathComponent("data").path,
-            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("share").path,
+            // qactd's exports folder first, as its environment generator puts it for a session.
+            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("data/qactd/exports/share").path + ":" + fixture.root.appendingPathComponent("share").path,
         ]
         try fixture.start()
-        let exported = fixture.root.appendingPathComponent("data/applications/io.qactd.Test.desktop").path
+        let exported = fixture.root.appendingPathComponent("data/qactd/exports/share/applications/io.qactd.Test.desktop").path
 
         let status = try fixture.qactl(["status", "--json"]).json()
         let export = try XCTUnwrap(status["desktopEntry"] as? [String: Any], "status shows the export")

@@ -77,7 +77,8 @@ final class NotificationEndToEndTests: XCTestCase {
         try fixture.writeConfiguration("[Launcher]\nDesktopFile=io.qactd.Test.desktop\n" + configuration)
         fixture.daemonEnvironment = [
             "XDG_DATA_HOME": fixture.root.appendingPathComponent("data").path,
-            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("share").path,
+            // qactd's exports folder first, as its environment generator puts it for a session.
+            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("data/qactd/exports/share").path + ":" + fixture.root.appendingPathComponent("share").path,
             "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(fixture.root.path)/no-bus",
         ]
         if withBus {

@@ -63,7 +63,7 @@ extension NotificationEndToEndTests {
         let pin = try XCTUnwrap(try pinned.json()["pin"] as? [String: Any])
         XCTAssertEqual(pin["identifier"] as? String, "FavoriteAction-ada-lovelace")
         let path = try XCTUnwrap(pin["desktopFile"] as? String)
-        XCTAssertEqual(path, fixture.root.appendingPathComponent("data/applications/io.qactd.Test.pinned.FavoriteAction-ada-lovelace.desktop").path)
+        XCTAssertEqual(path, fixture.root.appendingPathComponent("data/qactd/exports/share/applications/io.qactd.Test.pinned.FavoriteAction-ada-lovelace.desktop").path)
         XCTAssertTrue(waitUntil(timeout: 10) { self.launcherKey(path, "Name") == "Ada Lovelace" }, "the launcher is written; log:\n\(fixture.log().suffix(2000))")
         XCTAssertEqual(try glib(path)["name"] as? String, "Ada Lovelace")
         try assertDesktopFileValid(path)

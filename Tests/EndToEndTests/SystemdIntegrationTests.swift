@@ -96,7 +96,9 @@ final class InstallTests: XCTestCase {
 
         XCTAssertEqual(files(under: prefix), [
             "bin/qactd", "bin/qactl",
+            "etc/profile.d/qactd.sh",
             "etc/qactd/fr.lproj/InfoPlist.strings", "etc/qactd/qactd.conf", "etc/qactd/shortcuts.plist",
+            "lib/systemd/user-environment-generators/60-qactd",
             "lib/systemd/user/qactd.service", "lib/systemd/user/qactd.socket",
             "lib/systemd/user/qactd@.service", "lib/systemd/user/qactd@.socket",
             "share/bash-completion/completions/qactd", "share/bash-completion/completions/qactl",
@@ -105,6 +107,21 @@ final class InstallTests: XCTestCase {
             "share/zsh/site-functions/_qactd", "share/zsh/site-functions/_qactl",
         ])
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: prefix.appendingPathComponent("bin/qactd").path))
+
+        // Every session gets qactd's exports folder in front of XDG_DATA_DIRS, once, while the
+        // installed qactl is there: the environment generator for the user manager, the
+        // profile.d script for other logins.
+        let generator = prefix.appendingPathComponent("lib/systemd/user-environment-generators/60-qactd").path
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: generator))
+        let generated = DaemonFixture.run(generator, [], environment: ["HOME": "/home/ada", "XDG_DATA_DIRS": "/usr/share"])
+        XCTAssertEqual(generated.stdout, "XDG_DATA_DIRS=/home/ada/.local/share/qactd/exports/share:/usr/share\n", generated.stderr)
+        let unchanged = DaemonFixture.run(
+            generator, [], environment: ["HOME": "/h", "XDG_DATA_HOME": "/d", "XDG_DATA_DIRS": "/d/qactd/exports/share:/usr/share"])
+        XCTAssertEqual(unchanged.stdout, "", "already there: nothing to add")
+        let profile = prefix.appendingPathComponent("etc/profile.d/qactd.sh").path
+        let sourced = DaemonFixture.run(
+            "/bin/sh", ["-c", ". \"$0\"; . \"$0\"; echo \"$XDG_DATA_DIRS\"", profile], environment: ["HOME": "/home/ada"])
+        XCTAssertEqual(sourced.stdout, "/home/ada/.local/share/qactd/exports/share:/usr/local/share:/usr/share\n", sourced.stderr)
 
         let service = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/qactd.service"), encoding: .utf8)
         XCTAssertTrue(service.contains("\nExecStart=\(prefix.path)/bin/qactd\n"), service)
@@ -171,6 +188,12 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(reinstall.status, 0, reinstall.stderr)
         XCTAssertEqual(try String(contentsOf: prefix.appendingPathComponent("etc/qactd/qactd.conf"), encoding: .utf8), edited)
         XCTAssertEqual(try String(contentsOf: prefix.appendingPathComponent("etc/qactd/qactd.conf.new"), encoding: .utf8), shippedConf)
+
+        // With qactl gone, a profile.d script left behind adds nothing.
+        try FileManager.default.removeItem(at: prefix.appendingPathComponent("bin/qactl"))
+        let withoutQactl = DaemonFixture.run("/bin/sh", ["-c", ". \"$0\"; echo \"${XDG_DATA_DIRS:-unset}\"", profile], environment: ["HOME": "/home/ada"])
+        XCTAssertEqual(withoutQactl.stdout, "unset\n")
+        XCTAssertEqual(DaemonFixture.run(generator, [], environment: ["HOME": "/home/ada"]).stdout, "")
 
         let uninstall = make("uninstall", prefix: prefix.path, home: home)
         XCTAssertEqual(uninstall.status, 0, uninstall.stderr)

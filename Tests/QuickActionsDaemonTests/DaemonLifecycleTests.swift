@@ -37,7 +37,7 @@ final class DaemonLifecycleTests: XCTestCase {
     private func makeDaemon(notifier: RecordingNotifier, logger: Logger) async -> Daemon {
         let options = DaemonOptions(
             configPath: root + "/qactd.conf", logLevel: .debug,
-            environment: ["HOME": root, "STATE_DIRECTORY": root + "/state"])
+            environment: ["HOME": root, "XDG_STATE_HOME": root + "/state"])
         return Daemon(options: options, logger: logger, notifier: notifier, hangups: await UnixSignalsSequence(trapping: .sighup))
     }
 
@@ -73,7 +73,7 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertEqual(self.lifecycle(notifier).count, 4, "nothing after STOPPING=1")
         XCTAssertFalse(FileManager.default.fileExists(atPath: socketPath), "the server closed and removed its socket")
         XCTAssertTrue(log.messages.contains("Stopping."), "\(log.messages)")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: root + "/state/state.json"), "the state was written before the end")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: root + "/state/qactd/state.json"), "the state was written before the end")
     }
 
     func testAStopDuringStartUpFollowsReady() async throws {

@@ -11,12 +11,16 @@ import XCTest
 @testable import QuickActionsDaemon
 
 /// The desktop-entry export driven through the core, with real files in a scratch
-/// `XDG_DATA_HOME` and `XDG_DATA_DIRS`, and the real `desktop-file-validate`.
+/// `XDG_DATA_HOME` and `XDG_DATA_DIRS` (qactd's exports folder first, as its environment
+/// generator puts it), and the real `desktop-file-validate`.
 final class DesktopEntryExportTests: XCTestCase {
     private var folder = ""
     private var dataHome: String { folder + "/home-data" }
     private var systemData: String { folder + "/system-data" }
-    private var exported: String { dataHome + "/applications/org.example.Contacts.desktop" }
+    private var exportsShare: String { dataHome + "/qactd/exports/share" }
+    private var exported: String { exportsShare + "/applications/org.example.Contacts.desktop" }
+    /// The person's own entry for the app, in their own applications folder.
+    private var personal: String { dataHome + "/applications/org.example.Contacts.desktop" }
     private var sourcePath: String { systemData + "/applications/org.example.Contacts.desktop" }
     private let qactl = "/opt/qactd tools/bin/qactl"
 
@@ -46,7 +50,7 @@ final class DesktopEntryExportTests: XCTestCase {
     }
 
     private var environment: [String: String] {
-        ["HOME": folder, "XDG_RUNTIME_DIR": folder, "XDG_DATA_HOME": dataHome, "XDG_DATA_DIRS": systemData]
+        ["HOME": folder, "XDG_RUNTIME_DIR": folder, "XDG_DATA_HOME": dataHome, "XDG_DATA_DIRS": exportsShare + ":" + systemData]
     }
 
     private func settings(_ configurationText: String, staticItems: [ShortcutItem] = [], localization: Localization = Localization()) throws -> DaemonSettings {
@@ -55,13 +59,22 @@ final class DesktopEntryExportTests: XCTestCase {
         return DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems), localization: localization)
     }
 
-    private func makeCore(_ settings: DaemonSettings) -> (DaemonCore, RecordingLogHandler.Store) {
+    private func makeCore(_ settings: DaemonSettings, environment: [String: String]? = nil) -> (DaemonCore, RecordingLogHandler.Store) {
         let (logger, records) = Logger.recording(level: .debug)
         let core = DaemonCore(
             settings: settings, restored: nil, index: ContactIndex(), store: StateStore(paths: StatePaths(directory: folder + "/state")),
             socketPath: folder + "/run/qactd.sock", logger: logger, notifier: RecordingNotifier(),
-            launchers: LauncherExporters(environment: environment, qactlPath: qactl, logger: logger))
+            launchers: LauncherExporters(environment: environment ?? self.environment, qactlPath: qactl, logger: logger))
         runEvents(of: core)
+        return (core, records)
+    }
+
+    /// A core on `configurationText` that has published once and whose export is done, as a
+    /// daemon is once started.
+    private func startedCore(_ configurationText: String) async throws -> (DaemonCore, RecordingLogHandler.Store) {
+        let (core, records) = makeCore(try settings(configurationText, staticItems: [search]))
+        await core.publishToLaunchers()
+        await core.launcherExportsDone()
         return (core, records)
     }
 
@@ -70,6 +83,12 @@ final class DesktopEntryExportTests: XCTestCase {
             .file(path: folder + "/contacts/\(number).vcf", result: .success([Contact(identifier: "id-\(number)-\(name)", name: name, favorite: true)]))
         }
         return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
+    }
+
+    /// `text`, a file this daemon wrote, as a daemon on another socket would have written it.
+    private func writeAsAnotherDaemons(_ text: String, to path: String) throws {
+        try text.replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
+            .write(toFile: path, atomically: true, encoding: .utf8)
     }
 
     private func exportedDocument() throws -> DesktopEntryDocument {
@@ -145,9 +164,7 @@ final class DesktopEntryExportTests: XCTestCase {
         let source = Self.sourceEntry.replacingOccurrences(of: "Actions=new-window;", with: "Actions=new-window;qactd-SearchAction;")
             + "\n[Desktop Action qactd-SearchAction]\nName=The app's own\nExec=contacts --search\n"
         try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        _ = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         let document = try exportedDocument()
         XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-SearchAction-2"])
         XCTAssertEqual(document.value(of: "Exec", in: "Desktop Action qactd-SearchAction"), "contacts --search", "the app's own action is kept")
@@ -167,7 +184,7 @@ final class DesktopEntryExportTests: XCTestCase {
     }
 
     func testAForeignFileIsLeftAloneAndNamedAndAReloadRetries() async throws {
-        try FileManager.default.createDirectory(atPath: dataHome + "/applications", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: exportsShare + "/applications", withIntermediateDirectories: true)
         let foreign = "[Desktop Entry]\nType=Application\nName=Somebody else's\nExec=other\n"
         try foreign.write(toFile: exported, atomically: true, encoding: .utf8)
         let configuration = "[Launcher]\nDesktopFile=\(sourcePath)\n"
@@ -188,23 +205,136 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertNil(problemAfterReload)
     }
 
-    func testTheAppsOwnPerUserEntryIsTheForeignFileCase() async throws {
+    /// The person's own entry under the app's ID in `$XDG_DATA_HOME/applications` comes before
+    /// every data folder: qactd never overwrites it, exports nothing (which launchers would not
+    /// see), says why and how to fix it, and exports as soon as it is moved away.
+    func testThePersonsOwnEntryIsNeverOverwrittenAndNothingIsExportedWhileItIsThere() async throws {
+        let (core, records) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
+
         try FileManager.default.createDirectory(atPath: dataHome + "/applications", withIntermediateDirectories: true)
-        try Self.sourceEntry.write(toFile: exported, atomically: true, encoding: .utf8)
-        try FileManager.default.removeItem(atPath: sourcePath)
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
-        XCTAssertEqual(try String(contentsOfFile: exported, encoding: .utf8), Self.sourceEntry)
+        let own = Self.sourceEntry.replacingOccurrences(of: "Name=Contacts", with: "Name=My Contacts")
+        try own.write(toFile: personal, atomically: true, encoding: .utf8)
+        let hidden = await waitUntil(timeout: 2) { !FileManager.default.fileExists(atPath: self.exported) }
+        XCTAssertTrue(hidden, "the export goes while the person's own entry is in front of it")
+        XCTAssertEqual(try String(contentsOfFile: personal, encoding: .utf8), own, "never overwritten")
+        _ = await waitUntil(timeout: 2) { await core.status().launchers.desktopEntry?.problem != nil }
         let reported = await core.status().launchers.desktopEntry?.problem
         let problem = try XCTUnwrap(reported)
-        XCTAssertTrue(problem.contains("the app's own entry"), problem)
+        XCTAssertTrue(problem.contains(personal) && problem.contains("your own entry") && problem.contains("move it out"), problem)
+        XCTAssertTrue(records.messages.contains { $0.contains(personal) && $0.contains("your own entry") }, "logged")
+
+        // A reload with the entry there writes nothing either.
+        try await core.reload(.success(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search])))
+        await core.launcherExportsDone()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: exported))
+        XCTAssertEqual(try String(contentsOfFile: personal, encoding: .utf8), own)
+
+        // Moved away: exported again, with no reload.
+        try FileManager.default.moveItem(atPath: personal, toPath: folder + "/my-contacts.desktop")
+        let back = await waitUntil(timeout: 2) { FileManager.default.fileExists(atPath: self.exported) }
+        XCTAssertTrue(back, "exported once the person's entry is gone")
+        let cleared = await waitUntil(timeout: 2) { await core.status().launchers.desktopEntry?.problem == nil }
+        XCTAssertTrue(cleared)
+    }
+
+    /// The export follows the app's own entry: an upgrade that changes `Exec`, `Icon`, `Name`,
+    /// `MimeType` and translations is reflected within 2 s; the entry removed (the app
+    /// uninstalled), the export goes within 2 s; back with the entry.
+    func testTheExportFollowsTheAppsEntryThroughAnUpgradeARemovalAndAReinstall() async throws {
+        let (core, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
+        XCTAssertEqual(try exportedDocument().value(of: "Icon"), "x-office-address-book")
+
+        // The upgrade writes a temporary file and renames it over the entry, as dpkg does.
+        let upgraded = Self.sourceEntry
+            .replacingOccurrences(of: "Exec=contacts %U", with: "Exec=contacts2 --new %U")
+            .replacingOccurrences(of: "Icon=x-office-address-book", with: "Icon=org.example.Contacts2")
+            .replacingOccurrences(of: "Name[de]=Kontakte", with: "Name[de]=Adressbuch\nName[fr]=Contacts")
+            .replacingOccurrences(of: "Name=Contacts\n", with: "Name=Contacts 2\nMimeType=text/vcard;\n")
+        try upgraded.write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let followed = await waitUntil(timeout: 2) {
+            guard let document = try? self.exportedDocument() else { return false }
+            return document.value(of: "Icon") == "org.example.Contacts2"
+        }
+        XCTAssertTrue(followed, "the upgrade is followed within 2 s")
+        let document = try exportedDocument()
+        XCTAssertEqual(document.value(of: "Exec").map(DesktopEntryExport.withoutRevision), "contacts2 --new %U")
+        XCTAssertEqual(document.value(of: "Name"), "Contacts 2")
+        XCTAssertEqual(document.value(of: "Name[de]"), "Adressbuch")
+        XCTAssertEqual(document.value(of: "Name[fr]"), "Contacts")
+        XCTAssertEqual(document.value(of: "MimeType"), "text/vcard;")
+        XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction"], "the quick actions stay")
+        try assertDesktopFileValid(exported)
+
+        // Edited in place (a close after writing) is followed too.
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: sourcePath))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data(upgraded.replacingOccurrences(of: "Name=Contacts 2", with: "Name=Contacts 3").utf8))
+        try handle.close()
+        let edited = await waitUntil(timeout: 2) { (try? self.exportedDocument())?.value(of: "Name") == "Contacts 3" }
+        XCTAssertTrue(edited, "an edit in place is followed within 2 s")
+
+        // Uninstalled: the exported copy goes, and Status says why.
+        try FileManager.default.removeItem(atPath: sourcePath)
+        let removed = await waitUntil(timeout: 2) { !FileManager.default.fileExists(atPath: self.exported) }
+        XCTAssertTrue(removed, "no ghost launcher once the app is gone")
+        let reported = await waitUntil(timeout: 2) { await core.status().launchers.desktopEntry?.problem?.contains("was not found") == true }
+        XCTAssertTrue(reported, "Status says why")
+
+        // Reinstalled, with its whole folder: back within 2 s.
+        try FileManager.default.removeItem(atPath: systemData + "/applications")
+        try FileManager.default.createDirectory(atPath: systemData + "/applications", withIntermediateDirectories: true)
+        try Self.sourceEntry.write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let reinstalled = await waitUntil(timeout: 2) { (try? self.exportedDocument())?.value(of: "Icon") == "x-office-address-book" }
+        XCTAssertTrue(reinstalled, "the export comes back with the app's entry")
+        let cleared = await waitUntil(timeout: 2) { await core.status().launchers.desktopEntry?.problem == nil }
+        XCTAssertTrue(cleared)
+    }
+
+    /// Launchers see the exports only once the folder is on `XDG_DATA_DIRS` (the environment
+    /// generator adds it at login): until then `Status` and the journal say so.
+    func testAnExportsFolderMissingFromXDGDataDirsIsReported() async throws {
+        var environment = self.environment
+        environment["XDG_DATA_DIRS"] = systemData
+        let (core, records) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]), environment: environment)
+        await core.publishToLaunchers()
+        await core.launcherExportsDone()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: exported), "written all the same, for the next login")
+        let reported = await core.status().launchers.desktopEntry
+        let notice = try XCTUnwrap(reported?.notice)
+        XCTAssertTrue(notice.contains(exportsShare) && notice.contains("XDG_DATA_DIRS") && notice.contains("log out"), notice)
+        XCTAssertNil(reported?.problem)
+        XCTAssertTrue(records.messages.contains { $0.contains(exportsShare) && $0.contains("not on XDG_DATA_DIRS") })
+
+        let (onPath, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
+        let fine = await onPath.status().launchers.desktopEntry
+        XCTAssertNil(fine?.notice)
+    }
+
+    /// An older qactd wrote into the person's own applications folder, where its copy shadowed the
+    /// app's entry and outlived the package: the files it can prove it wrote (they name its socket)
+    /// go at start-up; the person's files and another daemon's stay.
+    func testFilesAnOlderVersionLeftInThePersonsFolderGo() async throws {
+        _ = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
+        try FileManager.default.createDirectory(atPath: dataHome + "/applications", withIntermediateDirectories: true)
+        let ours = try String(contentsOfFile: exported, encoding: .utf8)
+        try ours.write(toFile: personal, atomically: true, encoding: .utf8)
+        let otherDaemons = dataHome + "/applications/org.example.Other.desktop"
+        try writeAsAnotherDaemons(ours, to: otherDaemons)
+        let persons = dataHome + "/applications/org.example.Notes.desktop"
+        try "[Desktop Entry]\nType=Application\nName=Notes\nExec=notes\n".write(toFile: persons, atomically: true, encoding: .utf8)
+
+        let (upgraded, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: personal), "the older version's copy goes")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: exported), "the export is in the exports folder")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: persons))
+        let problem = await upgraded.status().launchers.desktopEntry?.problem
+        XCTAssertNil(problem, "an older version's copy is no entry of the person's")
     }
 
     func testEmptyingDesktopFileAndReloadingRemovesTheExport() async throws {
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        let (core, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
         try await core.reload(.success(try settings("", staticItems: [search])))
         await core.launcherExportsDone()
@@ -217,18 +347,12 @@ final class DesktopEntryExportTests: XCTestCase {
     /// DesktopFile= emptied (or changed) while the daemon was stopped: the next daemon on the
     /// same socket removes what the previous one wrote, and nothing another daemon wrote.
     func testADaemonStartedWithoutDesktopFileRemovesItsPredecessorsExportOnly() async throws {
-        let (first, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n", staticItems: [search]))
-        await first.publishToLaunchers()
-        await first.launcherExportsDone()
+        _ = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))
-        let otherDaemons = dataHome + "/applications/org.example.Other.desktop"
-        try String(contentsOfFile: exported, encoding: .utf8)
-            .replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
-            .write(toFile: otherDaemons, atomically: true, encoding: .utf8)
+        let otherDaemons = exportsShare + "/applications/org.example.Other.desktop"
+        try writeAsAnotherDaemons(String(contentsOfFile: exported, encoding: .utf8), to: otherDaemons)
 
-        let (next, _) = makeCore(try settings("", staticItems: [search]))
-        await next.publishToLaunchers()
-        await next.launcherExportsDone()
+        _ = try await startedCore("")
         XCTAssertFalse(FileManager.default.fileExists(atPath: exported), "the previous run's export is removed")
         XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons), "another daemon's export stays")
         XCTAssertTrue(FileManager.default.fileExists(atPath: sourcePath))
@@ -238,21 +362,38 @@ final class DesktopEntryExportTests: XCTestCase {
         // kde-org.example.Contacts.desktop lives in applications/kde/ of the system folder.
         try FileManager.default.createDirectory(atPath: systemData + "/applications/kde", withIntermediateDirectories: true)
         try Self.sourceEntry.write(toFile: systemData + "/applications/kde/org.example.Contacts.desktop", atomically: true, encoding: .utf8)
-        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=kde-org.example.Contacts.desktop\n", staticItems: [search]))
-        await core.publishToLaunchers()
-        await core.launcherExportsDone()
+        let (core, _) = try await startedCore("[Launcher]\nDesktopFile=kde-org.example.Contacts.desktop\n")
         let exportStatus = await core.status().launchers.desktopEntry
         let status = try XCTUnwrap(exportStatus)
         XCTAssertEqual(status.source, systemData + "/applications/kde/org.example.Contacts.desktop")
-        XCTAssertEqual(status.path, dataHome + "/applications/kde-org.example.Contacts.desktop")
+        XCTAssertEqual(status.path, exportsShare + "/applications/kde-org.example.Contacts.desktop")
         XCTAssertNil(status.problem)
 
-        let (missing, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Missing.desktop\n", staticItems: [search]))
-        await missing.publishToLaunchers()
-        await missing.launcherExportsDone()
+        let (missing, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Missing.desktop\n")
         let reported = await missing.status().launchers.desktopEntry?.problem
         let problem = try XCTUnwrap(reported)
         XCTAssertTrue(problem.contains("org.example.Missing.desktop") && problem.contains(systemData + "/applications/org.example.Missing.desktop"), problem)
+    }
+
+    /// Which folders are watched for the app's entry: its own folder and name where it exists,
+    /// else the nearest existing ancestor and the next name down; the exports folder is never
+    /// searched.
+    func testTheWatchedFoldersAreTheNearestExistingOnesAndTheExportsAreNeverSearched() throws {
+        let existing: Set<String> = ["/h/.local/share", "/usr/share/applications", "/usr/share/applications/kde", "/opt"]
+        XCTAssertEqual(
+            ExportFolders.watchedFolders(for: [
+                "/h/.local/share/applications/kde-a.desktop", "/h/.local/share/applications/kde/a.desktop",
+                "/usr/share/applications/kde-a.desktop", "/usr/share/applications/kde/a.desktop", "/opt/x/y/a.desktop",
+            ], isFolder: existing.contains),
+            ["/h/.local/share": ["applications"], "/usr/share/applications": ["kde-a.desktop"], "/usr/share/applications/kde": ["a.desktop"], "/opt": ["x"]])
+        let folders = try XCTUnwrap(ExportFolders(environment: ["HOME": "/h", "XDG_DATA_DIRS": "/h/.local/share/qactd/exports/share/:/usr/share"]))
+        XCTAssertTrue(folders.exportsAreOnDataDirectories)
+        XCTAssertEqual(folders.appDataDirectories, ["/usr/share"])
+        XCTAssertEqual(folders.candidates(for: "a.desktop").personal, ["/h/.local/share/applications/a.desktop"])
+        XCTAssertEqual(folders.candidates(for: "a.desktop").data, ["/usr/share/applications/a.desktop"])
+        XCTAssertEqual(folders.exports, "/h/.local/share/qactd/exports/share/applications")
+        XCTAssertFalse(try XCTUnwrap(ExportFolders(environment: ["HOME": "/h"])).exportsAreOnDataDirectories)
+        XCTAssertNil(ExportFolders(environment: [:]))
     }
 
     func testBundleIdentifierDefaultsToTheDesktopFileID() throws {
@@ -329,7 +470,7 @@ final class DesktopEntryExportTests: XCTestCase {
             localization: Localization(tables: ["fr": ["SEARCH_TITLE": "Rechercher"]])))
         await core.publishToLaunchers()
         await core.launcherExportsDone()
-        let exportedDemo = dataHome + "/applications/io.qactd.Demo.desktop"
+        let exportedDemo = exportsShare + "/applications/io.qactd.Demo.desktop"
         let document = try DesktopEntryDocument(parsing: String(contentsOfFile: exportedDemo, encoding: .utf8))
         XCTAssertEqual(document.actionIdentifiers, ["qactd-SearchAction", "qactd-ShareAction"])
         XCTAssertEqual(document.value(of: "Name[fr]", in: "Desktop Action qactd-SearchAction"), "Rechercher")

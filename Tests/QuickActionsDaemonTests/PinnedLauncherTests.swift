@@ -11,12 +11,14 @@ import XCTest
 @testable import QuickActionsDaemon
 
 /// Pins driven through the core, with their launchers written by the real desktop-entry
-/// writer into a scratch `XDG_DATA_HOME`, read back and checked by `desktop-file-validate`.
+/// writer into qactd's exports folder in a scratch `XDG_DATA_HOME`, read back and checked by
+/// `desktop-file-validate`.
 final class PinnedLauncherTests: XCTestCase {
     private var folder = ""
     private var dataHome: String { folder + "/home-data" }
     private var systemData: String { folder + "/system-data" }
-    private var applications: String { dataHome + "/applications" }
+    private var exportsShare: String { dataHome + "/qactd/exports/share" }
+    private var applications: String { exportsShare + "/applications" }
     private let qactl = "/opt/qactd tools/bin/qactl"
     private let search = ShortcutItem(type: "SearchAction", title: "SEARCH_TITLE", icon: .system(.search))
     private let configuration = "[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=10\n"
@@ -33,7 +35,7 @@ final class PinnedLauncherTests: XCTestCase {
     }
 
     private var environment: [String: String] {
-        ["HOME": folder, "XDG_RUNTIME_DIR": folder, "XDG_DATA_HOME": dataHome, "XDG_DATA_DIRS": systemData]
+        ["HOME": folder, "XDG_RUNTIME_DIR": folder, "XDG_DATA_HOME": dataHome, "XDG_DATA_DIRS": exportsShare + ":" + systemData]
     }
 
     private func settings(_ text: String, staticItems: [ShortcutItem]? = nil) throws -> DaemonSettings {
@@ -165,6 +167,39 @@ final class PinnedLauncherTests: XCTestCase {
         }
     }
 
+    /// Pinned launchers an older qactd wrote in the person's own applications folder (without the
+    /// keys that say what they pin): each whose pin the state holds is written anew in the exports
+    /// folder and the old file goes; one whose pin is unknown stays, since nothing proves it stale.
+    func testPinnedLaunchersAnOlderVersionLeftMoveToTheExportsFolder() async throws {
+        let core = try makeCore()
+        _ = try await core.pin(.position(1))
+        await core.launcherExportsDone()
+        let current = try String(contentsOfFile: applications + "/org.example.Contacts.pinned.SearchAction.desktop", encoding: .utf8)
+        let older = current.split(separator: "\n").filter { !$0.hasPrefix("X-Qactd-Pin-Type") }.joined(separator: "\n") + "\n"
+        let personal = dataHome + "/applications"
+        try FileManager.default.createDirectory(atPath: personal, withIntermediateDirectories: true)
+        try older.write(toFile: personal + "/org.example.Contacts.pinned.SearchAction.desktop", atomically: true, encoding: .utf8)
+        let unknown = older.replacingOccurrences(of: "X-Qactd-Pinned=SearchAction", with: "X-Qactd-Pinned=ShareAction")
+        try unknown.write(toFile: personal + "/org.example.Contacts.pinned.ShareAction.desktop", atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: applications + "/org.example.Contacts.pinned.SearchAction.desktop")
+
+        await core.finishPendingWork()
+        var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state-qactd"))
+        guard case .loaded(let saved) = try store.load() else { return XCTFail("the state file holds the pin") }
+        let (logger, records) = Logger.recording(level: .debug)
+        let upgraded = DaemonCore(
+            settings: try settings(configuration), restored: saved, index: ContactIndex(),
+            store: StateStore(paths: StatePaths(directory: folder + "/state-qactd")), socketPath: folder + "/run/qactd.sock",
+            logger: logger, notifier: RecordingNotifier(), launchers: LauncherExporters(environment: environment, qactlPath: qactl, logger: logger))
+        runEvents(of: upgraded)
+        await upgraded.publishToLaunchers()
+        await upgraded.launcherExportsDone()
+        XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.SearchAction.desktop"], "written anew in the exports folder")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: personal + "/org.example.Contacts.pinned.SearchAction.desktop"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: personal + "/org.example.Contacts.pinned.ShareAction.desktop"), "unknown: kept")
+        XCTAssertTrue(records.messages.contains { $0.contains("ShareAction") && $0.contains("nothing proves it stale") }, "\(records.messages)")
+    }
+
     /// Two instances (two apps, two sockets) share the applications folder: each keeps and
     /// removes only its own pinned launchers.
     func testTwoInstancesKeepTheirOwnPins() async throws {
@@ -186,15 +221,41 @@ final class PinnedLauncherTests: XCTestCase {
         await mail.launcherExportsDone()
         XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop"])
 
-        // A mail instance starting without its state (a lost state file) has no pins: a launcher
-        // it left would name a pin that no longer exists, so it goes; the other app's stays.
+        // A mail instance starting without its state (a lost state file) takes back the pin its
+        // launcher says it is, as the daemon does at start-up, rather than removing a launcher
+        // nothing proves stale; the other app's launcher is not its to take.
         _ = try await mail.pin(.type("FavoriteAction", contactIdentifier: "ada-lovelace"))
+        _ = try await mail.pin(.position(1))
         await mail.launcherExportsDone()
-        XCTAssertEqual(pinnedFiles().count, 2)
+        XCTAssertEqual(pinnedFiles().count, 3)
+        let mailLauncher = try DesktopEntryDocument(parsing: String(
+            contentsOfFile: applications + "/org.example.Mail.pinned.FavoriteAction-ada-lovelace.desktop", encoding: .utf8))
+        XCTAssertEqual(mailLauncher.value(of: "X-Qactd-Pin-Type"), "FavoriteAction", "the launcher says what it pins")
+        XCTAssertEqual(mailLauncher.value(of: "X-Qactd-Pin-Contact"), "ada-lovelace")
         let restarted = try makeCore(app: "org.example.Mail", instance: "mail")
+        let loaded = try settings(configuration.replacingOccurrences(of: "org.example.Contacts", with: "org.example.Mail")).configuration
+        var withSocket = loaded
+        withSocket.socketPath = folder + "/run/mail.sock"
+        await Daemon.adoptPinnedLaunchers(into: restarted, configuration: withSocket, environment: environment)
+        await restarted.followContactsWithPins(false)
         await restarted.publishToLaunchers()
         await restarted.launcherExportsDone()
-        XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop"])
+        XCTAssertEqual(pinnedFiles(), [
+            "org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop", "org.example.Mail.pinned.FavoriteAction-ada-lovelace.desktop",
+            "org.example.Mail.pinned.SearchAction.desktop",
+        ], "no launcher removed")
+        let adopted = await restarted.pins()
+        XCTAssertEqual(adopted.map(\.identifier).sorted(), ["FavoriteAction-ada-lovelace", "SearchAction"])
+        // Once the contacts are read, the adopted pins follow them as any pin does.
+        await restarted.applyWatcherUpdate(contact("ada-lovelace", "Ada King", path: "ada.vcf"))
+        await restarted.followContactsWithPins(true)
+        await restarted.launcherExportsDone()
+        let renamed = try DesktopEntryDocument(parsing: String(
+            contentsOfFile: applications + "/org.example.Mail.pinned.FavoriteAction-ada-lovelace.desktop", encoding: .utf8))
+        XCTAssertEqual(renamed.value(of: "Name"), "Ada King")
+        XCTAssertEqual(renamed.value(of: "X-Qactd-Pin-State"), "enabled")
+        let searchPin = await restarted.pins().first { $0.identifier == "SearchAction" }
+        XCTAssertEqual(searchPin?.item.title, "Search", "a static pin resolves to its item again")
     }
 
     /// A static item the app no longer offers (a reload without it) leaves its pin disabled,

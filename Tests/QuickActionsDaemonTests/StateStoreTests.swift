@@ -1,5 +1,6 @@
 import Contacts
 import Foundation
+import Logging
 import QuickActions
 import SystemCalls
 import TestSupport
@@ -23,12 +24,14 @@ struct SampleState: Codable, Equatable, Sendable {
 }
 
 final class StatePathsTests: XCTestCase {
-    func testStateDirectoryFromSystemdTakesTheFirstEntry() throws {
+    /// One path whatever runs the daemon: a `STATE_DIRECTORY` systemd still sets is no longer
+    /// where the state lives (it is only a place to move an older state from).
+    func testTheStateIsInXDGStateHomeWhateverSystemdSets() throws {
         let paths = try StatePaths.resolve(environment: [
-            "STATE_DIRECTORY": "/var/lib/qactd:/var/lib/other", "XDG_STATE_HOME": "/x", "HOME": "/h",
+            "STATE_DIRECTORY": "/h/.config/qactd", "XDG_STATE_HOME": "/x", "HOME": "/h",
         ])
-        XCTAssertEqual(paths.directory, "/var/lib/qactd")
-        XCTAssertEqual(paths.stateFile, "/var/lib/qactd/state.json")
+        XCTAssertEqual(paths.directory, "/x/qactd")
+        XCTAssertEqual(paths.stateFile, "/x/qactd/state.json")
     }
 
     func testXDGStateHomeThenHome() throws {
@@ -38,15 +41,14 @@ final class StatePathsTests: XCTestCase {
         XCTAssertEqual(
             try StatePaths.resolve(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"]).directory,
             "/h/.local/state/qactd", "XDG requires absolute paths; relative ones are ignored")
-        XCTAssertThrowsError(try StatePaths.resolve(environment: [:])) { error in
+        XCTAssertThrowsError(try StatePaths.resolve(environment: ["STATE_DIRECTORY": "/var/lib/qactd"])) { error in
             XCTAssertEqual(error as? StateStoreError, .noStateDirectory)
         }
     }
 }
 
 extension StatePathsTests {
-    /// An app's state is a folder of its own below the plain daemon's; under systemd its unit's
-    /// `StateDirectory=qactd/%i` says where, whatever systemd's version maps that to.
+    /// An app's state is a folder of its own below the plain daemon's.
     func testAnAppKeepsItsStateInAFolderOfItsOwn() throws {
         let mail = InstanceName.app(try AppName(validating: "mail"))
         XCTAssertEqual(
@@ -55,8 +57,150 @@ extension StatePathsTests {
         XCTAssertEqual(try StatePaths.resolve(environment: ["HOME": "/home/ada"], instance: mail).directory, "/home/ada/.local/state/qactd/mail")
         XCTAssertEqual(
             try StatePaths.resolve(environment: ["STATE_DIRECTORY": "/home/ada/.config/qactd/mail", "XDG_STATE_HOME": "/s"], instance: mail)
-                .directory, "/home/ada/.config/qactd/mail")
+                .directory, "/s/qactd/mail")
         XCTAssertEqual(try StatePaths.resolve(environment: ["XDG_STATE_HOME": "/s"]).directory, "/s/qactd")
+    }
+
+    /// Where older versions kept it: `$STATE_DIRECTORY` while a unit still sets it, then what
+    /// systemd 252 mapped `StateDirectory=` to, the configuration folder, only under systemd.
+    func testTheOldPlacesAreStateDirectoryThenTheConfigurationFolder() throws {
+        let mail = InstanceName.app(try AppName(validating: "mail"))
+        XCTAssertEqual(
+            StateMigration.oldStateFiles(
+                environment: ["HOME": "/h", "STATE_DIRECTORY": "/h/.local/state/qactd/mail:/x", "INVOCATION_ID": "0a1b"], instance: mail),
+            ["/h/.local/state/qactd/mail/state.json", "/h/.config/qactd/mail/state.json"])
+        XCTAssertEqual(
+            StateMigration.oldStateFiles(environment: ["HOME": "/h", "XDG_CONFIG_HOME": "/c", "INVOCATION_ID": "0a1b"], instance: .plain),
+            ["/c/qactd/state.json"])
+        XCTAssertEqual(
+            StateMigration.oldStateFiles(environment: ["HOME": "/h", "XDG_CONFIG_HOME": "/c"], instance: .plain), [],
+            "run by hand (a demo, a test): the person's configuration folder is never taken from")
+        XCTAssertEqual(StateMigration.oldStateFiles(environment: ["INVOCATION_ID": "0a1b"], instance: .plain), [])
+    }
+
+    /// The decision alone: at most one live state, the current one first, an old one moved only
+    /// when there is none, a twin a cut-short move left removed, anything else left alone.
+    func testTheMoveIsDecidedOnceAndNeverMakesTwoLiveStates() {
+        typealias Candidate = StateMigration.Candidate
+        let current = "/s/qactd/state.json"
+        let config = "/c/qactd/state.json"
+        let systemd = "/run/x/state.json"
+        XCTAssertEqual(StateMigration.decide(current: current, currentExists: false, candidates: []), [])
+        XCTAssertEqual(
+            StateMigration.decide(current: current, currentExists: false, candidates: [Candidate(path: config, exists: false)]), [])
+        XCTAssertEqual(
+            StateMigration.decide(current: current, currentExists: false, candidates: [Candidate(path: config, exists: true)]),
+            [.move(from: config, to: current)])
+        XCTAssertEqual(
+            StateMigration.decide(current: current, currentExists: false, candidates: [
+                Candidate(path: systemd, exists: true), Candidate(path: config, exists: true),
+            ]),
+            [.move(from: systemd, to: current), .leave(config, current: current)], "the first old place wins; the other is kept")
+        XCTAssertEqual(
+            StateMigration.decide(current: current, currentExists: true, candidates: [Candidate(path: config, exists: true)]),
+            [.leave(config, current: current)], "an existing state is never replaced")
+        XCTAssertEqual(
+            StateMigration.decide(current: current, currentExists: true, candidates: [Candidate(path: config, exists: true, sameAsCurrent: true)]),
+            [.removeTwin(config)])
+        XCTAssertEqual(
+            StateMigration.decide(current: current, currentExists: true, candidates: [Candidate(path: current, exists: true, sameAsCurrent: true)]),
+            [], "STATE_DIRECTORY naming the current folder (newer systemd) is no old place")
+    }
+}
+
+/// The move itself, on real files.
+final class StateMigrationTests: XCTestCase {
+    var root = ""
+
+    override func setUpWithError() throws {
+        root = try makeTemporaryFolder("state-move")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// A state and a pin made under systemd 252's `StateDirectory=` (the configuration folder)
+    /// are there after the move, read by the store; the old file is gone, and a second start
+    /// moves nothing.
+    func testAStateAndItsPinsUnderTheOldPathArePresentAfterTheMove() throws {
+        let mail = InstanceName.app(try AppName(validating: "mail"))
+        let environment = ["HOME": root, "XDG_CONFIG_HOME": root + "/config", "XDG_STATE_HOME": root + "/state", "INVOCATION_ID": "0a1b"]
+        let oldFolder = root + "/config/qactd/mail"
+        try FileManager.default.createDirectory(atPath: oldFolder, withIntermediateDirectories: true)
+        var old = StateStore<PersistedState>(paths: StatePaths(directory: oldFolder))
+        var state = PersistedState(QuickActionsState(staticItems: []))
+        state.generation = 7
+        let ada = ShortcutItem(type: "FavoriteAction", title: "Ada Lovelace", userInfo: [DynamicItemUserInfoKey.contactIdentifier: .string("ada")])
+        state.pins = [PinnedItem(identifier: PinnedItem.identifier(for: ada), item: ada)]
+        try old.save(state)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: oldFolder + "/state.json"))
+
+        let (logger, log) = Logger.recording(level: .debug)
+        let paths = try StatePaths.resolve(environment: environment, instance: mail)
+        try StateMigration.run(paths: paths, environment: environment, instance: mail, logger: logger)
+        XCTAssertEqual(paths.stateFile, root + "/state/qactd/mail/state.json")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: oldFolder + "/state.json"), "moved, not copied")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: paths.stateFile)), bytes)
+        var store = StateStore<PersistedState>(paths: paths)
+        guard case .loaded(let loaded) = try store.load() else { return XCTFail("the moved state loads") }
+        XCTAssertEqual(loaded.generation, 7)
+        XCTAssertEqual(loaded.pins.map(\.identifier), ["FavoriteAction-ada"])
+        XCTAssertTrue(log.messages.contains { $0.contains("Moved the state") && $0.contains(oldFolder) }, "\(log.messages)")
+        var info = stat()
+        XCTAssertEqual(stat(paths.directory, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o700, "the new folder is private")
+
+        // Once: nothing left to move.
+        let (again, secondLog) = Logger.recording(level: .debug)
+        try StateMigration.run(paths: paths, environment: environment, instance: mail, logger: again)
+        XCTAssertFalse(secondLog.messages.contains { $0.contains("Moved") })
+    }
+
+    /// An older state beside a current one is never moved over it; an equal one (a move cut short
+    /// after the copy) is removed; `STATE_DIRECTORY` is moved from too.
+    func testACurrentStateIsNeverReplaced() throws {
+        let environment = ["HOME": root, "XDG_STATE_HOME": root + "/state", "STATE_DIRECTORY": root + "/systemd", "INVOCATION_ID": "0a1b"]
+        let paths = try StatePaths.resolve(environment: environment)
+        for folder in [paths.directory, root + "/systemd", root + "/.config/qactd"] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        try "{\"current\":1}\n".write(toFile: paths.stateFile, atomically: true, encoding: .utf8)
+        try "{\"older\":1}\n".write(toFile: root + "/systemd/state.json", atomically: true, encoding: .utf8)
+        try "{\"current\":1}\n".write(toFile: root + "/.config/qactd/state.json", atomically: true, encoding: .utf8)
+        let (logger, log) = Logger.recording(level: .debug)
+        try StateMigration.run(paths: paths, environment: environment, instance: .plain, logger: logger)
+        XCTAssertEqual(try String(contentsOfFile: paths.stateFile, encoding: .utf8), "{\"current\":1}\n")
+        XCTAssertEqual(try String(contentsOfFile: root + "/systemd/state.json", encoding: .utf8), "{\"older\":1}\n", "left alone")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root + "/.config/qactd/state.json"), "the twin goes")
+        XCTAssertTrue(log.messages.contains { $0.contains("differs") && $0.contains(root + "/systemd/state.json") }, "\(log.messages)")
+
+        // With no current state, STATE_DIRECTORY's is the one moved.
+        try FileManager.default.removeItem(atPath: paths.stateFile)
+        try StateMigration.run(paths: paths, environment: environment, instance: .plain, logger: logger)
+        XCTAssertEqual(try String(contentsOfFile: paths.stateFile, encoding: .utf8), "{\"older\":1}\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root + "/systemd/state.json"))
+    }
+
+    /// Across file systems (the old folder in `/dev/shm`, a tmpfs, the new one in the temporary
+    /// folder): copied, synced, renamed into place, then the old file removed.
+    func testAMoveAcrossFileSystemsCopiesThenRemoves() throws {
+        let shm = "/dev/shm/qactd-state-move-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: shm + "/qactd", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: shm) }
+        var shmInfo = stat(), rootInfo = stat()
+        guard stat(shm, &shmInfo) == 0, stat(root, &rootInfo) == 0, shmInfo.st_dev != rootInfo.st_dev else {
+            throw XCTSkip("SKIPPED LOUDLY: /dev/shm and \(root) are on the same file system, so no move across file systems can be made")
+        }
+        try "{\"older\":2}\n".write(toFile: shm + "/qactd/state.json", atomically: true, encoding: .utf8)
+        let environment = ["HOME": root, "XDG_CONFIG_HOME": shm, "XDG_STATE_HOME": root + "/state", "INVOCATION_ID": "0a1b"]
+        let paths = try StatePaths.resolve(environment: environment)
+        let (logger, log) = Logger.recording(level: .debug)
+        try StateMigration.run(paths: paths, environment: environment, instance: .plain, logger: logger)
+        XCTAssertEqual(try String(contentsOfFile: paths.stateFile, encoding: .utf8), "{\"older\":2}\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: shm + "/qactd/state.json"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: paths.directory), ["state.json"], "no temporary file stays")
+        XCTAssertTrue(log.messages.contains { $0.contains("Moved the state") }, "\(log.messages)")
     }
 }
 

@@ -133,7 +133,15 @@ final class PinnedItemsTests: XCTestCase {
             XCTAssertEqual(document.groupNames, ["Desktop Entry"], text)
             let keys = document.lines.compactMap { if case .entry(let key, _, _) = $0 { key } else { nil } }
             XCTAssertEqual(keys, ["Type", "Name", "Comment", "Icon", "Exec", "Terminal", "StartupNotify",
-                                  "X-Qactd-Generated", "X-Qactd-Socket", "X-Qactd-Pinned", "X-Qactd-Pin-State"], text)
+                                  "X-Qactd-Generated", "X-Qactd-Socket", "X-Qactd-Pinned", "X-Qactd-Pin-State",
+                                  "X-Qactd-Pin-Type", "X-Qactd-Pin-Contact"], text)
+            // The launcher says what it pins: read back, it is the same pin.
+            let read = try XCTUnwrap(PinnedDesktopEntry.pin(from: document))
+            XCTAssertEqual(read.identifier, pin.identifier)
+            XCTAssertEqual(read.item.type, "FavoriteAction")
+            XCTAssertEqual(read.item.contactIdentifier, hostileContact)
+            XCTAssertEqual(read.item.title, hostileName)
+            XCTAssertEqual(read.state, state)
             XCTAssertEqual(document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue), hostileName)
             XCTAssertEqual(DesktopEntryExecReader.split(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec")))), command)
             XCTAssertEqual(document.value(of: "X-Qactd-Pin-State"), state.rawValue)
@@ -141,5 +149,27 @@ final class PinnedItemsTests: XCTestCase {
                            state == .enabled ? "e=ve;@example.org\n[X]" : "This contact is no longer in your contacts.")
             XCTAssertTrue(DesktopEntryExport.isGenerated(document))
         }
+    }
+
+    // MARK: Adoption
+
+    /// A daemon without its state takes back the pins its launchers say they are: each new one is
+    /// added (and rewritten), one already on the board or whose identifier does not match its
+    /// type and contact (a hand-edited file) is not.
+    func testAdoptionAddsThePinsLaunchersSayTheyAreAndNothingElse() throws {
+        let search = ShortcutItem(type: "SearchAction", title: "Search")
+        let ada = ShortcutItem(type: "FavoriteAction", title: "Ada", userInfo: [DynamicItemUserInfoKey.contactIdentifier: .string("ada")])
+        var board = PinBoard()
+        XCTAssertEqual(try board.handle(.pin(search)).get(), [.write(PinnedItem(identifier: "SearchAction", item: search))])
+        let adoptedAda = PinnedItem(identifier: PinnedItem.identifier(for: ada), item: ada, state: .disabled)
+        let forged = PinnedItem(identifier: "SearchAction-2", item: search)
+        let again = PinnedItem(identifier: "SearchAction", item: ShortcutItem(type: "SearchAction", title: "Old title"))
+        XCTAssertEqual(try board.handle(.adopt([adoptedAda, forged, again])).get(), [.write(adoptedAda)])
+        XCTAssertEqual(board.pins.map(\.identifier), ["SearchAction", "FavoriteAction-ada"])
+        XCTAssertEqual(board.pin(identifier: "SearchAction")?.item.title, "Search", "the board's own pin wins")
+        XCTAssertEqual(try board.handle(.adopt([adoptedAda])).get(), [], "adopting twice changes nothing")
+        // Resolved afterwards as any pin is: the contact is back, the pin is enabled.
+        XCTAssertEqual(try board.handle(.itemsResolved(["SearchAction": search, "FavoriteAction-ada": ada])).get().count, 1)
+        XCTAssertEqual(board.pin(identifier: "FavoriteAction-ada")?.state, .enabled)
     }
 }

@@ -37,17 +37,18 @@ class ScratchDesktop:
         self.env = dict(os.environ)
         home = self.path("home")
         for variable in ["DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "WAYLAND_DISPLAY", "DISPLAY",
-                         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM", "WATCHDOG_USEC"]:
+                         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM", "WATCHDOG_USEC", "STATE_DIRECTORY", "INVOCATION_ID"]:
             self.env.pop(variable, None)
         self.env.update({
             "HOME": home, "XDG_CONFIG_HOME": home + "/.config", "XDG_DATA_HOME": home + "/.local/share",
             "XDG_CACHE_HOME": home + "/.cache", "XDG_RUNTIME_DIR": self.path("run"),
-            "XDG_DATA_DIRS": self.path("share") + ":/usr/local/share:/usr/share",
-            "STATE_DIRECTORY": self.path("state"), "QACTD_SOCKET": self.path("run/qactd.sock"),
+            # qactd's exports folder first, as its environment generator puts it for a session.
+            "XDG_DATA_DIRS": home + "/.local/share/qactd/exports/share:" + self.path("share") + ":/usr/local/share:/usr/share",
+            "XDG_STATE_HOME": self.path("state"), "QACTD_SOCKET": self.path("run/qactd.sock"),
             "NO_AT_BRIDGE": "1", "NO_COLOR": "1", "LANG": "C.UTF-8", "LANGUAGE": "",
         })
         self.env.update(environment)
-        self.exported = self.env["XDG_DATA_HOME"] + "/applications/" + DESKTOP_ID
+        self.exported = self.env["XDG_DATA_HOME"] + "/qactd/exports/share/applications/" + DESKTOP_ID
 
     def path(self, relative):
         return os.path.join(self.root, relative)

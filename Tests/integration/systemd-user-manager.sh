@@ -272,19 +272,37 @@ done
 # so that only RestrictRealtime= refuses it to the sandbox probe.
 realtime=()
 prlimit --rtprio=1:1 true 2>/dev/null && realtime=(prlimit --rtprio=1:1 --)
-# It logs at debug level so the journal shows every sd_notify message it got.
-(
-    for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
-    exec "${realtime[@]}" setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
-        PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal --log-level=debug
-) >"$scratch/manager.log" 2>&1 &
-manager_pid=$!
-wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/private"
-wait_for 15 "the user manager to finish starting up" manager_up
+# As a login starts it: a clean environment, which its environment generators complete. It
+# logs at debug level so the journal shows every sd_notify message it got.
+start_user_manager() {
+    (
+        for hierarchy in "${cgroup_hierarchies[@]}"; do echo "$BASHPID" >"$hierarchy/$cgroup/cgroup.procs"; done
+        exec "${realtime[@]}" setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
+            PATH=/usr/bin:/bin LANG=C.UTF-8 /lib/systemd/systemd --user --log-target=journal --log-level=debug
+    ) >>"$scratch/manager.log" 2>&1 &
+    manager_pid=$!
+    wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/private"
+    wait_for 15 "the user manager to finish starting up" manager_up
+}
+# As a logout ends it: every unit stopped, then the manager.
+stop_user_manager() {
+    kill -TERM "$manager_pid"
+    local deadline=$((SECONDS + 20))
+    while kill -0 "$manager_pid" 2>/dev/null; do
+        ((SECONDS < deadline)) || fail "the user manager did not exit within 20 s of SIGTERM"
+        sleep 0.1
+    done
+    wait "$manager_pid" 2>/dev/null || true
+    manager_pid=
+    rm -f "$runtime/systemd/private"
+}
+start_user_manager
 
 if [[ -n "$package" ]]; then
     use_package
+    export_and_pin
     remove_package
+    log_in_again
     step "passed in $((SECONDS - started))s"
     exit 0
 fi
@@ -384,9 +402,9 @@ step "the journal has the daemon's structured fields"
 wait_for 5 "QACTD_PATH in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and "QACTD_PATH" in entry and "CODE_FILE" in entry'
 wait_for 5 "QACTD_GENERATION in the journal" journal_has 'entry.get("QACTD_GENERATION") == "'"$saved_generation"'"'
 
-step "the desktop-entry export is written through the sandbox (ReadWritePaths=), reload removes it"
-applications=$home/.local/share/applications
-install -d -o "$uid" -g "$gid" -m 0755 "$applications" "$home/.local/share/qactd-test"
+step "the desktop-entry export is written into qactd's exports folder through the sandbox, reload removes it"
+applications=$home/.local/share/qactd/exports/share/applications
+install -d -o "$uid" -g "$gid" -m 0755 "$home/.local/share/applications" "$home/.local/share/qactd-test"
 printf '[Desktop Entry]\nType=Application\nName=Test\nExec=/bin/true\n' >"$home/.local/share/qactd-test/io.qactd.Test.desktop"
 mkdir -p "$home/.config/qactd"
 printf '[Launcher]\nDesktopFile=%s\n' "$home/.local/share/qactd-test/io.qactd.Test.desktop" >"$home/.config/qactd/qactd.conf"

@@ -135,7 +135,8 @@ enum ConfigurationKeys {
             "Launcher", "DesktopFile", default: .text(""),
             help: "The app's desktop-file ID (org.example.Contacts.desktop), looked up in"
                 + " $XDG_DATA_HOME/applications then $XDG_DATA_DIRS/*/applications, or a path. qactd keeps a copy"
-                + " with the quick actions added in $XDG_DATA_HOME/applications. Empty: nothing is exported.",
+                + " with the quick actions added in its exports folder, $XDG_DATA_HOME/qactd/exports/share/applications."
+                + " Empty: nothing is exported.",
             \.launcherDesktopFile, { value throws(ConfigurationError) in try value.desktopFile() }),
         ConfigurationKey(
             "Launcher", "DynamicItems", default: .text("desktop-entry"),

@@ -88,6 +88,16 @@ extension DaemonCore {
         refreshPins()
     }
 
+    /// Started without a state (none yet, or moved aside as corrupt): the pins the launchers in
+    /// the exports folder say they are become the board's, so no pin the person made is lost
+    /// with the state. Called before the first publication, which would otherwise remove them.
+    func adoptPins(_ found: [PinnedItem]) {
+        guard settings.configuration.launcherDesktopFileID != nil, !found.isEmpty else { return }
+        let adopted = (try? handlePins(.adopt(found))) ?? []
+        guard !adopted.isEmpty else { return }
+        logger.notice("Started without a state: took back \(adopted.count) pinned quick actions from their launchers.")
+    }
+
     /// Removing the app (`DesktopFile=` emptied) removes its pins: they launch nothing any more.
     func dropPinsWithoutApp() {
         guard settings.configuration.launcherDesktopFileID == nil, !state.pinBoard.pins.isEmpty else { return }

@@ -10,13 +10,19 @@ import QuickActionsProtocol
 import SystemCalls
 
 /// Keeps the per-user copy of the app's desktop entry, with one `[Desktop Action …]` per
-/// displayed quick action, in `$XDG_DATA_HOME/applications`. The shell around
-/// the pure `DesktopEntryExport`: it finds the app's entry, reads and writes files, and never
-/// touches a file there that it did not write.
+/// displayed quick action, in qactd's exports folder (`ExportFolders`). The shell around
+/// the pure `DesktopEntryExport`: it finds the app's entry, reads and writes files, never
+/// touches a file that it did not write, and follows the app's entry: `appEntryFolders` are
+/// the folders whose changes call for `refresh`.
 struct DesktopEntryExporter: Sendable {
     let environment: [String: String]
     let qactlPath: String?
+    /// nil when neither `XDG_DATA_HOME` nor `HOME` is set: there is no folder to export to.
+    let folders: ExportFolders?
     private var lastPublication: LauncherPublication?
+    /// The folders to watch for the app's entry (and the names in each that matter), as last
+    /// looked up; empty without `DesktopFile=`.
+    private(set) var appEntryFolders: [String: Set<String>] = [:]
     private(set) var status: DesktopEntryExportStatus?
     /// The file this daemon wrote, removed when `DesktopFile=` changes or is emptied.
     private var exportedPath: String?
@@ -26,6 +32,7 @@ struct DesktopEntryExporter: Sendable {
     init(environment: [String: String], qactlPath: String?) {
         self.environment = environment
         self.qactlPath = qactlPath
+        folders = ExportFolders(environment: environment)
     }
 
     mutating func forgetLastPublication() {
@@ -33,57 +40,61 @@ struct DesktopEntryExporter: Sendable {
         writtenPins = nil
     }
 
-    /// `$XDG_DATA_HOME`, else `~/.local/share` (a relative value is ignored, per the XDG Base Directory spec).
-    var dataHome: String? { Self.dataHome(in: environment) }
-
-    static func dataHome(in environment: [String: String]) -> String? {
-        if let home = environment["XDG_DATA_HOME"], home.hasPrefix("/") { return home }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
-        return (home == "/" ? "" : home) + "/.local/share"
-    }
-
-    /// `$XDG_DATA_DIRS`, else `/usr/local/share:/usr/share`.
-    var dataDirectories: [String] {
-        let listed = (environment["XDG_DATA_DIRS"] ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
-        return listed.isEmpty ? ["/usr/local/share", "/usr/share"] : listed
-    }
-
     /// Where the launcher of pin `pin` of the app `appDesktopFileID` is written: beside the
     /// app's exported entry. nil when there is no folder or the ID is no valid one.
     static func pinnedLauncherPath(environment: [String: String], appDesktopFileID: String, pin: String) -> String? {
-        guard let dataHome = dataHome(in: environment),
+        guard let folders = ExportFolders(environment: environment),
               let name = PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin)
         else { return nil }
-        return dataHome + "/applications/" + name
+        return folders.exports + "/" + name
     }
 
     mutating func publish(_ publication: LauncherPublication, logger: Logger) {
         guard publication != lastPublication else { return }
+        export(publication, logger: logger)
+    }
+
+    /// The app's entry may have changed (a change in `appEntryFolders`): the last publication is
+    /// exported again from it, or the export removed while there is none.
+    mutating func refresh(logger: Logger) {
+        guard let lastPublication else { return }
+        export(lastPublication, logger: logger)
+    }
+
+    private mutating func export(_ publication: LauncherPublication, logger: Logger) {
         var appIcon: String?
         defer { syncPins(publication, appIcon: appIcon, logger: logger) }
         // At start-up and after a reload: files this daemon wrote under another ID, or when
-        // DesktopFile= was set before the daemon stopped, go.
+        // DesktopFile= was set before the daemon stopped, go, and so do those an older qactd
+        // left in the person's own applications folder.
         let isFirstSinceStartOrReload = lastPublication == nil
         lastPublication = publication
-        if isFirstSinceStartOrReload {
-            removeLeftovers(
-                keeping: publication.configuration.launcherDesktopFileID.flatMap { identifier in dataHome.map { $0 + "/applications/" + identifier } },
-                socketPath: publication.socketPath, logger: logger)
-        }
         let configuration = publication.configuration
-        guard let identifier = configuration.launcherDesktopFileID, let dataHome else {
+        if isFirstSinceStartOrReload, let folders {
+            removeLeftovers(
+                in: folders.exports, keeping: configuration.launcherDesktopFileID.map { folders.exports + "/" + $0 },
+                socketPath: publication.socketPath, logger: logger)
+            removeOlderVersionsLaunchers(socketPath: publication.socketPath, pins: Set(publication.pins.map(\.identifier)), logger: logger)
+        }
+        guard let identifier = configuration.launcherDesktopFileID, let folders else {
             if let exportedPath { remove(exportedPath, logger: logger) }
             exportedPath = nil
+            appEntryFolders = [:]
             status = configuration.launcherDesktopFileID == nil
                 ? nil
                 : DesktopEntryExportStatus(path: "", problem: "neither XDG_DATA_HOME nor HOME is set, so there is no folder to export to")
             return
         }
-        let target = dataHome + "/applications/" + identifier
+        let target = folders.exports + "/" + identifier
         if let exportedPath, exportedPath != target { remove(exportedPath, logger: logger) }
+        appEntryFolders = watchedFolders(configuration.launcherDesktopFile, identifier: identifier, folders: folders)
         var newStatus = DesktopEntryExportStatus(path: target)
+        if !folders.exportsAreOnDataDirectories {
+            newStatus.notice = folders.notOnDataDirectoriesNotice
+            if status?.notice != newStatus.notice { logger.warning("\(folders.notOnDataDirectoriesNotice).", metadata: ["QACTD_PATH": "\(folders.exportsShare)"]) }
+        }
         do throws(DesktopEntryExportProblem) {
-            let source = try findSource(configuration.launcherDesktopFile, identifier: identifier, target: target)
+            let source = try findSource(configuration.launcherDesktopFile, identifier: identifier, refusingPersonal: true)
             newStatus.source = source.path
             appIcon = source.document.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue)
             let text = DesktopEntryExport.compose(
@@ -95,11 +106,28 @@ struct DesktopEntryExporter: Sendable {
             if status?.problem != error.description {
                 logger.error("Not exporting the quick actions to '\(target)': \(error.description)", metadata: ["QACTD_PATH": "\(target)"])
             }
+            // No entry of the app's (uninstalled), or the person's own in front of the export:
+            // the export goes too, so no launcher shows an app that is gone or hides theirs. It
+            // comes back with the entry.
+            if error.removesTheExport {
+                remove(target, logger: logger)
+                exportedPath = nil
+            }
         }
         if status?.problem != nil, newStatus.problem == nil {
             logger.notice("Exporting the quick actions to '\(target)' works again.", metadata: ["QACTD_PATH": "\(target)"])
         }
         status = newStatus
+    }
+
+    /// Every folder the app's entry may appear, change or go in, for `DesktopFile=` `setting`.
+    private func watchedFolders(_ setting: String, identifier: String, folders: ExportFolders) -> [String: Set<String>] {
+        let candidates = folders.candidates(for: identifier)
+        let paths = candidates.personal + (setting.hasPrefix("/") ? [setting] : candidates.data)
+        return ExportFolders.watchedFolders(for: paths) { path in
+            var info = stat()
+            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        }
     }
 
     // MARK: The actions
@@ -155,8 +183,7 @@ struct DesktopEntryExporter: Sendable {
     /// there is none or it cannot be read. The notifications take the app's name and icon from it.
     func appEntry(_ setting: String) -> DesktopEntryDocument? {
         let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
-        let target = dataHome.map { $0 + "/applications/" + identifier } ?? ""
-        return (try? findSource(setting, identifier: identifier, target: target))?.document
+        return (try? findSource(setting, identifier: identifier, refusingPersonal: false))?.document
     }
 
     // MARK: Pinned launchers
@@ -164,7 +191,7 @@ struct DesktopEntryExporter: Sendable {
     /// One launcher per pin beside the exported entry; every launcher of this daemon's that is
     /// no longer pinned (all of them without `DesktopFile=`) is removed.
     private mutating func syncPins(_ publication: LauncherPublication, appIcon: String?, logger: Logger) {
-        guard let dataHome else { return }
+        guard let folders else { return }
         var wanted: [String: [UInt8]] = [:]
         if let appID = publication.configuration.launcherDesktopFileID {
             for pin in publication.pins {
@@ -185,7 +212,7 @@ struct DesktopEntryExporter: Sendable {
                 logger.error("Not writing the pinned quick action '\(path)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
             }
         }
-        let folder = dataHome + "/applications"
+        let folder = folders.exports
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         for name in names.sorted() where name.contains(PinnedDesktopEntry.infix) && name.hasSuffix(DesktopFileID.suffix) {
             let path = folder + "/" + name
@@ -213,30 +240,31 @@ struct DesktopEntryExporter: Sendable {
     }
 
     /// The app's own entry: a path as given, or the ID looked up in `$XDG_DATA_HOME/applications`,
-    /// then each `$XDG_DATA_DIRS/*/applications`, skipping the copy this daemon wrote.
-    private func findSource(_ setting: String, identifier: String, target: String) throws(DesktopEntryExportProblem) -> Source {
-        if setting.hasPrefix("/") {
-            guard let source = try readSource(setting, target: target) else { throw .sourceMissing(setting, searched: [setting]) }
+    /// then each `$XDG_DATA_DIRS/*/applications` but qactd's exports, skipping any copy a qactd
+    /// wrote. With `refusingPersonal`, an entry of the person's own under that ID in
+    /// `$XDG_DATA_HOME/applications` is a problem: launchers read it before every data folder,
+    /// so an export would never be seen, and it is theirs, never to be replaced.
+    private func findSource(_ setting: String, identifier: String, refusingPersonal: Bool) throws(DesktopEntryExportProblem) -> Source {
+        guard let folders else { throw .sourceMissing(identifier, searched: []) }
+        let candidates = folders.candidates(for: identifier)
+        for path in candidates.personal {
+            guard let source = try readSource(path) else { continue }
+            if refusingPersonal { throw .shadowedByPersonalEntry(path) }
             return source
         }
-        var searched: [String] = []
-        for directory in [dataHome].compactMap({ $0 }) + dataDirectories {
-            for relative in DesktopFileID.relativePaths(of: identifier) {
-                let path = directory + "/applications/" + relative
-                searched.append(path)
-                if let source = try readSource(path, target: target) { return source }
-            }
+        if setting.hasPrefix("/") {
+            guard let source = try readSource(setting) else { throw .sourceMissing(setting, searched: [setting]) }
+            return source
         }
-        throw .sourceMissing(identifier, searched: searched)
+        for path in candidates.data {
+            if let source = try readSource(path) { return source }
+        }
+        throw .sourceMissing(identifier, searched: candidates.personal + candidates.data)
     }
 
-    /// nil when the file does not exist, or is this daemon's own copy (look further).
-    private func readSource(_ path: String, target: String) throws(DesktopEntryExportProblem) -> Source? {
-        guard let document = try read(path) else { return nil }
-        if path == target {
-            if DesktopEntryExport.isGenerated(document) { return nil }
-            throw .foreignFile(path, isSource: true)
-        }
+    /// nil when the file does not exist, or is a copy some qactd wrote (look further).
+    private func readSource(_ path: String) throws(DesktopEntryExportProblem) -> Source? {
+        guard let document = try read(path), !DesktopEntryExport.isGenerated(document) else { return nil }
         return Source(path: path, document: document)
     }
 
@@ -265,7 +293,7 @@ struct DesktopEntryExporter: Sendable {
             let existing = try FileIO.readFileIfPresent(target)
             if let existing {
                 let document = String(validating: existing, as: UTF8.self).flatMap { try? DesktopEntryDocument(parsing: $0) }
-                guard let document, DesktopEntryExport.isGenerated(document) else { throw DesktopEntryExportProblem.foreignFile(target, isSource: false) }
+                guard let document, DesktopEntryExport.isGenerated(document) else { throw DesktopEntryExportProblem.foreignFile(target) }
                 if existing == bytes { return modificationDate(target) ?? Date() }
             }
             let folder = String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)])
@@ -273,7 +301,7 @@ struct DesktopEntryExporter: Sendable {
             // Where there was no file, a file someone else writes meanwhile is not replaced either.
             try FileIO.replaceAtomically(target, with: [bytes], mode: 0o644, replacing: existing != nil)
         } catch let error as AtomicReplaceError where error.error.errno == EEXIST {
-            throw .foreignFile(target, isSource: false)
+            throw .foreignFile(target)
         } catch let error as AtomicReplaceError {
             throw .unwritable(target, error.description)
         } catch let error as DesktopEntryExportProblem {
@@ -302,24 +330,66 @@ struct DesktopEntryExporter: Sendable {
             of: instance,
             runtimeFolder: InstancePaths.runtimeFolder(xdgRuntimeDirectory: environment["XDG_RUNTIME_DIR"], userID: getuid()))
         var exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
-        exporter.removeLeftovers(keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
+        guard let folders = exporter.folders else { return }
+        for folder in [folders.exports, folders.personal] {
+            exporter.removeLeftovers(in: folder, keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
+        }
     }
 
-    /// The files in `$XDG_DATA_HOME/applications` that a daemon on this socket wrote, except `keeping`
-    /// (and except the pinned launchers, unless `includingPins`).
-    private mutating func removeLeftovers(keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
-        guard let dataHome else { return }
-        let folder = dataHome + "/applications"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names.sorted() where name.hasSuffix(DesktopFileID.suffix) {
-            let path = folder + "/" + name
+    /// The launchers an older qactd on this socket wrote in the person's own applications folder,
+    /// where they shadowed the app's entry and outlived the package: its exported entry goes
+    /// (the exports folder has the current one), and so does each pinned launcher whose pin is in
+    /// `pins` (written anew in the exports folder). One whose pin is unknown is kept and reported:
+    /// nothing proves it stale.
+    private mutating func removeOlderVersionsLaunchers(socketPath: String, pins: Set<String>, logger: Logger) {
+        guard let folders else { return }
+        removeLeftovers(in: folders.personal, keeping: nil, socketPath: socketPath, logger: logger)
+        for (path, document) in launchers(in: folders.personal, socketPath: socketPath) {
+            guard let pin = document.value(of: PinnedDesktopEntry.pinnedKey) else { continue }
+            if pins.contains(pin) {
+                remove(path, logger: logger)
+            } else {
+                logger.warning(
+                    "Keeping '\(path)', a pinned quick action an older qactd wrote: its pin '\(pin)' is not in the state, so nothing proves it stale; remove it by hand if it is, ignoring.",
+                    metadata: ["QACTD_PATH": "\(path)"])
+            }
+        }
+    }
+
+    /// The files in `folder` that a daemon on this socket wrote, except `keeping` (and except the
+    /// pinned launchers, unless `includingPins`).
+    private mutating func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
+        for (path, document) in launchers(in: folder, socketPath: socketPath) {
             // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
-            guard path != keeping, let document = try? read(path), DesktopEntryExport.isGenerated(document),
-                  includingPins || document.value(of: PinnedDesktopEntry.pinnedKey) == nil,
-                  document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
-            else { continue }
+            guard path != keeping, includingPins || document.value(of: PinnedDesktopEntry.pinnedKey) == nil else { continue }
             remove(path, logger: logger)
             if exportedPath == path { exportedPath = nil }
+        }
+    }
+
+    /// The desktop entries in `folder` that a daemon on `socketPath` wrote, by name.
+    private func launchers(in folder: String, socketPath: String) -> [(path: String, document: DesktopEntryDocument)] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        return names.sorted().compactMap { name in
+            let path = folder + "/" + name
+            guard name.hasSuffix(DesktopFileID.suffix), let document = try? read(path), DesktopEntryExport.isGenerated(document),
+                  document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
+            else { return nil }
+            return (path, document)
+        }
+    }
+
+    /// The pinned launchers in the exports folder that a daemon on `socketPath` wrote for the app
+    /// `appDesktopFileID`, as the pins they say they are (`PinnedDesktopEntry.pin(from:)`): a
+    /// daemon that starts without a state adopts them rather than removing them.
+    static func pinnedLaunchers(environment: [String: String], appDesktopFileID: String, socketPath: String) -> [PinnedItem] {
+        let exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
+        guard let folders = exporter.folders else { return [] }
+        return exporter.launchers(in: folders.exports, socketPath: socketPath).compactMap { path, document in
+            guard let pin = PinnedDesktopEntry.pin(from: document),
+                  path == PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin.identifier).map({ folders.exports + "/" + $0 })
+            else { return nil }
+            return pin
         }
     }
 
@@ -337,20 +407,29 @@ struct DesktopEntryExporter: Sendable {
 /// Why the desktop entry is not exported, named with its file.
 enum DesktopEntryExportProblem: Error, Equatable, CustomStringConvertible {
     case sourceMissing(String, searched: [String])
-    case foreignFile(String, isSource: Bool)
+    case shadowedByPersonalEntry(String)
+    case foreignFile(String)
     case notADesktopEntry(String, String)
     case unreadable(String, String)
     case unwritable(String, String)
+
+    /// The app's entry is gone or hidden behind the person's own: the export goes with it.
+    var removesTheExport: Bool {
+        switch self {
+        case .sourceMissing, .shadowedByPersonalEntry: true
+        default: false
+        }
+    }
 
     var description: String {
         switch self {
         case .sourceMissing(let name, let searched):
             return "the app's desktop entry '\(name)' was not found (looked at \(searched.joined(separator: ", ")))"
-        case .foreignFile(let path, let isSource):
-            return "'\(path)' was not written by qactd, so it is left alone"
-                + (isSource
-                    ? "; it is the app's own entry, which the export would replace: move it to another data folder (such as /usr/local/share/applications) or set DesktopFile= to its new path"
-                    : "; move it away and reload to export")
+        case .shadowedByPersonalEntry(let path):
+            return "'\(path)' is your own entry for this app, which launchers read before qactd's exports, so nothing is exported"
+                + " and your entry is left alone; to see the quick actions, move it out of that folder or delete it (qactd exports again at once)"
+        case .foreignFile(let path):
+            return "'\(path)' was not written by qactd, so it is left alone; move it away and reload to export"
         case .notADesktopEntry(let path, let reason):
             return "'\(path)' is not a desktop entry: \(reason)"
         case .unreadable(let path, let reason):

@@ -6,7 +6,9 @@ import NIOConcurrencyHelpers
 /// the core hands a publication over and goes on: finding the app's entry, reading it and
 /// replacing the exported file (with its fsync) never run on the core's actor or on the
 /// socket's event loops. The newest publication wins: publications that come while a write
-/// is under way replace one another, so a burst of changes makes few writes.
+/// is under way replace one another, so a burst of changes makes few writes. Between
+/// publications the thread sleeps on the `AppEntryWatch` too, and exports the last publication
+/// again when the app's own entry changes, goes or comes back.
 final class DesktopEntryWriter: Sendable {
     /// Counts publications; `waitUntilDone(ticket)` returns once the thread has carried out
     /// that one or a newer one.
@@ -31,6 +33,8 @@ final class DesktopEntryWriter: Sendable {
     private let wakeUp: WakeUpSocket
     /// Touched by the thread only (or by the caller's thread when no thread could be started).
     private let exporter: NIOLockedValueBox<DesktopEntryExporter>
+    /// Touched by the thread only; made when it starts.
+    private let appEntryWatch = NIOLockedValueBox<AppEntryWatch?>(nil)
     private let logger: Logger
     /// Where desktop entries are looked up (`XDG_DATA_HOME`, `XDG_DATA_DIRS`, `HOME`).
     let environment: [String: String]
@@ -44,6 +48,7 @@ final class DesktopEntryWriter: Sendable {
 
     deinit {
         wakeUp.close()
+        appEntryWatch.withLockedValue { $0?.close() }
     }
 
     /// How the export is doing, for `Status`: nil when `DesktopFile=` is empty.
@@ -115,13 +120,20 @@ final class DesktopEntryWriter: Sendable {
     // MARK: - The thread
 
     private func run() {
+        let watchDescriptor = appEntryWatch.withLockedValue { watch in
+            watch = AppEntryWatch(logger: logger)
+            return watch?.descriptor ?? -1
+        }
         while true {
             exportPending()
             let (stop, idle) = mailbox.withLockedValue { ($0.stopping && $0.pending == nil, $0.pending == nil) }
             if stop { break }
             if idle {
-                var none: [pollfd] = []
-                wakeUp.sleep(polling: &none, timeoutMilliseconds: -1)
+                var watched = watchDescriptor >= 0 ? [pollfd(fd: watchDescriptor, events: Int16(POLLIN), revents: 0)] : []
+                wakeUp.sleep(polling: &watched, timeoutMilliseconds: -1)
+                if watched.first.map({ $0.revents != 0 }) == true, appEntryWatch.withLockedValue({ $0?.readChanges() ?? false }) {
+                    carryOut(ticket: nil) { $0.refresh(logger: logger) }
+                }
             }
         }
         finishStopping()
@@ -144,15 +156,34 @@ final class DesktopEntryWriter: Sendable {
             defer { mailbox.forgetLast = false }
             return (pending, mailbox.forgetLast)
         }) else { return }
-        let status = exporter.withLockedValue { exporter in
+        carryOut(ticket: job.ticket) { exporter in
             if forget { exporter.forgetLastPublication() }
             exporter.publish(job.publication, logger: logger)
-            return exporter.status
+        }
+    }
+
+    /// Runs `work` on the exporter, watches the folders the app's entry may now be in, records
+    /// the outcome and resumes whom `ticket` (a publication's; nil for a change of the app's
+    /// entry) answers.
+    private func carryOut(ticket: Ticket?, _ work: (inout DesktopEntryExporter) -> Void) {
+        var (status, folders) = exporter.withLockedValue { exporter in
+            work(&exporter)
+            return (exporter.status, exporter.appEntryFolders)
+        }
+        // A folder watched only now may have got the entry between the lookup and the watch,
+        // which no event would tell: looked up again until the folders stay the same (each
+        // round watches a folder nearer the entry, so a few rounds are the most there can be).
+        for _ in 0..<8 {
+            guard appEntryWatch.withLockedValue({ $0?.follow(folders, logger: logger) ?? false }) else { break }
+            (status, folders) = exporter.withLockedValue { exporter in
+                exporter.refresh(logger: logger)
+                return (exporter.status, exporter.appEntryFolders)
+            }
         }
         let (ready, changed, onStatusChange) = mailbox.withLockedValue { mailbox in
             let changed = mailbox.status != status
             mailbox.status = status
-            mailbox.done = max(mailbox.done, job.ticket)
+            if let ticket { mailbox.done = max(mailbox.done, ticket) }
             let ready = mailbox.waiters.filter { $0.ticket <= mailbox.done }
             mailbox.waiters.removeAll { $0.ticket <= mailbox.done }
             return (ready, changed, mailbox.onStatusChange)

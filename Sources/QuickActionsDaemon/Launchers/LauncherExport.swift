@@ -32,7 +32,7 @@ struct LauncherExportStatus: Equatable, Sendable {
 }
 
 struct DesktopEntryExportStatus: Equatable, Sendable {
-    /// The per-user entry qactd keeps.
+    /// The per-user entry qactd keeps, in its exports folder.
     var path: String
     /// Where the app's own entry was found, once it was.
     var source: String?
@@ -40,6 +40,9 @@ struct DesktopEntryExportStatus: Equatable, Sendable {
     var written: Date?
     /// Why the file is not (or no longer) up to date, while that lasts.
     var problem: String?
+    /// Why launchers may not see the file although it is up to date (the exports folder is not
+    /// on `XDG_DATA_DIRS`), while that lasts.
+    var notice: String?
 }
 
 /// Every launcher exporter, fed from the one place in the core that sees every change.

@@ -274,7 +274,7 @@ extension StatusReply {
             persisted: status.persisted, savedGeneration: status.savedGeneration,
             pendingLaunchItem: status.pendingLaunchItem, watchers: status.watchers,
             desktopEntry: status.launchers.desktopEntry.map {
-                DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem)
+                DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem, notice: $0.notice)
             },
             quicklist: status.launchers.quicklist, notifications: status.notifications, evolution: status.evolution,
             app: status.instance.app?.name)

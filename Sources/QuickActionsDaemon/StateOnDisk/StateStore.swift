@@ -21,23 +21,19 @@ struct StatePaths: Equatable, Sendable {
 
     var stateFile: String { directory + "/" + Self.stateFileName }
 
-    /// `$STATE_DIRECTORY` (systemd's `StateDirectory=`; the first entry when it lists several),
-    /// else `$XDG_STATE_HOME/qactd`, else `~/.local/state/qactd`; an app's instance keeps its
-    /// state in a folder of its own below that, `qactd/NAME` (its unit's `StateDirectory=qactd/%i`).
+    /// `$XDG_STATE_HOME/qactd`, else `~/.local/state/qactd`; an app's instance keeps its state in
+    /// a folder of its own below that, `qactd/NAME`. Computed here whatever runs the daemon:
+    /// systemd's `StateDirectory=` maps to another folder on each systemd version (the
+    /// configuration folder on 252), and a state that moved with it would be lost on an upgrade.
+    /// Where older versions kept it is `StateMigration`'s.
     static func resolve(environment: [String: String], instance: InstanceName = .plain) throws(StateStoreError) -> StatePaths {
-        if let stateDirectory = environment["STATE_DIRECTORY"],
-            let first = stateDirectory.split(separator: ":").first, first.hasPrefix("/")
-        {
-            return StatePaths(directory: String(first))
-        }
-        let own = instance.app.map { "/qactd/" + $0.stateFolderName } ?? "/qactd"
-        if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") {
-            return StatePaths(directory: stateHome + own)
-        }
-        guard let home = environment["HOME"], home.hasPrefix("/") else {
-            throw .noStateDirectory
-        }
-        return StatePaths(directory: (home == "/" ? "" : home) + "/.local/state" + own)
+        guard let stateHome = XDGFolder.stateHome.path(in: environment) else { throw .noStateDirectory }
+        return StatePaths(directory: stateHome + own(instance))
+    }
+
+    /// `/qactd`, or `/qactd/NAME` for an app's instance: below the XDG folder.
+    static func own(_ instance: InstanceName) -> String {
+        instance.app.map { "/qactd/" + $0.stateFolderName } ?? "/qactd"
     }
 }
 
@@ -67,17 +63,20 @@ enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case saveFailed(step: StateSaveStep, path: String, reason: String)
     case loadFailed(path: String, reason: String)
     case moveAsideFailed(path: String, reason: String)
+    case moveFromOldFolderFailed(from: String, to: String, reason: String)
 
     var description: String {
         switch self {
         case .noStateDirectory:
-            return "Neither STATE_DIRECTORY, XDG_STATE_HOME nor HOME is set, so there is no folder to keep state in."
+            return "Neither XDG_STATE_HOME nor HOME is set, so there is no folder to keep state in."
         case .saveFailed(let step, let path, let reason):
             return "Could not save the state: failed to \(step) \"\(path)\": \(reason) The previous state file is unchanged."
         case .loadFailed(let path, let reason):
             return "Could not read the state file \"\(path)\": \(reason)"
         case .moveAsideFailed(let path, let reason):
             return "The state file \"\(path)\" is corrupt and could not be moved aside: \(reason)"
+        case .moveFromOldFolderFailed(let from, let to, let reason):
+            return "The state an older qactd kept at \"\(from)\" could not be moved to \"\(to)\": \(reason) Nothing was changed; move it by hand, or remove it to start clean."
         }
     }
 }
