@@ -298,7 +298,7 @@ final class DesktopEntryExportTests: XCTestCase {
             XCTAssertEqual(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Name", in: group))), row.item.title)
             let exec = DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec", in: group)))
             XCTAssertEqual(
-                DesktopEntryExecReader.split(exec),
+                try DesktopEntryExec.literalArguments(exec),
                 [qactl, "trigger", "--socket=\(folder)/run/qactd.sock", "--type=FavoriteAction", "--contact=\(row.item.contactIdentifier ?? "")"],
                 "exactly five arguments for \(row.item.title.debugDescription)")
         }

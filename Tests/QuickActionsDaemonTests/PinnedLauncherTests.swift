@@ -228,7 +228,7 @@ final class PinnedLauncherTests: XCTestCase {
         let document = try DesktopEntryDocument(parsing: String(contentsOfFile: path, encoding: .utf8))
         XCTAssertEqual(document.groupNames, ["Desktop Entry"])
         XCTAssertEqual(document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue), hostileName)
-        let exec = DesktopEntryExecReader.split(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec"))))
+        let exec = try DesktopEntryExec.literalArguments(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec"))))
         XCTAssertEqual(exec, [qactl, "trigger", "--socket=\(folder)/run/qactd.sock", "--pinned=\(pin.identifier)"])
         try assertDesktopFileValid(path)
         // The hostile contact removed: the disabled launcher is valid too.

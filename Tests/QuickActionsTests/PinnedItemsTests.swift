@@ -135,7 +135,7 @@ final class PinnedItemsTests: XCTestCase {
             XCTAssertEqual(keys, ["Type", "Name", "Comment", "Icon", "Exec", "Terminal", "StartupNotify",
                                   "X-Qactd-Generated", "X-Qactd-Socket", "X-Qactd-Pinned", "X-Qactd-Pin-State"], text)
             XCTAssertEqual(document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue), hostileName)
-            XCTAssertEqual(DesktopEntryExecReader.split(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec")))), command)
+            XCTAssertEqual(try DesktopEntryExec.literalArguments(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec")))), command)
             XCTAssertEqual(document.value(of: "X-Qactd-Pin-State"), state.rawValue)
             XCTAssertEqual(document.value(of: "Comment").map(DesktopEntryEscaping.unescapedValue),
                            state == .enabled ? "e=ve;@example.org\n[X]" : "This contact is no longer in your contacts.")

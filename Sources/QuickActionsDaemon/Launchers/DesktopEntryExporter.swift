@@ -154,9 +154,19 @@ struct DesktopEntryExporter: Sendable {
     /// The app's own entry for `DesktopFile=` (a path or an ID), as a launcher finds it; nil when
     /// there is none or it cannot be read. The notifications take the app's name and icon from it.
     func appEntry(_ setting: String) -> DesktopEntryDocument? {
+        appEntryLocation(setting)?.document
+    }
+
+    /// The app's own entry and where it was found (the copy this daemon wrote is skipped).
+    func appEntryLocation(_ setting: String) -> (path: String, document: DesktopEntryDocument)? {
         let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
         let target = dataHome.map { $0 + "/applications/" + identifier } ?? ""
-        return (try? findSource(setting, identifier: identifier, target: target))?.document
+        return (try? findSource(setting, identifier: identifier, target: target)).map { ($0.path, $0.document) }
+    }
+
+    /// The folders launchers read desktop entries from, most preferred first.
+    var applicationsFolders: [String] {
+        ([dataHome].compactMap { $0 } + dataDirectories).map { $0 + "/applications" }
     }
 
     // MARK: Pinned launchers
@@ -220,9 +230,9 @@ struct DesktopEntryExporter: Sendable {
             return source
         }
         var searched: [String] = []
-        for directory in [dataHome].compactMap({ $0 }) + dataDirectories {
+        for folder in applicationsFolders {
             for relative in DesktopFileID.relativePaths(of: identifier) {
-                let path = directory + "/applications/" + relative
+                let path = folder + "/" + relative
                 searched.append(path)
                 if let source = try readSource(path, target: target) { return source }
             }
