@@ -157,11 +157,12 @@ struct DesktopEntryExporter: Sendable {
         appEntryLocation(setting)?.document
     }
 
-    /// The app's own entry and where it was found (the copy this daemon wrote is skipped).
+    /// The app's own entry and where it was found (the copy this daemon wrote is skipped; an
+    /// entry of the person's own where the copy would go is the app's, though it cannot be exported).
     func appEntryLocation(_ setting: String) -> (path: String, document: DesktopEntryDocument)? {
         let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
         let target = dataHome.map { $0 + "/applications/" + identifier } ?? ""
-        return (try? findSource(setting, identifier: identifier, target: target)).map { ($0.path, $0.document) }
+        return (try? findSource(setting, identifier: identifier, target: target, acceptingTheTarget: true)).map { ($0.path, $0.document) }
     }
 
     /// The folders launchers read desktop entries from, most preferred first.
@@ -224,9 +225,11 @@ struct DesktopEntryExporter: Sendable {
 
     /// The app's own entry: a path as given, or the ID looked up in `$XDG_DATA_HOME/applications`,
     /// then each `$XDG_DATA_DIRS/*/applications`, skipping the copy this daemon wrote.
-    private func findSource(_ setting: String, identifier: String, target: String) throws(DesktopEntryExportProblem) -> Source {
+    private func findSource(
+        _ setting: String, identifier: String, target: String, acceptingTheTarget: Bool = false
+    ) throws(DesktopEntryExportProblem) -> Source {
         if setting.hasPrefix("/") {
-            guard let source = try readSource(setting, target: target) else { throw .sourceMissing(setting, searched: [setting]) }
+            guard let source = try readSource(setting, target: target, acceptingTheTarget: acceptingTheTarget) else { throw .sourceMissing(setting, searched: [setting]) }
             return source
         }
         var searched: [String] = []
@@ -234,18 +237,18 @@ struct DesktopEntryExporter: Sendable {
             for relative in DesktopFileID.relativePaths(of: identifier) {
                 let path = folder + "/" + relative
                 searched.append(path)
-                if let source = try readSource(path, target: target) { return source }
+                if let source = try readSource(path, target: target, acceptingTheTarget: acceptingTheTarget) { return source }
             }
         }
         throw .sourceMissing(identifier, searched: searched)
     }
 
     /// nil when the file does not exist, or is this daemon's own copy (look further).
-    private func readSource(_ path: String, target: String) throws(DesktopEntryExportProblem) -> Source? {
+    private func readSource(_ path: String, target: String, acceptingTheTarget: Bool) throws(DesktopEntryExportProblem) -> Source? {
         guard let document = try read(path) else { return nil }
         if path == target {
             if DesktopEntryExport.isGenerated(document) { return nil }
-            throw .foreignFile(path, isSource: true)
+            if !acceptingTheTarget { throw .foreignFile(path, isSource: true) }
         }
         return Source(path: path, document: document)
     }
