@@ -60,12 +60,20 @@ final class DaemonFixture {
         try? FileManager.default.removeItem(at: root)
     }
 
+    /// The tests of this fixture play the app (it resigns active) and name the app and books
+    /// they use, so the defaults that serve a person's desktop with nothing written (their mail
+    /// app, every Evolution book, following the contacts) are turned off here; `extra` comes
+    /// after and wins.
     func writeConfiguration(_ extra: String = "") throws {
         let text = """
             [Contacts]
             Directory=contacts
+            Evolution=none
             [Shortcuts]
             StaticItems=shortcuts.plist
+            Recompute=resign-active
+            [Launcher]
+            DesktopFile=none
             [Daemon]
             Socket=\(socketPath)
             \(extra)

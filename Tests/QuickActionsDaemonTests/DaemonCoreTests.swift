@@ -26,7 +26,7 @@ final class DaemonCoreTests: XCTestCase {
 
     private func settings(_ configurationText: String, staticItems: [ShortcutItem] = []) throws -> DaemonSettings {
         let loaded = try ConfigurationLoader.parse(
-            text: configurationText, file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
+            text: resigningActiveUnlessSaid(configurationText), file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
         return DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems))
     }
 

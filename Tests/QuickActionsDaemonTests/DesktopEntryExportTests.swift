@@ -51,7 +51,7 @@ final class DesktopEntryExportTests: XCTestCase {
 
     private func settings(_ configurationText: String, staticItems: [ShortcutItem] = [], localization: Localization = Localization()) throws -> DaemonSettings {
         let loaded = try ConfigurationLoader.parse(
-            text: configurationText, file: folder + "/qactd.conf", environment: environment, userID: getuid())
+            text: resigningActiveUnlessSaid(configurationText), file: folder + "/qactd.conf", environment: environment, userID: getuid())
         return DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems), localization: localization)
     }
 

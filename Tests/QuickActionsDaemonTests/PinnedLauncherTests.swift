@@ -37,7 +37,7 @@ final class PinnedLauncherTests: XCTestCase {
     }
 
     private func settings(_ text: String, staticItems: [ShortcutItem]? = nil) throws -> DaemonSettings {
-        let loaded = try ConfigurationLoader.parse(text: text, file: folder + "/qactd.conf", environment: environment, userID: getuid())
+        let loaded = try ConfigurationLoader.parse(text: resigningActiveUnlessSaid(text), file: folder + "/qactd.conf", environment: environment, userID: getuid())
         return DaemonSettings(
             configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems ?? [search]),
             localization: Localization(tables: ["en": ["SEARCH_TITLE": "Search"]]))
