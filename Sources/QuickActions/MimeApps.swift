@@ -40,20 +40,10 @@ public struct MimeAppsList: Hashable, Sendable {
     /// then `mimeapps.list`. Relative values of the variables are ignored, as the XDG Base
     /// Directory specification asks.
     public static func locations(environment: [String: String]) -> [String] {
-        func absolute(_ name: String, _ fallback: String?) -> String? {
-            if let value = environment[name], value.hasPrefix("/") { return value }
-            return fallback
-        }
-        func list(_ name: String, _ fallback: [String]) -> [String] {
-            let listed = (environment[name] ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
-            return listed.isEmpty ? fallback : listed
-        }
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? ($0 == "/" ? "" : $0) : nil }
         var folders: [String] = []
-        if let configHome = absolute("XDG_CONFIG_HOME", home.map { $0 + "/.config" }) { folders.append(configHome) }
-        folders += list("XDG_CONFIG_DIRS", ["/etc/xdg"])
-        if let dataHome = absolute("XDG_DATA_HOME", home.map { $0 + "/.local/share" }) { folders.append(dataHome + "/applications") }
-        folders += list("XDG_DATA_DIRS", ["/usr/local/share", "/usr/share"]).map { $0 + "/applications" }
+        if let configHome = XDGFolders.home("XDG_CONFIG_HOME", ".config", environment) { folders.append(configHome) }
+        folders += XDGFolders.list("XDG_CONFIG_DIRS", ["/etc/xdg"], environment)
+        folders += XDGFolders.applications(environment: environment)
         let desktops = (environment["XDG_CURRENT_DESKTOP"] ?? "").split(separator: ":").map { $0.lowercased() }.filter { !$0.isEmpty && !$0.contains("/") }
         var paths: [String] = []
         for folder in folders {
@@ -63,6 +53,32 @@ public struct MimeAppsList: Hashable, Sendable {
             }
         }
         return paths
+    }
+}
+
+/// The XDG Base Directory folders the specifications here read, from an environment.
+public enum XDGFolders {
+    /// `$XDG_DATA_HOME/applications`, then each `$XDG_DATA_DIRS/…/applications`: where launchers
+    /// find desktop entries, most preferred first.
+    public static func applications(environment: [String: String]) -> [String] {
+        var folders: [String] = []
+        if let dataHome = home("XDG_DATA_HOME", ".local/share", environment) { folders.append(dataHome + "/applications") }
+        folders += list("XDG_DATA_DIRS", ["/usr/local/share", "/usr/share"], environment).map { $0 + "/applications" }
+        return folders
+    }
+
+    /// `$name` when absolute (a relative value is ignored, as the specification asks), else
+    /// `$HOME/fallback`; nil without either.
+    static func home(_ name: String, _ fallback: String, _ environment: [String: String]) -> String? {
+        if let value = environment[name], value.hasPrefix("/") { return value }
+        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+        return (home == "/" ? "" : home) + "/" + fallback
+    }
+
+    /// The absolute folders of the `:`-separated `$name`, else `fallback`.
+    static func list(_ name: String, _ fallback: [String], _ environment: [String: String]) -> [String] {
+        let listed = (environment[name] ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+        return listed.isEmpty ? fallback : listed
     }
 }
 

@@ -86,7 +86,7 @@ enum DefaultMailApp {
     private static func declaringEntries(in entries: DesktopEntryExporter) -> [String] {
         var seen: Set<String> = []
         var declaring: [String] = []
-        for folder in entries.applicationsFolders {
+        for folder in XDGFolders.applications(environment: entries.environment) {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             for name in names where name.hasSuffix(DesktopFileID.suffix) && seen.insert(name).inserted {
                 guard let found = entries.appEntryLocation(name), found.path == folder + "/" + name,

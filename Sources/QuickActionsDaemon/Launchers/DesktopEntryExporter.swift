@@ -154,20 +154,24 @@ struct DesktopEntryExporter: Sendable {
     /// The app's own entry for `DesktopFile=` (a path or an ID), as a launcher finds it; nil when
     /// there is none or it cannot be read. The notifications take the app's name and icon from it.
     func appEntry(_ setting: String) -> DesktopEntryDocument? {
-        appEntryLocation(setting)?.document
+        let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
+        let target = dataHome.map { $0 + "/applications/" + identifier } ?? ""
+        return (try? findSource(setting, identifier: identifier, target: target))?.document
     }
 
-    /// The app's own entry and where it was found (the copy this daemon wrote is skipped; an
-    /// entry of the person's own where the copy would go is the app's, though it cannot be exported).
+    /// The app's own entry and where it was found, as `appEntry`; an entry of the person's own
+    /// where the copy would go is the app's too (it only keeps the copy from being written).
     func appEntryLocation(_ setting: String) -> (path: String, document: DesktopEntryDocument)? {
         let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
         let target = dataHome.map { $0 + "/applications/" + identifier } ?? ""
-        return (try? findSource(setting, identifier: identifier, target: target, acceptingTheTarget: true)).map { ($0.path, $0.document) }
-    }
-
-    /// The folders launchers read desktop entries from, most preferred first.
-    var applicationsFolders: [String] {
-        ([dataHome].compactMap { $0 } + dataDirectories).map { $0 + "/applications" }
+        do throws(DesktopEntryExportProblem) {
+            let source = try findSource(setting, identifier: identifier, target: target)
+            return (source.path, source.document)
+        } catch .foreignFile(let path, isSource: true) {
+            return (try? read(path))?.map { (path, $0) }
+        } catch {
+            return nil
+        }
     }
 
     // MARK: Pinned launchers
@@ -225,30 +229,28 @@ struct DesktopEntryExporter: Sendable {
 
     /// The app's own entry: a path as given, or the ID looked up in `$XDG_DATA_HOME/applications`,
     /// then each `$XDG_DATA_DIRS/*/applications`, skipping the copy this daemon wrote.
-    private func findSource(
-        _ setting: String, identifier: String, target: String, acceptingTheTarget: Bool = false
-    ) throws(DesktopEntryExportProblem) -> Source {
+    private func findSource(_ setting: String, identifier: String, target: String) throws(DesktopEntryExportProblem) -> Source {
         if setting.hasPrefix("/") {
-            guard let source = try readSource(setting, target: target, acceptingTheTarget: acceptingTheTarget) else { throw .sourceMissing(setting, searched: [setting]) }
+            guard let source = try readSource(setting, target: target) else { throw .sourceMissing(setting, searched: [setting]) }
             return source
         }
         var searched: [String] = []
-        for folder in applicationsFolders {
+        for directory in [dataHome].compactMap({ $0 }) + dataDirectories {
             for relative in DesktopFileID.relativePaths(of: identifier) {
-                let path = folder + "/" + relative
+                let path = directory + "/applications/" + relative
                 searched.append(path)
-                if let source = try readSource(path, target: target, acceptingTheTarget: acceptingTheTarget) { return source }
+                if let source = try readSource(path, target: target) { return source }
             }
         }
         throw .sourceMissing(identifier, searched: searched)
     }
 
     /// nil when the file does not exist, or is this daemon's own copy (look further).
-    private func readSource(_ path: String, target: String, acceptingTheTarget: Bool) throws(DesktopEntryExportProblem) -> Source? {
+    private func readSource(_ path: String, target: String) throws(DesktopEntryExportProblem) -> Source? {
         guard let document = try read(path) else { return nil }
         if path == target {
             if DesktopEntryExport.isGenerated(document) { return nil }
-            if !acceptingTheTarget { throw .foreignFile(path, isSource: true) }
+            throw .foreignFile(path, isSource: true)
         }
         return Source(path: path, document: document)
     }
