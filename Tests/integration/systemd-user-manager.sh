@@ -263,6 +263,7 @@ wait_for 15 "the user manager's private socket" test -S "$runtime/systemd/privat
 wait_for 15 "the user manager to finish starting up" manager_up
 
 if [[ -n "$package" ]]; then
+    socket_enabled_for_every_user
     use_package
     remove_package
     step "passed in $((SECONDS - started))s"
