@@ -12,7 +12,10 @@ final class DaemonFixture {
     var configFile: URL { root.appendingPathComponent("qactd.conf") }
     var stateDirectory: URL { root.appendingPathComponent("state") }
     var stateFile: URL { stateDirectory.appendingPathComponent("state.json") }
-    var socketPath: String { root.appendingPathComponent("run/qactd.sock").path }
+    /// Where the daemon's socket is; a test that starts the daemon with no configuration file
+    /// sets the one the daemon derives from its `XDG_RUNTIME_DIR`.
+    var socketPathOverride: String?
+    var socketPath: String { socketPathOverride ?? root.appendingPathComponent("run/qactd.sock").path }
     var logFile: URL { root.appendingPathComponent("qactd.log") }
     private(set) var daemon: Process?
     /// Set for the daemon only (not for qactl), e.g. its locale.
@@ -94,9 +97,11 @@ final class DaemonFixture {
 
     /// Starts qactd and waits until it answers on its socket.
     @discardableResult
-    func start(arguments: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> Process {
+    /// `configured: false` starts it with no `--config`: the person's own file, else the
+    /// system's, else the built-in defaults.
+    func start(arguments: [String] = [], configured: Bool = true, file: StaticString = #filePath, line: UInt = #line) throws -> Process {
         let process = Process()
-        let daemonArguments = ["--config", configFile.path, "--log-level", "debug"] + arguments
+        let daemonArguments = (configured ? ["--config", configFile.path] : []) + ["--log-level", "debug"] + arguments
         if let wrapper = daemonWrapper.first {
             process.executableURL = URL(fileURLWithPath: wrapper)
             process.arguments = daemonWrapper.dropFirst() + [Self.qactd] + daemonArguments
