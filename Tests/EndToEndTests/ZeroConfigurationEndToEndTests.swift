@@ -9,12 +9,7 @@ import XCTest
 /// app's command line with exactly one `mailto:` argument, percent-encoded.
 final class ZeroConfigurationEndToEndTests: XCTestCase {
     override func setUpWithError() throws {
-        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/python3", "/usr/libexec/evolution-addressbook-factory"]
-        where !FileManager.default.isExecutableFile(atPath: tool) {
-            try EvolutionEndToEndTests.missing("\(tool) is missing (evolution-data-server)")
-        }
-        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('EBook', '1.2'); from gi.repository import EBook"])
-        if probe.status != 0 { try EvolutionEndToEndTests.missing("gir1.2-ebook-1.2 is missing (\(probe.output))") }
+        try PrivateEvolutionDataServer.requireInstalled()
     }
 
     func testWithNoConfigurationTheMailAppOffersAFavoriteStarredInEvolutionAndOpensAMailToIt() throws {
