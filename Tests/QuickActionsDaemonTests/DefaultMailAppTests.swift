@@ -113,6 +113,17 @@ final class DefaultMailAppTests: XCTestCase {
         let named = try load("[Launcher]\nDesktopFile=thunderbird.desktop\n")
         XCTAssertEqual(named.favoriteActionSource, .appExec(entryPath: root + "/usr/share/applications/thunderbird.desktop"))
 
+        // An app's instance serves the app its own file names, never the mail app.
+        try FileManager.default.createDirectory(atPath: root + "/home/.config/qactd", withIntermediateDirectories: true)
+        try write("[Contacts]\nDirectory=\n", to: "/home/.config/qactd/alpha.conf")
+        let instance = try SettingsLoader(
+            environment: environment, explicitConfigPath: nil, systemCandidates: [], logger: Logger.recording(level: .debug).0,
+            instance: .app(try AppName(validating: "alpha"))
+        ).load().configuration
+        XCTAssertEqual(instance.launcherDesktopFile, "")
+        XCTAssertNil(instance.actions["FavoriteAction"])
+        XCTAssertTrue(instance.defaultApp?.problem?.contains("an app's instance") ?? false)
+
         let none = try load("[Launcher]\nDesktopFile=none\n")
         XCTAssertEqual(none.launcherDesktopFile, "")
         XCTAssertNil(none.actions["FavoriteAction"])

@@ -139,7 +139,8 @@ enum ConfigurationKeys {
                 + " $XDG_DATA_HOME/applications then $XDG_DATA_DIRS/*/applications, or a path. qactd keeps a copy"
                 + " with the quick actions added in $XDG_DATA_HOME/applications. auto: the person's mail app (the"
                 + " default application for x-scheme-handler/mailto in mimeapps.list), whose own Exec opens a new"
-                + " mail to a chosen favorite unless [Actions] names a command. none or empty: nothing is exported.",
+                + " mail to a chosen favorite unless [Actions] names a command (an app's instance, qactd --app NAME,"
+                + " takes no mail app: auto is none there). none or empty: nothing is exported.",
             \.launcherDesktopFileSetting, { value throws(ConfigurationError) in try value.desktopFileSetting() }),
         ConfigurationKey(
             "Launcher", "DynamicItems", default: .text("desktop-entry"),

@@ -32,7 +32,7 @@ struct SettingsLoader: Sendable {
             logger.warning("\(warning), ignoring.", metadata: ["QACTD_PATH": "\(warning.file)"])
         }
         var configuration = loaded.configuration
-        DefaultMailApp.resolve(&configuration, environment: environment)
+        DefaultMailApp.resolve(&configuration, environment: environment, instance: instance)
         logChoices(configuration)
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
             .expandingBuildSettings(bundleIdentifier: configuration.bundleIdentifier)

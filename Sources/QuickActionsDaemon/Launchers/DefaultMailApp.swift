@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import QuickActions
+import QuickActionsProtocol
 
 /// `[Launcher] DesktopFile=auto`: the person's mail app, the default application for
 /// `mailto:` URIs as the freedesktop MIME Applications specification chooses it from the
@@ -12,10 +13,15 @@ import QuickActions
 enum DefaultMailApp {
     /// Resolves `DesktopFile=auto` and, when `[Actions]` has no command for the favorites, gives
     /// them the app's own `Exec` (also for a named app whose entry handles `mailto:`).
-    static func resolve(_ configuration: inout DaemonConfiguration, environment: [String: String]) {
+    /// An app's instance (`qactd --app NAME`) serves the app its own file names: `auto` is the
+    /// plain daemon's, or two instances would both export the mail app's entry.
+    static func resolve(_ configuration: inout DaemonConfiguration, environment: [String: String], instance: InstanceName = .plain) {
         let entries = DesktopEntryExporter(environment: environment, qactlPath: nil)
         var entry: (path: String, document: DesktopEntryDocument)?
         switch configuration.launcherDesktopFileSetting {
+        case .auto where instance.app != nil:
+            configuration.defaultApp = DefaultAppChoice(
+                problem: "DesktopFile=auto is the plain qactd's mail app; an app's instance serves the app its DesktopFile= names")
         case .none, .named:
             guard case .named(let setting) = configuration.launcherDesktopFileSetting,
                   let found = entries.appEntryLocation(setting), declaresMailto(found.document)
