@@ -130,6 +130,32 @@ public struct CommandTemplate: Hashable, Sendable {
         self.arguments = parsed
     }
 
+    /// Each argument as a template writes it: fields in braces, braces of the text doubled.
+    public var writtenArguments: [String] {
+        arguments.map { pieces in
+            pieces.map { piece in
+                switch piece {
+                case .text(let text): Self.literal(text)
+                case .field(let field): "{\(field.rawValue)}"
+                }
+            }.joined()
+        }
+    }
+
+    /// The command as a line of `[Actions]` could write it (an argument with a blank or a quote
+    /// in double quotes), for people to read.
+    public var text: String {
+        writtenArguments.map { argument in
+            guard argument.isEmpty || argument.contains(where: { " \t\"'\\".contains($0) }) else { return argument }
+            var quoted = "\""
+            for character in argument {
+                if "\"\\$`".contains(character) { quoted.append("\\") }
+                quoted.append(character)
+            }
+            return quoted + "\""
+        }.joined(separator: " ")
+    }
+
     /// The fields the template uses, in order of first use.
     public var fields: [CommandTemplateField] {
         var seen: [CommandTemplateField] = []
@@ -213,6 +239,16 @@ public struct CommandTemplate: Hashable, Sendable {
         }
         if !text.isEmpty || pieces.isEmpty { pieces.append(.text(text)) }
         return pieces
+    }
+
+    /// `text` as it must be written in a template to stand for itself: `{{` and `}}` for braces.
+    public static func literal(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "{" || character == "}" { escaped.append(character) }
+            escaped.append(character)
+        }
+        return escaped
     }
 
     /// RFC 3986 percent-encoding of UTF-8: every byte but the unreserved characters and `@`.

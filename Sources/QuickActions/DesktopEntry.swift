@@ -408,24 +408,10 @@ public enum DesktopEntryExport {
 
     /// The first argument of an `Exec` value (as written), its quotes and escapes read.
     static func program(of exec: String) -> String? {
-        var program = ""
-        var quoted = false
-        var escaping = false
-        for character in DesktopEntryEscaping.unescapedValue(exec) {
-            if escaping {
-                program.append(character)
-                escaping = false
-            } else if quoted, character == "\\" {
-                escaping = true
-            } else if character == "\"" {
-                quoted.toggle()
-            } else if !quoted, character == " " || character == "\t" {
-                if !program.isEmpty { break }
-            } else {
-                program.append(character)
-            }
-        }
-        return program.isEmpty ? nil : program
+        // An unterminated quote still names its program: read up to the line's end.
+        let command = DesktopEntryEscaping.unescapedValue(exec)
+        let arguments = (try? DesktopEntryExec.split(command)) ?? (try? DesktopEntryExec.split(command + "\"")) ?? []
+        return arguments.first.flatMap { $0.isEmpty ? nil : $0 }
     }
 }
 
@@ -495,7 +481,7 @@ extension String {
 }
 
 extension StringProtocol {
-    fileprivate func trimmingBlanks() -> String {
+    func trimmingBlanks() -> String {
         var text = Substring(self)
         while text.first == " " || text.first == "\t" { text = text.dropFirst() }
         while text.last == " " || text.last == "\t" { text = text.dropLast() }

@@ -95,6 +95,29 @@ public enum QuickActionsInterface {
         # A contact file waiting for its writer to close it; since: ISO 8601, UTC.
         type WriterWait (path: string, since: string)
 
+        # What the defaults chose and why. desktopFile is [Launcher] DesktopFile= as
+        # written (auto: the default mail app of mimeapps.list); app the desktop-file
+        # ID served and appEntry its entry; chosenBy "default-application",
+        # "added-association" (of mimeappsList) or "mime-type" (the entry's
+        # MimeType=); problem why no app, or why it gives a favorite no command;
+        # favoriteAction the command a chosen favorite runs, and favoriteActionFrom
+        # "configuration", "app-exec" (the app's Exec with a mailto: URI) or "none";
+        # recompute is [Shortcuts] Recompute=, followingContacts whether the set
+        # follows the contacts now; evolution is [Contacts] Evolution=.
+        type Choices (
+          desktopFile: string,
+          app: ?string,
+          appEntry: ?string,
+          chosenBy: ?string,
+          mimeappsList: ?string,
+          problem: ?string,
+          favoriteAction: ?string,
+          favoriteActionFrom: string,
+          recompute: string,
+          followingContacts: bool,
+          evolution: string
+        )
+
         # Desktop notifications of failures ([Feedback] Notifications=): state is
         # "off", "idle" (nothing failed yet), "on" (the last one was shown) or
         # "unavailable" (it could not be: message says why); shown counts them.
@@ -218,7 +241,9 @@ public enum QuickActionsInterface {
           evolution: ?Evolution,
           # The app this instance serves (qactd --app NAME, qactd@NAME.service);
           # absent for the plain qactd.
-          app: ?string
+          app: ?string,
+          # What the defaults chose and why.
+          choices: ?Choices
         )
 
         # The quick actions: the displayed ones, or with all every item marked

@@ -123,6 +123,72 @@ public struct WriterWaitInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// What the configuration's defaults chose and why: which app gets the quick actions (with
+/// `[Launcher] DesktopFile=auto`, the default mail app of `mimeapps.list`), what a chosen
+/// favorite runs, when the set is recomputed and which address books are read.
+public struct ChoicesInfo: Codable, Sendable, Equatable {
+    /// How the app was chosen with `DesktopFile=auto`.
+    public enum ChosenBy: String, Sendable, CaseIterable {
+        /// `[Default Applications]` of `mimeappsList`.
+        case defaultApplication = "default-application"
+        /// `[Added Associations]` of `mimeappsList`.
+        case addedAssociation = "added-association"
+        /// No list names one; the entry's `MimeType=` lists `x-scheme-handler/mailto`.
+        case mimeType = "mime-type"
+    }
+
+    /// Where the favorites' command comes from.
+    public enum FavoriteActionFrom: String, Sendable, CaseIterable {
+        /// `[Actions]` of the configuration.
+        case configuration
+        /// The app's own `Exec` with a `mailto:` URI.
+        case appExec = "app-exec"
+        /// None: a chosen favorite goes to the app over the socket.
+        case none
+    }
+
+    /// `[Launcher] DesktopFile=` as written: "auto", "none", or the ID or path.
+    public var desktopFile: String
+    /// The desktop-file ID of the app served; nil when none.
+    public var app: String?
+    /// The app's own desktop entry.
+    public var appEntry: String?
+    /// A `ChosenBy` spelling, with `DesktopFile=auto`.
+    public var chosenBy: String?
+    /// The `mimeapps.list` the app was chosen from.
+    public var mimeappsList: String?
+    /// Why no app was found, or why it gives a favorite no command.
+    public var problem: String?
+    /// The command a chosen favorite runs, as `[Actions]` would write it; nil: none.
+    public var favoriteAction: String?
+    /// A `FavoriteActionFrom` spelling.
+    public var favoriteActionFrom: String
+    /// `[Shortcuts] Recompute=`: auto, resign-active or change.
+    public var recompute: String
+    /// Whether the set follows the contacts now (change; auto until an app speaks the socket).
+    public var followingContacts: Bool
+    /// `[Contacts] Evolution=` as written: none, all, or address-book UIDs.
+    public var evolution: String
+
+    public init(
+        desktopFile: String, app: String? = nil, appEntry: String? = nil, chosenBy: String? = nil, mimeappsList: String? = nil,
+        problem: String? = nil, favoriteAction: String? = nil, favoriteActionFrom: String, recompute: String,
+        followingContacts: Bool, evolution: String
+    ) {
+        self.desktopFile = desktopFile
+        self.app = app
+        self.appEntry = appEntry
+        self.chosenBy = chosenBy
+        self.mimeappsList = mimeappsList
+        self.problem = problem
+        self.favoriteAction = favoriteAction
+        self.favoriteActionFrom = favoriteActionFrom
+        self.recompute = recompute
+        self.followingContacts = followingContacts
+        self.evolution = evolution
+    }
+}
+
 /// Desktop notifications of failures a person should see (`[Feedback] Notifications=`).
 public struct NotificationsInfo: Codable, Sendable, Equatable {
     public enum State: String, Sendable {
@@ -311,6 +377,11 @@ public struct StatusReply: Codable, Sendable, Equatable {
     /// The app this instance serves (`qactd --app NAME`); nil for the plain daemon.
     public var app: String?
 
+    // What the defaults chose, and why.
+    /// Which app, which command for a favorite, which recompute mode and books; nil from
+    /// daemons older than the field.
+    public var choices: ChoicesInfo?
+
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
         stateFile: String, socket: String, contacts: Int, favorites: Int, invalidFiles: [InvalidFileInfo],
@@ -319,8 +390,9 @@ public struct StatusReply: Codable, Sendable, Equatable {
         filesParsed: Int, usage: [String: Int], stateError: String?, persisted: Bool? = nil, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
         quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil, evolution: EvolutionSourcesInfo? = nil,
-        app: String? = nil
+        app: String? = nil, choices: ChoicesInfo? = nil
     ) {
+        self.choices = choices
         self.version = version
         self.configFile = configFile
         self.contactsDirectory = contactsDirectory

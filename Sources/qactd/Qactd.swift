@@ -29,6 +29,13 @@ struct Qactd: ParsableCommand {
     var config: String?
 
     @Option(
+        name: .customLong("check-config"),
+        help: ArgumentHelp(
+            "Read the configuration file as the daemon would at start-up and exit: 0 when it is valid, 78 (naming file, line and key) when qactd would refuse it.",
+            valueName: "path"), completion: .file())
+    var checkConfig: String?
+
+    @Option(
         name: .long,
         help: ArgumentHelp(
             "Serve one app of several: read $XDG_CONFIG_HOME/qactd/NAME.conf, keep state in $XDG_STATE_HOME/qactd/NAME/, listen on $XDG_RUNTIME_DIR/qactd/NAME.sock (the unit qactd@NAME.service passes it).",
@@ -60,6 +67,18 @@ struct Qactd: ParsableCommand {
         // HOME anchors the default paths; a service started without it still has a passwd entry.
         if environment["HOME"].map(\.isEmpty) ?? true, let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
             environment["HOME"] = String(cString: directory)
+        }
+        if let checkConfig {
+            let (status, message) = Daemon.checkConfiguration(path: checkConfig, environment: environment, instance: try instance())
+            if status == 0 {
+                print(message)
+            } else {
+                // The descriptor, not the C global `stderr`, which Swift 6 keeps from concurrent code.
+                let line = Array("qactd: \(message)\n".utf8)
+                _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            }
+            if status != 0 { throw ExitCode(status) }
+            return
         }
         let status = Daemon.main(
             DaemonOptions(

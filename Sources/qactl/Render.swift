@@ -62,7 +62,58 @@ enum Render {
             lines.append(style.bold("invalid files"))
             lines += status.invalidFiles.map { "  " + style.red($0.path) + ": " + $0.reason }
         }
+        if let choices = status.choices { lines += choicesLines(choices, status: status, style: style) }
         return lines.joined(separator: "\n")
+    }
+
+    /// What the defaults chose and why, then the one line of configuration that changes each.
+    static func choicesLines(_ choices: ChoicesInfo, status: StatusReply, style: Style) -> [String] {
+        var rows: [(String, String)] = []
+        switch (choices.desktopFile, choices.app) {
+        case ("auto", let app?):
+            let why: String
+            switch ChoicesInfo.ChosenBy(rawValue: choices.chosenBy ?? "") {
+            case .defaultApplication?: why = "the default for mailto: in [Default Applications] of \(choices.mimeappsList ?? "?")"
+            case .addedAssociation?: why = "the first for mailto: in [Added Associations] of \(choices.mimeappsList ?? "?")"
+            case .mimeType?: why = "no mimeapps.list names one; its entry's MimeType= lists mailto:"
+            case nil: why = "DesktopFile=auto"
+            }
+            rows.append(("app", "\(app) (\(why))"))
+            if let entry = choices.appEntry { rows.append(("app entry", entry)) }
+        case ("auto", nil): rows.append(("app", style.yellow("none") + " (DesktopFile=auto found no mail app)"))
+        case ("none", _): rows.append(("app", "none (DesktopFile=none: nothing exported)"))
+        default: rows.append(("app", "\(choices.app ?? choices.desktopFile) (DesktopFile=)"))
+        }
+        if let problem = choices.problem { rows.append(("app problem", style.yellow(problem))) }
+        switch ChoicesInfo.FavoriteActionFrom(rawValue: choices.favoriteActionFrom) {
+        case .appExec?: rows.append(("favorite", "runs \(choices.favoriteAction ?? "?") (the app's own Exec, a new mail)"))
+        case .configuration?: rows.append(("favorite", "runs \(choices.favoriteAction ?? "?") ([Actions])"))
+        default: rows.append(("favorite", "goes to the app over the socket (no [Actions] command)"))
+        }
+        let following = choices.followingContacts ? "follows the contacts" : "on the app's ResignActive"
+        switch choices.recompute {
+        case "auto":
+            rows.append(("recompute", "auto: " + (choices.followingContacts ? "follows the contacts until an app speaks the socket" : "an app spoke the socket, so on its ResignActive")))
+        default: rows.append(("recompute", "\(choices.recompute): \(following)"))
+        }
+        let folder = status.contactsDirectory.isEmpty ? "no folder" : "the folder \(status.contactsDirectory)"
+        let books = choices.evolution == "all" ? "every Evolution address book" : choices.evolution == "none" ? "no Evolution address book" : "the address books \(choices.evolution)"
+        rows.append(("sources", "\(folder) and \(books)"))
+        // The person's own file, which a system-wide default (under an etc/qactd/) gives way to.
+        let ownFile = status.configFile.flatMap { $0.contains("/etc/qactd/") ? nil : $0 }
+        let file = ownFile ?? "~/.config/qactd/\(status.app ?? "qactd").conf"
+        let changes: [(String, String)] = [
+            ("another app", "[Launcher] DesktopFile=org.example.App.desktop"),
+            ("another command", "[Actions] FavoriteAction=xdg-email mailto:{email:uri}"),
+            ("recompute", "[Shortcuts] Recompute=resign-active"),
+            ("address books", "[Contacts] Evolution=none"),
+        ]
+        let width = max(rows.map(\.0.count).max() ?? 0, changes.map(\.0.count).max() ?? 0)
+        var lines = [style.bold("chosen")]
+        lines += rows.map { "  " + style.dim($0.0.padding(to: width)) + "  " + $0.1 }
+        lines.append(style.bold("to change, one line in \(file)"))
+        lines += changes.map { "  " + style.dim($0.0.padding(to: width)) + "  " + $0.1 }
+        return lines
     }
 
     /// One row per Evolution address book, with its kind and account (`evolution

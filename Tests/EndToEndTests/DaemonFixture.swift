@@ -14,7 +14,10 @@ final class DaemonFixture {
     var stateHome: URL { root.appendingPathComponent("state") }
     var stateDirectory: URL { stateHome.appendingPathComponent("qactd") }
     var stateFile: URL { stateDirectory.appendingPathComponent("state.json") }
-    var socketPath: String { root.appendingPathComponent("run/qactd.sock").path }
+    /// Where the daemon's socket is; a test that starts the daemon with no configuration file
+    /// sets the one the daemon derives from its `XDG_RUNTIME_DIR`.
+    var socketPathOverride: String?
+    var socketPath: String { socketPathOverride ?? root.appendingPathComponent("run/qactd.sock").path }
     var logFile: URL { root.appendingPathComponent("qactd.log") }
     private(set) var daemon: Process?
     /// Set for the daemon only (not for qactl), e.g. its locale.
@@ -62,6 +65,10 @@ final class DaemonFixture {
         try? FileManager.default.removeItem(at: root)
     }
 
+    /// The tests of this fixture play the app (it resigns active) and name the app and books
+    /// they use, so the defaults that serve a person's desktop with nothing written (their mail
+    /// app, every Evolution book, following the contacts) are turned off, after everything
+    /// else (so the lines `extra` is on stay where the tests expect them), unless `extra` sets them.
     func writeConfiguration(_ extra: String = "") throws {
         let text = """
             [Contacts]
@@ -71,8 +78,16 @@ final class DaemonFixture {
             [Daemon]
             Socket=\(socketPath)
             \(extra)
-            """
+            """ + Self.desktopDefaultsOff(unlessSetIn: extra)
         try text.write(to: configFile, atomically: true, encoding: .utf8)
+    }
+
+    static func desktopDefaultsOff(unlessSetIn extra: String) -> String {
+        var lines = ""
+        if !extra.contains("Evolution=") { lines += "\n[Contacts]\nEvolution=none" }
+        if !extra.contains("Recompute=") { lines += "\n[Shortcuts]\nRecompute=resign-active" }
+        if !extra.contains("DesktopFile=") { lines += "\n[Launcher]\nDesktopFile=none" }
+        return lines + "\n"
     }
 
     var environment: [String: String] {
@@ -89,9 +104,11 @@ final class DaemonFixture {
 
     /// Starts qactd and waits until it answers on its socket.
     @discardableResult
-    func start(arguments: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> Process {
+    /// `configured: false` starts it with no `--config`: the person's own file, else the
+    /// system's, else the built-in defaults.
+    func start(arguments: [String] = [], configured: Bool = true, file: StaticString = #filePath, line: UInt = #line) throws -> Process {
         let process = Process()
-        let daemonArguments = ["--config", configFile.path, "--log-level", "debug"] + arguments
+        let daemonArguments = (configured ? ["--config", configFile.path] : []) + ["--log-level", "debug"] + arguments
         if let wrapper = daemonWrapper.first {
             process.executableURL = URL(fileURLWithPath: wrapper)
             process.arguments = daemonWrapper.dropFirst() + [Self.qactd] + daemonArguments

@@ -39,6 +39,17 @@ final class PrivateEvolutionDataServer {
 
     deinit { stop() }
 
+    /// EDS, its bus and its client library are installed; else the test is skipped loudly (a
+    /// failure in CI).
+    static func requireInstalled() throws {
+        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/python3", "/usr/libexec/evolution-addressbook-factory"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
+            try EvolutionEndToEndTests.missing("\(tool) is missing (evolution-data-server)")
+        }
+        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('EBook', '1.2'); from gi.repository import EBook"])
+        if probe.status != 0 { try EvolutionEndToEndTests.missing("gir1.2-ebook-1.2 is missing (\(probe.output))") }
+    }
+
     /// Starts the bus and the driver; EDS itself is activated by the driver's first call.
     func start() throws {
         let bus = Process()
@@ -103,12 +114,7 @@ final class PrivateEvolutionDataServer {
 /// not parse) reported per book while the other sources keep serving, and recovered from.
 final class EvolutionEndToEndTests: XCTestCase {
     override func setUpWithError() throws {
-        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/python3", "/usr/libexec/evolution-addressbook-factory"]
-        where !FileManager.default.isExecutableFile(atPath: tool) {
-            try Self.missing("\(tool) is missing (evolution-data-server)")
-        }
-        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('EBook', '1.2'); from gi.repository import EBook"])
-        if probe.status != 0 { try Self.missing("gir1.2-ebook-1.2 is missing (\(probe.output))") }
+        try PrivateEvolutionDataServer.requireInstalled()
     }
 
     /// A component the test drives is not installed: skipped, loudly, on a developer's machine; a

@@ -38,8 +38,12 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.favoriteType, "FavoriteAction")
         XCTAssertEqual(configuration.favoriteIcon, .symbol("star.fill"))
         XCTAssertNil(configuration.appVersion)
-        XCTAssertEqual(configuration.recompute, .resignActive)
+        XCTAssertEqual(configuration.recompute, .auto, "follow the contacts until an app speaks the socket")
         XCTAssertEqual(configuration.recomputeSettle, .milliseconds(50))
+        XCTAssertEqual(configuration.evolution, .all, "GNOME Contacts' books with nothing to write")
+        XCTAssertEqual(configuration.launcherDesktopFileSetting, .auto, "the person's mail app")
+        XCTAssertEqual(configuration.launcherDesktopFile, "", "resolved by DefaultMailApp, which reads files")
+        XCTAssertEqual(configuration.favoriteActionSource, .none)
         XCTAssertEqual(configuration.launchCommand, [])
         XCTAssertEqual(configuration.responseTimeout, .seconds(5))
         XCTAssertEqual(configuration.socketPath, "/run/user/1000/qactd/qactd.sock")
@@ -142,7 +146,7 @@ final class ConfigurationTests: XCTestCase {
             "/etc/qactd/qactd.conf:2: [Daemon] MaxMessageBytes: \"\" is not a positive integer")
         assertError(
             "[Shortcuts]\nRecompute=sometimes\n",
-            "/etc/qactd/qactd.conf:2: [Shortcuts] Recompute: \"sometimes\" is not one of \"resign-active\" or \"change\"")
+            "/etc/qactd/qactd.conf:2: [Shortcuts] Recompute: \"sometimes\" is not one of \"auto\", \"resign-active\" or \"change\"")
         assertError(
             "[Shortcuts]\nFavoriteType=\n",
             "/etc/qactd/qactd.conf:2: [Shortcuts] FavoriteType: \"\" must not be empty")

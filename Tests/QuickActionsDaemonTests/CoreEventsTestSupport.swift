@@ -10,3 +10,10 @@ extension XCTestCase {
         addTeardownBlock { pump.cancel() }
     }
 }
+
+/// These tests were written for an app that resigns active: unless the configuration they
+/// give says otherwise, `Recompute=resign-active` is added after it (so its line numbers stay),
+/// rather than the default `auto`, whose settle timer would recompute on its own.
+func resigningActiveUnlessSaid(_ configuration: String) -> String {
+    configuration.contains("Recompute=") ? configuration : configuration + "\n[Shortcuts]\nRecompute=resign-active\n"
+}

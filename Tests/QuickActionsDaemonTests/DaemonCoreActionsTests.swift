@@ -20,7 +20,7 @@ final class DaemonCoreActionsTests: XCTestCase {
 
     private func makeCore(_ configuration: String, staticItems: [ShortcutItem] = []) throws -> (DaemonCore, RecordingLogHandler.Store) {
         let loaded = try ConfigurationLoader.parse(
-            text: configuration, file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
+            text: resigningActiveUnlessSaid(configuration), file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
         let (logger, records) = Logger.recording(level: .debug)
         let core = DaemonCore(
             settings: DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems)), restored: nil,

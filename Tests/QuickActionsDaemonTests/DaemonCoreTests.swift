@@ -26,7 +26,7 @@ final class DaemonCoreTests: XCTestCase {
 
     private func settings(_ configurationText: String, staticItems: [ShortcutItem] = []) throws -> DaemonSettings {
         let loaded = try ConfigurationLoader.parse(
-            text: configurationText, file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
+            text: resigningActiveUnlessSaid(configurationText), file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
         return DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems))
     }
 
@@ -172,10 +172,10 @@ final class DaemonCoreTests: XCTestCase {
         XCTAssertFalse(listing.launched, "following the contacts is not a launch")
     }
 
-    func testWithTheDefaultResignActiveIndexChangesAloneChangeNothing() async throws {
-        let core = makeCore(try settings(""))
+    func testWithResignActiveIndexChangesAloneChangeNothing() async throws {
+        let core = makeCore(try settings("[Shortcuts]\nRecompute=resign-active\n"))
         await core.applyWatcherUpdate(update([favorite(1)]))
-        // The only timer the core could have started is the settle timer; with the default
+        // The only timer the core could have started is the settle timer; with this
         // policy none is started, so finishing pending work settles everything now.
         await core.finishPendingWork()
         let listing = try await core.listing(all: true)
@@ -183,6 +183,38 @@ final class DaemonCoreTests: XCTestCase {
         let status = await core.status()
         XCTAssertEqual(status.favorites, 1, "the index follows the contacts")
         XCTAssertEqual(status.dynamicItems, 0, "the set waits for the app to resign active")
+    }
+
+    /// The default `Recompute=auto`: an app that never speaks the socket never resigns active,
+    /// so the daemon stands in for it and its favorites follow the contacts, displayed; once an
+    /// app speaks (here a lifecycle message), it is the app's `ResignActive` again.
+    func testWithRecomputeAutoTheSetFollowsTheContactsUntilAnAppSpeaks() async throws {
+        let core = makeCore(try settings("[Shortcuts]\nRecompute=auto\n"))
+        let following = await core.followsContacts
+        XCTAssertTrue(following)
+        await core.applyWatcherUpdate(update([favorite(1)]))
+        let followed = await waitUntil(timeout: 20) { () async -> Bool in
+            (try? await core.listing(all: false).items.map(\.item.contactIdentifier)) == ["fav-1"]
+        }
+        XCTAssertTrue(followed, "the favorite is displayed with no ResignActive")
+        let first = try await core.listing(all: true)
+        XCTAssertTrue(first.launched, "the daemon resigned active for the app, so the set is displayed")
+        let status = await core.status()
+        XCTAssertTrue(status.followsContacts)
+        XCTAssertEqual(ChoicesInfo(status.configuration, followingContacts: status.followsContacts).recompute, "auto")
+
+        await core.recordLifecycleMessage(appVersion: "2.0")
+        let stillFollowing = await core.followsContacts
+        XCTAssertFalse(stillFollowing, "an app spoke: from now on its ResignActive decides")
+        await core.applyWatcherUpdate(update([favorite(2)]))
+        let pending = await core.pendingRecompute
+        XCTAssertNil(pending, "no settle timer once the app speaks")
+        let unchanged = try await core.listing(all: true)
+        XCTAssertEqual(unchanged.generation, first.generation)
+        let outcome = await core.resignActive(appVersion: "2.0")
+        XCTAssertTrue(outcome.changed)
+        let after = try await core.listing(all: false)
+        XCTAssertEqual(after.items.compactMap(\.item.contactIdentifier), ["fav-1", "fav-2"])
     }
 
     func testANegativeLimitIsAnInvalidParameterNamedLimit() async throws {

@@ -55,7 +55,7 @@ final class DesktopEntryExportTests: XCTestCase {
 
     private func settings(_ configurationText: String, staticItems: [ShortcutItem] = [], localization: Localization = Localization()) throws -> DaemonSettings {
         let loaded = try ConfigurationLoader.parse(
-            text: configurationText, file: folder + "/qactd.conf", environment: environment, userID: getuid())
+            text: resigningActiveUnlessSaid(configurationText), file: folder + "/qactd.conf", environment: environment, userID: getuid())
         return DaemonSettings(configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems), localization: localization)
     }
 
@@ -400,12 +400,12 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertEqual(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n").configuration.bundleIdentifier, "org.example.Contacts")
         XCTAssertEqual(try settings("[Launcher]\nDesktopFile=/opt/app/share/org.example.App.desktop\n").configuration.bundleIdentifier, "org.example.App")
         XCTAssertEqual(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nBundleIdentifier=com.other\n").configuration.bundleIdentifier, "com.other")
-        XCTAssertEqual(try settings("").configuration.bundleIdentifier, "", "neither set: types stay as written")
+        XCTAssertEqual(try settings("[Launcher]\nDesktopFile=none\n").configuration.bundleIdentifier, "", "neither set: types stay as written")
         XCTAssertThrowsError(try settings("[Launcher]\nDynamicItems=dock\n")) { error in
             XCTAssertEqual("\(error)", "\(folder)/qactd.conf:2: [Launcher] DynamicItems: \"dock\" is not one of \"desktop-entry\" or \"quicklist\"")
         }
         XCTAssertThrowsError(try settings("[Launcher]\nDesktopFile=Contacts\n")) { error in
-            XCTAssertTrue("\(error)".contains("qactd.conf:2: [Launcher] DesktopFile: \"Contacts\" is not a desktop-file ID"), "\(error)")
+            XCTAssertTrue("\(error)".contains("qactd.conf:2: [Launcher] DesktopFile: \"Contacts\" is not auto, none, a desktop-file ID"), "\(error)")
         }
     }
 
@@ -439,7 +439,7 @@ final class DesktopEntryExportTests: XCTestCase {
             XCTAssertEqual(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Name", in: group))), row.item.title)
             let exec = DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec", in: group)))
             XCTAssertEqual(
-                DesktopEntryExecReader.split(exec),
+                try DesktopEntryExec.literalArguments(exec),
                 [qactl, "trigger", "--socket=\(folder)/run/qactd.sock", "--type=FavoriteAction", "--contact=\(row.item.contactIdentifier ?? "")"],
                 "exactly five arguments for \(row.item.title.debugDescription)")
         }

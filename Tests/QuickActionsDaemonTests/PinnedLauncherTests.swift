@@ -39,7 +39,7 @@ final class PinnedLauncherTests: XCTestCase {
     }
 
     private func settings(_ text: String, staticItems: [ShortcutItem]? = nil) throws -> DaemonSettings {
-        let loaded = try ConfigurationLoader.parse(text: text, file: folder + "/qactd.conf", environment: environment, userID: getuid())
+        let loaded = try ConfigurationLoader.parse(text: resigningActiveUnlessSaid(text), file: folder + "/qactd.conf", environment: environment, userID: getuid())
         return DaemonSettings(
             configuration: loaded.configuration, staticItems: StaticItemsFile(items: staticItems ?? [search]),
             localization: Localization(tables: ["en": ["SEARCH_TITLE": "Search"]]))
@@ -289,7 +289,7 @@ final class PinnedLauncherTests: XCTestCase {
         let document = try DesktopEntryDocument(parsing: String(contentsOfFile: path, encoding: .utf8))
         XCTAssertEqual(document.groupNames, ["Desktop Entry"])
         XCTAssertEqual(document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue), hostileName)
-        let exec = DesktopEntryExecReader.split(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec"))))
+        let exec = try DesktopEntryExec.literalArguments(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec"))))
         XCTAssertEqual(exec, [qactl, "trigger", "--socket=\(folder)/run/qactd.sock", "--pinned=\(pin.identifier)"])
         try assertDesktopFileValid(path)
         // The hostile contact removed: the disabled launcher is valid too.

@@ -27,7 +27,7 @@ final class StateWriterTests: XCTestCase {
 
     private func makeCore(writeDelay: Duration?, logger: Logger = Logger.recording(level: .debug).0) throws -> DaemonCore {
         let loaded = try ConfigurationLoader.parse(
-            text: "", file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
+            text: resigningActiveUnlessSaid(""), file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
         var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state"))
         store.delayBeforeWriting = writeDelay
         let core = DaemonCore(

@@ -121,4 +121,59 @@ final class CommandTemplateTests: XCTestCase {
         XCTAssertEqual(CommandTemplate.percentEncoded("Schönberg"), "Sch%C3%B6nberg")
         XCTAssertEqual(CommandTemplate.percentEncoded("-._~"), "-._~")
     }
+
+    /// Every command the documentation shows, each with values built against it: a field that
+    /// must not leave its place in a URI (`'` and `,` against a quoted `to='…'`, `?`, `&`, `#`,
+    /// `;` and `,` against a `mailto:` or `xmpp:` query, a line break against headers). Each value
+    /// comes out percent-encoded, nothing but unreserved characters, `@` and `%XX`, and decodes
+    /// back to itself.
+    func testTheDocumentedCommandsKeepHostileFieldsInsideTheirURI() throws {
+        let documented: [(template: [String], uriArgument: Int, prefix: String, suffix: String)] = [
+            (["xdg-email", "mailto:{email:uri}"], 1, "mailto:", ""),
+            (["xdg-open", "xmpp:{email:uri}?message"], 1, "xmpp:", "?message"),
+            // DesktopFile=auto's default: the mail app's own Exec, its %u given `mailto:{email:uri}`.
+            (try DesktopEntryExec.mailtoTemplate(exec: "thunderbird %u", icon: nil, name: nil, location: nil), 1, "mailto:", ""),
+            (try DesktopEntryExec.mailtoTemplate(exec: "evolution --component=mail %U", icon: nil, name: nil, location: nil), 2, "mailto:", ""),
+        ]
+        let hostile = [
+            "x',attachment='file:///home/u/.ssh/id_ed25519",
+            "ada@example.org?cc=eve@evil.example&body=hi",
+            "ada@example.org,eve@evil.example",
+            "ada@example.org#frag",
+            "ada@example.org\r\nBcc: eve@evil.example",
+            "ada@example.org?message;type=chat",
+            "\"a b\"@example.org",
+            "%0Aada@example.org",
+        ]
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~@%")
+        for (arguments, index, prefix, suffix) in documented {
+            let template = try CommandTemplate(arguments: arguments)
+            for email in hostile {
+                var values = ada
+                values.email = email
+                let argv = try template.expand(values).get()
+                XCTAssertEqual(argv.count, arguments.count, "\(arguments): one argument per template argument")
+                let uri = argv[index]
+                XCTAssertTrue(uri.hasPrefix(prefix) && uri.hasSuffix(suffix), uri)
+                let field = String(uri.dropFirst(prefix.count).dropLast(suffix.count))
+                XCTAssertTrue(field.allSatisfy(allowed.contains), "\(arguments): \(field)")
+                XCTAssertEqual(Self.percentDecoded(field), email, "\(arguments)")
+            }
+        }
+    }
+
+    static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "%") {
+                guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
 }

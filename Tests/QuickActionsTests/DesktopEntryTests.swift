@@ -46,7 +46,7 @@ final class DesktopEntryTests: XCTestCase {
             let arguments = ["/opt/my qactl/bin/qactl", "trigger", "--socket=/run/user/1000/qactd/qactd.sock", "--type=FavoriteAction", "--contact=\(name)"]
             let exec = DesktopEntryEscaping.exec(arguments)
             XCTAssertFalse(exec.contains("\n"), exec.debugDescription)
-            XCTAssertEqual(DesktopEntryExecReader.split(readValue(exec)), arguments, exec)
+            XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(exec)), arguments, exec)
         }
         XCTAssertEqual(DesktopEntryEscaping.execArgument("plain-arg_1.x"), "plain-arg_1.x")
         XCTAssertEqual(DesktopEntryEscaping.execArgument("100%"), "100%%")
@@ -95,16 +95,16 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertFalse(DesktopEntryExport.isGenerated(source))
         let exec = try XCTUnwrap(composed.value(of: "Exec"))
         XCTAssertEqual(DesktopEntryExport.withoutRevision(exec), "contacts %U", "the app's Exec is not replaced by a name's Exec=")
-        XCTAssertEqual(DesktopEntryExecReader.split(readValue(exec)).first, "env")
+        XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(exec)).first, "env")
         XCTAssertEqual(revision(of: text)?.count, 16, "a 64-bit revision in hexadecimal: \(exec)")
-        XCTAssertEqual(DesktopEntryExecReader.split(readValue(exec)).dropFirst(2), ["contacts", "%U"], "the same program with the same arguments")
+        XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(exec)).dropFirst(2), ["contacts", "%U"], "the same program with the same arguments")
         XCTAssertEqual(composed.value(of: "Name[fr]", in: "Desktop Action qactd-Search"), "Chercher")
         XCTAssertEqual(composed.value(of: "Icon", in: "Desktop Action qactd-Search"), "system-search")
         let keys = composed.lines.compactMap { line -> String? in if case .entry(let key, _, _) = line { return key } else { return nil } }
         XCTAssertEqual(keys.filter { $0 == "Exec" }.count, 4, "one Exec per group, no more")
         XCTAssertEqual(readValue(try XCTUnwrap(composed.value(of: "Name", in: "Desktop Action qactd-FavoriteAction-ann"))), Self.hostileNames[0])
         XCTAssertEqual(
-            DesktopEntryExecReader.split(readValue(try XCTUnwrap(composed.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-ann")))),
+            try DesktopEntryExec.literalArguments(readValue(try XCTUnwrap(composed.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-ann")))),
             ["/usr/bin/qactl", "trigger", "--contact=\(Self.hostileNames[1])"])
         // The mark goes at the end of [Desktop Entry]'s keys, before the blank line and the next group.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -140,7 +140,7 @@ final class DesktopEntryTests: XCTestCase {
     /// The revision before the app's `Exec`: GNOME Shell re-reads an app whose command line changed.
     private func revision(of text: String) -> String? {
         guard let document = try? DesktopEntryDocument(parsing: text), let exec = document.value(of: "Exec") else { return nil }
-        let arguments = DesktopEntryExecReader.split(readValue(exec))
+        guard let arguments = try? DesktopEntryExec.literalArguments(readValue(exec)) else { return nil }
         guard arguments.count > 1, arguments[0] == "env", arguments[1].hasPrefix("QACTD_ACTIONS=") else { return nil }
         return String(arguments[1].dropFirst("QACTD_ACTIONS=".count))
     }
@@ -162,7 +162,7 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertNotEqual(revision(of: compose(["Ada"], socket: "/run/other.sock")), revision(of: ada), "every line counts")
         // A copy composed from a copy: one revision, the app's Exec behind it.
         let again = DesktopEntryExport.compose(source: try DesktopEntryDocument(parsing: ada), sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [])
-        XCTAssertEqual(DesktopEntryExecReader.split(readValue(try XCTUnwrap(DesktopEntryDocument(parsing: again).value(of: "Exec")))).dropFirst(2), ["contacts", "%U"])
+        XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(try XCTUnwrap(DesktopEntryDocument(parsing: again).value(of: "Exec")))).dropFirst(2), ["contacts", "%U"])
         XCTAssertEqual(again.components(separatedBy: "QACTD_ACTIONS=").count, 2)
     }
 

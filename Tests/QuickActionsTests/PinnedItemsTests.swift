@@ -143,7 +143,7 @@ final class PinnedItemsTests: XCTestCase {
             XCTAssertEqual(read.item.title, hostileName)
             XCTAssertEqual(read.state, state)
             XCTAssertEqual(document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue), hostileName)
-            XCTAssertEqual(DesktopEntryExecReader.split(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec")))), command)
+            XCTAssertEqual(try DesktopEntryExec.literalArguments(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec")))), command)
             XCTAssertEqual(document.value(of: "X-Qactd-Pin-State"), state.rawValue)
             XCTAssertEqual(document.value(of: "Comment").map(DesktopEntryEscaping.unescapedValue),
                            state == .enabled ? "e=ve;@example.org\n[X]" : "This contact is no longer in your contacts.")

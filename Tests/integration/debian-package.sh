@@ -208,3 +208,17 @@ remove_package() {
     done <"$scratch/package-paths"
     return 0
 }
+
+# The package enables the user socket for every user, as dh_installsystemduser does: a user
+# manager started after the installation (this one) listens on it with no systemctl call.
+socket_active() { [[ $(property qactd.socket ActiveState) == active ]]; }
+
+socket_enabled_for_every_user() {
+    step "a new user's manager has qactd.socket enabled and listening, with no systemctl --user enable"
+    [[ $(readlink /etc/systemd/user/sockets.target.wants/qactd.socket) == /usr/lib/systemd/user/qactd.socket ]] \
+        || fail "postinst did not link qactd.socket into /etc/systemd/user/sockets.target.wants"
+    [[ $(property qactd.socket UnitFileState) == enabled ]] \
+        || fail "qactd.socket is '$(property qactd.socket UnitFileState)' for a new user, not enabled"
+    wait_for 10 "qactd.socket to listen" socket_active
+    [[ -S "$runtime/qactd/qactd.sock" ]] || fail "no socket at $runtime/qactd/qactd.sock"
+}

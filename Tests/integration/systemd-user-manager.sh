@@ -299,6 +299,7 @@ stop_user_manager() {
 start_user_manager
 
 if [[ -n "$package" ]]; then
+    socket_enabled_for_every_user
     use_package
     export_and_pin
     remove_package
@@ -531,6 +532,66 @@ assert apps["beta"]["answering"], apps["beta"]
 ' "$apps_json" || fail "qactl apps --json beside a failed instance: $apps_json"
 ((SECONDS - apps_started < 15)) || fail "qactl apps took $((SECONDS - apps_started))s beside a failed instance"
 sctl stop qactd@gamma.socket qactd@gamma.service >/dev/null 2>&1 || true
+
+step "no configuration: a favorite starred through EDS is on the mail app of mimeapps.list within 2 s, and opens a mail"
+# What a person has: a mail app installed in a data folder of the session, chosen for mailto:
+# links in ~/.config/mimeapps.list, and EDS on their session bus (dbus-user-session's socket),
+# started by the user manager as GNOME Contacts would. No qactd.conf, no qactl resign-active.
+rm -f "$home/.config/qactd/qactd.conf"
+mail_apps=$home/.local/share/qactd-test/share/applications
+install -d -o "$uid" -g "$gid" -m 0755 "$mail_apps"
+# The app's command prints its arguments, each in <>, to stderr: the journal gets them.
+cat >"$home/.local/share/qactd-test/record-mail" <<'RECORDER'
+#!/bin/sh
+{
+    printf 'recorded mail arguments:'
+    for argument in "$@"; do printf ' <%s>' "$argument"; done
+    printf '\n'
+} >&2
+RECORDER
+chmod 0755 "$home/.local/share/qactd-test/record-mail"
+printf '[Desktop Entry]\nType=Application\nName=Recording Mail\nExec=%s --compose %%u\nMimeType=x-scheme-handler/mailto;\n' \
+    "$home/.local/share/qactd-test/record-mail" >"$mail_apps/org.example.Mail.desktop"
+printf '[Default Applications]\nx-scheme-handler/mailto=org.example.Gone.desktop;org.example.Mail.desktop;\n' >"$home/.config/mimeapps.list"
+chown -R "$uid:$gid" "$home/.local/share/qactd-test" "$home/.config"
+sctl set-environment XDG_DATA_DIRS="$home/.local/share/qactd-test/share:/usr/local/share:/usr/share" \
+    || fail "systemctl --user set-environment failed"
+# The daemon logs at its default level again (the watchdog step's drop-in asked for notice):
+# a command's stderr is logged with its exit at info.
+printf '[Service]\nExecStart=\nExecStart=%s\n' "$home/.local/bin/qactd" >"$home/.config/systemd/user/qactd.service.d/zz-info.conf"
+chown -R "$uid:$gid" "$home/.config/systemd"
+sctl daemon-reload
+sctl stop qactd.service
+wait_for 10 "the session bus of dbus-user-session" test -S "$runtime/bus"
+eds_add() {  # eds_add JSON-REQUEST: runs it through EDS's own client library; prints the answer
+    printf '%s\n' "$1" | as_user env DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus" GSETTINGS_BACKEND=memory \
+        timeout 60 python3 "$repository/Tests/integration/eds-book.py" | tail -n 1
+}
+# Any call starts EDS (its source registry and address-book factory, user units) and makes the
+# built-in book; the daemon then finds it there.
+eds_add '{"op": "add", "book": "system-address-book", "name": "Plain Person"}' | grep -q '"ok": true' \
+    || fail "EDS did not add a contact on the user's session bus"
+zero_status=$(qactl status --json) || fail "qactl status failed with no configuration"
+wait_for 10 "qactd.service to run" service_running
+python3 - "$zero_status" "$home" <<'PYTHON' || fail "qactl status does not show the mail app of mimeapps.list: $zero_status"
+import json, sys
+status, home = json.loads(sys.argv[1]), sys.argv[2]
+# No file of the person's own: the one make install put beside the binary, the built-in defaults.
+assert status.get("configFile") in (None, home + "/.local/etc/qactd/qactd.conf"), status.get("configFile")
+choices = status["choices"]
+assert choices["app"] == "org.example.Mail.desktop" and choices["chosenBy"] == "default-application", choices
+assert choices["mimeappsList"] == home + "/.config/mimeapps.list", choices
+assert choices["favoriteActionFrom"] == "app-exec" and choices["recompute"] == "auto" and choices["followingContacts"], choices
+PYTHON
+ada_answer=$(eds_add '{"op": "add", "book": "system-address-book", "name": "Ada Lovelace", "email": "x'"'"',attachment='"'"'file:///home/u/.ssh/id_ed25519@example.org", "star": true}')
+ada=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["uid"])' "$ada_answer") || fail "EDS did not star Ada: $ada_answer"
+ada_listed() { qactl list --json | python3 -c 'import json, sys; sys.exit(0 if any(i["item"].get("userInfo", {}).get("contactIdentifier") == sys.argv[1] for i in json.load(sys.stdin)["items"]) else 1)' "$1"; }
+wait_for 2 "Ada, starred through EDS, in qactl list with no resign-active" ada_listed "$ada"
+qactl trigger --type FavoriteAction --contact "$ada" >/dev/null || fail "qactl trigger of Ada's quick action failed"
+# A message with a line break (the command's stderr) comes as an array of bytes in journalctl's JSON.
+wait_for 10 "the mail app's command line with one percent-encoded mailto: argument" journal_has \
+    '"recorded mail arguments: <--compose> <mailto:x%27%2Cattachment%3D%27file%3A%2F%2F%2Fhome%2Fu%2F.ssh%2Fid_ed25519@example.org>\n" in (bytes(entry["MESSAGE"]).decode("utf-8", "replace") if isinstance(entry.get("MESSAGE"), list) else str(entry.get("MESSAGE", "")) + "\n")'
+sctl unset-environment XDG_DATA_DIRS
 
 step "an invalid configuration: exit 78, named in the journal, no restart loop"
 restarts_scheduled() {

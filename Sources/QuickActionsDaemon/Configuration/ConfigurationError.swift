@@ -13,6 +13,9 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidValue(file: String, line: Int, section: String, key: String, value: String, expectation: String)
     case unterminatedQuote(file: String, line: Int, section: String, key: String, value: String)
     case danglingBackslash(file: String, line: Int, section: String, key: String, value: String)
+    /// A blank then `#` or `;` inside a value: a comment written after the value, which the
+    /// format does not have.
+    case trailingComment(file: String, line: Int, section: String, key: String, value: String, comment: String)
     case homeDirectoryUnknown
 
     var description: String {
@@ -39,6 +42,9 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(file):\(line): [\(section)] \(key): \"\(value)\" has an unterminated quote."
         case .danglingBackslash(let file, let line, let section, let key, let value):
             return "\(file):\(line): [\(section)] \(key): \"\(value)\" ends with a backslash that escapes nothing."
+        case .trailingComment(let file, let line, let section, let key, let value, let comment):
+            return "\(file):\(line): [\(section)] \(key): \"\(value)\" ends in what looks like a comment (\"\(comment)\"):"
+                + " qactd.conf takes comments only on lines of their own; move it to a line above \(key)=."
         case .homeDirectoryUnknown:
             return "HOME is not set, so \"~\" and the default folders cannot be resolved."
         }

@@ -72,7 +72,7 @@ enum ConfigurationKeys {
             help: "Larger contact files are skipped with a warning.",
             \.maxFileBytes, { value throws(ConfigurationError) in try value.positiveInteger() }),
         ConfigurationKey(
-            "Contacts", "Evolution", default: .text("none"),
+            "Contacts", "Evolution", default: .text("all"),
             help: "Evolution Data Server address books (GNOME Contacts, Evolution, online accounts) read"
                 + " besides Directory=, read-only: none, all (every address book of this user, as they come"
                 + " and go) or address-book UIDs separated by commas (system-address-book is \"Personal\")."
@@ -107,12 +107,14 @@ enum ConfigurationKeys {
                 + " DesktopFile= set, the types are left as written.",
             \.bundleIdentifier, { value in value.text }),
         ConfigurationKey(
-            "Shortcuts", "Recompute", default: .text("resign-active"),
-            help: "resign-active (as on iOS), or change: follow the contacts once they settle.",
+            "Shortcuts", "Recompute", default: .text("auto"),
+            help: "auto: follow the contacts until an app speaks the socket (connects or sends a lifecycle"
+                + " message), then as resign-active; resign-active (as on iOS): when the app resigns active;"
+                + " change: follow the contacts once they settle.",
             \.recompute, { value throws(ConfigurationError) in try value.choice() }),
         ConfigurationKey(
             "Shortcuts", "RecomputeSettleMSec", default: .text("50"),
-            help: "With Recompute=change: how long the contacts must stay unchanged first.",
+            help: "With Recompute=change (and auto, while it follows them): how long the contacts must stay unchanged first.",
             \.recomputeSettle, { value throws(ConfigurationError) in .milliseconds(try value.nonNegativeInteger()) }),
 
         ConfigurationKey(
@@ -132,12 +134,14 @@ enum ConfigurationKeys {
             \.notifications, { value throws(ConfigurationError) in try value.choice() }),
 
         ConfigurationKey(
-            "Launcher", "DesktopFile", default: .text(""),
+            "Launcher", "DesktopFile", default: .text("auto"),
             help: "The app's desktop-file ID (org.example.Contacts.desktop), looked up in"
                 + " $XDG_DATA_HOME/applications then $XDG_DATA_DIRS/*/applications, or a path. qactd keeps a copy"
-                + " with the quick actions added in its exports folder, $XDG_DATA_HOME/qactd/exports/share/applications."
-                + " Empty: nothing is exported.",
-            \.launcherDesktopFile, { value throws(ConfigurationError) in try value.desktopFile() }),
+                + " with the quick actions added in its exports folder, $XDG_DATA_HOME/qactd/exports/share/applications. auto: the person's mail app (the"
+                + " default application for x-scheme-handler/mailto in mimeapps.list), whose own Exec opens a new"
+                + " mail to a chosen favorite unless [Actions] names a command (an app's instance, qactd --app NAME,"
+                + " takes no mail app: auto is none there). none or empty: nothing is exported.",
+            \.launcherDesktopFileSetting, { value throws(ConfigurationError) in try value.desktopFileSetting() }),
         ConfigurationKey(
             "Launcher", "DynamicItems", default: .text("desktop-entry"),
             help: "Where the favorites' quick actions go: desktop-entry (read by every launcher) or quicklist"
@@ -174,9 +178,13 @@ enum ConfigurationKeys {
         + " whether or not the app runs. COMMAND is split like LaunchCommand (never by a shell), then the"
         + " fields are filled in inside each argument: \(CommandTemplateField.spellings). An argument that is"
         + " one field and empty is dropped; a field that would begin an argument with \"-\" refuses the trigger."
+        + " {email:uri} and {name:uri} are percent-encoded for a URI; a raw field inside another program's own"
+        + " quoting (to='{email}') is the writer's risk. Without a FavoriteAction= here, DesktopFile=auto's"
+        + " mail app (or a named app whose entry handles x-scheme-handler/mailto) opens a new mail through its"
+        + " own Exec with mailto:{email:uri}."
     /// Shown commented out in the default file and qactd.conf(5).
     static let actionsExamples = [
-        "FavoriteAction=thunderbird -compose \"to='{email}',subject=Hello {name}\"",
+        "FavoriteAction=xdg-email mailto:{email:uri}",
         "SearchAction=gnome-contacts --search \"\"",
     ]
 

@@ -102,10 +102,18 @@ struct ConfigurationValue: Sendable {
         return choice
     }
 
-    /// A desktop-file ID (`org.example.Contacts.desktop`, looked up in the XDG data folders) or,
-    /// when it holds a `/` or starts with `~`, the path of a desktop entry. Empty: none.
-    func desktopFile() throws(ConfigurationError) -> String {
-        if text.isEmpty { return "" }
+    /// `auto` (the person's mail app), `none` or empty, a desktop-file ID
+    /// (`org.example.Contacts.desktop`, looked up in the XDG data folders) or, when it holds a
+    /// `/` or starts with `~`, the path of a desktop entry.
+    func desktopFileSetting() throws(ConfigurationError) -> DesktopFileSetting {
+        switch text.lowercased() {
+        case "auto": return .auto
+        case "none", "": return .none
+        default: return .named(try desktopFile())
+        }
+    }
+
+    private func desktopFile() throws(ConfigurationError) -> String {
         if text.contains("/") || text.hasPrefix("~") {
             let path = try resolve(text)
             guard path.hasSuffix(".desktop"), path.split(separator: "/").last.map({ $0.count > 8 }) == true else {
@@ -114,7 +122,7 @@ struct ConfigurationValue: Sendable {
             return path
         }
         guard DesktopFileID.isValid(text) else {
-            throw invalid("is not a desktop-file ID (such as \"org.example.Contacts.desktop\") or a path")
+            throw invalid("is not auto, none, a desktop-file ID (such as \"org.example.Contacts.desktop\") or a path")
         }
         return text
     }

@@ -2,8 +2,43 @@ import QuickActions
 
 /// When the dynamic set is derived from the contacts index.
 enum RecomputePolicy: String, Equatable, Sendable, CaseIterable {
+    /// As `change` until an app speaks the socket (connects, or sends a lifecycle message),
+    /// then as `resign-active`: an app that never speaks it never resigns active, and its
+    /// favorites must still follow the contacts.
+    case auto
     case resignActive = "resign-active"
     case change
+}
+
+/// `[Launcher] DesktopFile=` as written: the app is named, chosen as the person's mail app, or none.
+enum DesktopFileSetting: Equatable, Sendable {
+    /// The default application for `mailto:` URIs, per `mimeapps.list`.
+    case auto
+    case none
+    /// A desktop-file ID, or an absolute path ending in ".desktop".
+    case named(String)
+}
+
+/// Which app the daemon serves when `DesktopFile=auto`, and why; or why none.
+struct DefaultAppChoice: Equatable, Sendable {
+    /// The MIME type whose default application is served.
+    static let mimeType = "x-scheme-handler/mailto"
+
+    var choice: MimeAppsChoice?
+    /// The app's own entry, where it was found.
+    var entryPath: String?
+    /// Why no app, or why the app gives no favorite action.
+    var problem: String?
+}
+
+/// Where the favorites' command (`[Actions]` for `FavoriteType=`) came from.
+enum FavoriteActionSource: Equatable, Sendable {
+    /// Written in `[Actions]`.
+    case configured
+    /// Made from the app's own `Exec` with a `mailto:` URI (the entry at this path).
+    case appExec(entryPath: String)
+    /// None: a favorite goes to the app over the socket.
+    case none
 }
 
 /// Where the favorites' quick actions are shown besides the socket: in the
@@ -72,8 +107,13 @@ struct DaemonConfiguration: Equatable, Sendable {
     var notifications: FeedbackNotifications = .auto
 
     // [Launcher]
+    /// As written; `launcherDesktopFile` is what it resolved to.
+    var launcherDesktopFileSetting: DesktopFileSetting = .auto
     /// A desktop-file ID, or an absolute path ending in ".desktop"; empty: nothing is exported.
     var launcherDesktopFile: String
+    /// With `DesktopFile=auto`: which app was chosen, and why.
+    var defaultApp: DefaultAppChoice?
+    var favoriteActionSource: FavoriteActionSource = .none
     var launcherDynamicItems: LauncherDynamicItems
 
     // [Daemon]
@@ -102,8 +142,11 @@ extension DaemonConfiguration {
 
     /// Defaults that depend on another key, which the table's per-key defaults cannot express:
     /// `BundleIdentifier=` follows `DesktopFile=`, as an app's bundle identifier
-    /// and its desktop-file ID name the same app.
+    /// and its desktop-file ID name the same app. `DesktopFile=auto` is resolved later, by
+    /// `DefaultMailApp` (it reads files), which calls this again.
     mutating func applyDefaultsDerivedFromOtherKeys() {
+        if case .named(let desktopFile) = launcherDesktopFileSetting { launcherDesktopFile = desktopFile }
+        if actions[favoriteType] != nil, favoriteActionSource == .none { favoriteActionSource = .configured }
         if bundleIdentifier.isEmpty, let identifier = launcherDesktopFileID {
             bundleIdentifier = String(identifier.dropLast(DesktopFileID.suffix.count))
         }

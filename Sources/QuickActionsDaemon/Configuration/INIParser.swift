@@ -7,7 +7,10 @@ struct INIAssignment: Equatable, Sendable {
 }
 
 /// The systemd unit-file dialect: `[Section]`, `Key=Value` with whitespace around `=`
-/// ignored, and `#` / `;` full-line comments.
+/// ignored, and `#` / `;` full-line comments. As in systemd, a comment cannot follow a value;
+/// unlike systemd, a value that looks as if one did (a blank, then `#` or `;`) is refused
+/// rather than taken whole, since `Evolution=all   # GNOME Contacts` taken whole would name
+/// address books nobody has, and in a command it would pass the comment's words as arguments.
 enum INIParser {
     static func parse(_ text: String, file: String) throws(ConfigurationError) -> [INIAssignment] {
         var assignments: [INIAssignment] = []
@@ -45,9 +48,26 @@ enum INIParser {
             guard let section else {
                 throw .entryOutsideSection(file: file, line: lineNumber, key: key)
             }
+            if let comment = trailingComment(in: value) {
+                throw .trailingComment(file: file, line: lineNumber, section: section, key: key, value: value, comment: comment)
+            }
             assignments.append(INIAssignment(section: section, key: key, value: value, line: lineNumber))
         }
         return assignments
+    }
+
+    /// The part of `value` from the first `#` or `;` that follows a blank, which reads as a
+    /// comment after the value; nil when there is none.
+    static func trailingComment(in value: String) -> String? {
+        var previousWasBlank = false
+        for index in value.unicodeScalars.indices {
+            let scalar = value.unicodeScalars[index]
+            if previousWasBlank, scalar == "#" || scalar == ";" {
+                return String(value.unicodeScalars[index...])
+            }
+            previousWasBlank = scalar.isBlank
+        }
+        return nil
     }
 
     /// Section headers with no assignments still deserve an unknown-section warning,
@@ -70,15 +90,19 @@ extension StringProtocol {
     /// Without the blanks at either end: tabs and Unicode space separators, what
     /// Foundation's `.whitespaces` means (line ends never reach here: lines are split on them).
     func trimmingBlanks() -> String {
-        func isBlank(_ scalar: Unicode.Scalar) -> Bool {
-            scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
-        }
         let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !isBlank($0) }),
-              let last = scalars.lastIndex(where: { !isBlank($0) })
+        guard let first = scalars.firstIndex(where: { !$0.isBlank }),
+              let last = scalars.lastIndex(where: { !$0.isBlank })
         else { return "" }
         var trimmed = String.UnicodeScalarView()
         trimmed.append(contentsOf: scalars[first...last])
         return String(trimmed)
+    }
+}
+
+extension Unicode.Scalar {
+    /// A tab or a Unicode space separator.
+    fileprivate var isBlank: Bool {
+        self == "\t" || properties.generalCategory == .spaceSeparator
     }
 }

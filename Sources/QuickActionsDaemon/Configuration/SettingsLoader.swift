@@ -31,7 +31,9 @@ struct SettingsLoader: Sendable {
         for warning in loaded.warnings {
             logger.warning("\(warning), ignoring.", metadata: ["QACTD_PATH": "\(warning.file)"])
         }
-        let configuration = loaded.configuration
+        var configuration = loaded.configuration
+        DefaultMailApp.resolve(&configuration, environment: environment, instance: instance)
+        logChoices(configuration)
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
             .expandingBuildSettings(bundleIdentifier: configuration.bundleIdentifier)
         for (index, setting) in staticItems.unexpandedBuildSettings {
@@ -49,6 +51,22 @@ struct SettingsLoader: Sendable {
             configuration: configuration, staticItems: staticItems,
             localization: Localization(tables: tables, developmentRegion: staticItems.developmentRegion),
             language: language)
+    }
+
+    /// What the defaults chose, once per load: the app and the favorites' command.
+    private func logChoices(_ configuration: DaemonConfiguration) {
+        if let app = configuration.defaultApp {
+            if let choice = app.choice {
+                logger.info("Serving the mail app \(choice.desktopFileID) (DesktopFile=auto: \(choice.reason.explanation)).")
+            }
+            if let problem = app.problem {
+                logger.notice("DesktopFile=auto: \(problem).")
+            }
+        }
+        if case .appExec(let path) = configuration.favoriteActionSource,
+           let template = configuration.actions[configuration.favoriteType] {
+            logger.info("A favorite opens a new mail with the app's own Exec from \(path): \(template.text).")
+        }
     }
 
     /// Every `<lang>.lproj/InfoPlist.strings` in the static-items file's folder, by language.

@@ -99,6 +99,8 @@ struct StatusSnapshot: Sendable {
     var launchers: LauncherExportStatus
     var notifications: NotificationsInfo
     var evolution: EvolutionSourcesInfo?
+    /// Whether the set follows the contacts now (`DaemonCore.followsContacts`).
+    var followsContacts = false
     /// `PublishedReplies.statusEpoch` when this was taken.
     var epoch: UInt64
 }

@@ -75,10 +75,11 @@ extension DaemonCore {
         if !files.isEmpty { index.apply(files: files) }
     }
 
-    /// With `Recompute=change`, (re)starts the settle timer; also called at start, so the set
-    /// follows changes made while the daemon was stopped.
+    /// While the set follows the contacts (`Recompute=change`, or `auto` until an app speaks),
+    /// (re)starts the settle timer; also called at start, so the set follows changes made while
+    /// the daemon was stopped.
     func scheduleRecomputeIfFollowingContacts() {
-        guard settings.configuration.recompute == .change else { return }
+        guard followsContacts else { return }
         pendingRecompute?.cancel()
         settleRound &+= 1
         pendingRecompute = EventLoopExecution.schedule(in: settings.configuration.recomputeSettle) { [events, settleRound] in
@@ -90,8 +91,8 @@ extension DaemonCore {
         // A change restarted the delay (or the daemon is stopping) after this timer fired.
         guard round == settleRound, pendingRecompute != nil else { return }
         pendingRecompute = nil
-        // A reload during the delay may have switched back to `resign-active`.
-        guard settings.configuration.recompute == .change else { return }
+        // A reload during the delay may have switched to `resign-active`, or an app spoke.
+        guard followsContacts else { return }
         recomputeAfterIndexChange()
     }
 }

@@ -29,6 +29,7 @@ extension DaemonCore {
 
     /// `ResignActive`'s change of state, and the ticket of the write that holds it.
     func recomputeOnResignActive(appVersion: String?) -> (RecomputeOutcome, StateWriter.Ticket) {
+        appHasSpoken = true
         let outcome = state.resignActive(
             favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: appVersion,
             configuration: settings.dynamicItemConfiguration, parallelMap: Self.deriveOnIdleReaders)
@@ -52,17 +53,37 @@ extension DaemonCore {
 
     /// `BecomeActive` and `EnterBackground`: the app counts as launched from its first message.
     func recordLifecycleMessage(appVersion: String?) {
+        appHasSpoken = true
         state.recordLifecycleMessage(appVersion: appVersion)
         persist()
     }
 
+    /// Whether the set follows the contacts now: always with `Recompute=change`, with `auto` until
+    /// an app speaks the socket, never with `resign-active`.
+    var followsContacts: Bool {
+        switch settings.configuration.recompute {
+        case .change: true
+        case .auto: !appHasSpoken
+        case .resignActive: false
+        }
+    }
+
     /// `Recompute=change`: the dynamic set follows the index without the app's say-so,
-    /// so this is not a launch; an unchanged set writes nothing.
+    /// so this is not a launch; an unchanged set writes nothing. `Recompute=auto` stands in for
+    /// an app that never speaks the socket, which therefore never resigns active: the daemon
+    /// resigns active for it, so its favorites are displayed.
     func recomputeAfterIndexChange() {
-        let outcome = state.recompute(
-            favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration,
-            parallelMap: Self.deriveOnIdleReaders)
-        guard outcome.changed else { return }
+        let wasLaunched = state.launched
+        let outcome =
+            settings.configuration.recompute == .auto
+            ? state.resignActive(
+                favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: nil,
+                configuration: settings.dynamicItemConfiguration, parallelMap: Self.deriveOnIdleReaders)
+            : state.recompute(
+                favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration,
+                parallelMap: Self.deriveOnIdleReaders)
+        // A set that stays the same is displayed once the daemon stood in for the app.
+        guard outcome.changed || state.launched != wasLaunched else { return }
         logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                     metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
         persist()

@@ -23,6 +23,7 @@ extension DaemonCore {
         }
         finishTriggers(abandoned, with: .appDisconnected)
 
+        appHasSpoken = true
         state.recordLifecycleMessage(appVersion: appVersion)
         let pending = state.takePendingLaunchItem()
         persist()

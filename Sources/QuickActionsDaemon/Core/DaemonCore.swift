@@ -80,6 +80,9 @@ actor DaemonCore {
     /// (a timer that fired just before it was restarted is recognised as an old one).
     var pendingRecompute: Scheduled<Void>?
     var settleRound: UInt64 = 0
+    /// Whether an app spoke the socket since start (`Connect`, a lifecycle message, `ResignActive`):
+    /// `Recompute=auto` follows the contacts until then.
+    var appHasSpoken = false
     /// What happens to the core from outside a call: timers, streams ending, a launcher's
     /// click. They queue here and `runEvents` carries them into the actor in order.
     nonisolated let events: AsyncStream<CoreEvent>.Continuation
@@ -167,7 +170,7 @@ actor DaemonCore {
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
             notifications: settings.configuration.notifications == .off
                 ? NotificationsInfo(state: NotificationsInfo.State.off.rawValue, shown: feedback.info.shown) : feedback.info,
-            evolution: evolution, epoch: epoch)
+            evolution: evolution, followsContacts: followsContacts, epoch: epoch)
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).

@@ -182,8 +182,14 @@ struct DesktopEntryExporter: Sendable {
     /// The app's own entry for `DesktopFile=` (a path or an ID), as a launcher finds it; nil when
     /// there is none or it cannot be read. The notifications take the app's name and icon from it.
     func appEntry(_ setting: String) -> DesktopEntryDocument? {
+        appEntryLocation(setting)?.document
+    }
+
+    /// The app's own entry and where it was found, as `appEntry`; an entry of the person's own
+    /// where the copy would go is the app's too (it only keeps the copy from being written).
+    func appEntryLocation(_ setting: String) -> (path: String, document: DesktopEntryDocument)? {
         let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
-        return (try? findSource(setting, identifier: identifier, refusingPersonal: false))?.document
+        return (try? findSource(setting, identifier: identifier, refusingPersonal: false)).map { ($0.path, $0.document) }
     }
 
     // MARK: Pinned launchers

@@ -17,8 +17,7 @@ struct ExportFolders: Equatable, Sendable {
     init?(environment: [String: String]) {
         guard let dataHome = XDGFolder.dataHome.path(in: environment) else { return nil }
         self.dataHome = dataHome
-        let listed = (environment["XDG_DATA_DIRS"] ?? "").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
-        dataDirectories = listed.isEmpty ? ["/usr/local/share", "/usr/share"] : listed
+        dataDirectories = XDGFolders.list("XDG_DATA_DIRS", ["/usr/local/share", "/usr/share"], environment)
     }
 
     /// The data folder the environment generator adds to `XDG_DATA_DIRS`.

@@ -1,3 +1,5 @@
+import QuickActions
+
 /// The XDG base folders the daemon keeps its own files in: an absolute `$XDG_…_HOME`, else
 /// its default below `$HOME` (a relative value is ignored, as the XDG Base Directory
 /// specification asks).
@@ -14,16 +16,15 @@ enum XDGFolder: Sendable {
 
     var defaultBelowHome: String {
         switch self {
-        case .stateHome: "/.local/state"
-        case .configHome: "/.config"
-        case .dataHome: "/.local/share"
+        case .stateHome: ".local/state"
+        case .configHome: ".config"
+        case .dataHome: ".local/share"
         }
     }
 
-    /// nil when neither the variable nor `HOME` is an absolute path.
+    /// nil when neither the variable nor `HOME` is an absolute path (the rule is
+    /// `XDGFolders.home`'s, which the pure core's readers of XDG folders use too).
     func path(in environment: [String: String]) -> String? {
-        if let value = environment[variable], value.hasPrefix("/") { return value }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
-        return (home == "/" ? "" : home) + defaultBelowHome
+        XDGFolders.home(variable, defaultBelowHome, environment)
     }
 }

@@ -277,7 +277,38 @@ extension StatusReply {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem, notice: $0.notice)
             },
             quicklist: status.launchers.quicklist, notifications: status.notifications, evolution: status.evolution,
-            app: status.instance.app?.name)
+            app: status.instance.app?.name, choices: ChoicesInfo(configuration, followingContacts: status.followsContacts))
+    }
+}
+
+extension ChoicesInfo {
+    init(_ configuration: DaemonConfiguration, followingContacts: Bool) {
+        let desktopFile: String
+        switch configuration.launcherDesktopFileSetting {
+        case .auto: desktopFile = "auto"
+        case .none: desktopFile = "none"
+        case .named(let setting): desktopFile = setting
+        }
+        let chosenBy: ChosenBy?
+        switch configuration.defaultApp?.choice?.reason {
+        case .defaultApplication?: chosenBy = .defaultApplication
+        case .addedAssociation?: chosenBy = .addedAssociation
+        case .declaredByEntry?: chosenBy = .mimeType
+        case nil: chosenBy = nil
+        }
+        let from: FavoriteActionFrom
+        switch configuration.favoriteActionSource {
+        case .configured: from = .configuration
+        case .appExec: from = .appExec
+        case .none: from = .none
+        }
+        self.init(
+            desktopFile: desktopFile, app: configuration.launcherDesktopFileID, appEntry: configuration.defaultApp?.entryPath,
+            chosenBy: chosenBy?.rawValue, mimeappsList: configuration.defaultApp?.choice?.reason.list,
+            problem: configuration.defaultApp?.problem,
+            favoriteAction: configuration.actions[configuration.favoriteType]?.text, favoriteActionFrom: from.rawValue,
+            recompute: configuration.recompute.rawValue, followingContacts: followingContacts,
+            evolution: configuration.evolution.description)
     }
 }
 

@@ -1,0 +1,106 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import QuickActions
+import QuickActionsProtocol
+
+/// `[Launcher] DesktopFile=auto`: the person's mail app, the default application for
+/// `mailto:` URIs as the freedesktop MIME Applications specification chooses it from the
+/// `mimeapps.list` files (the pure `MimeAppsChoice`), and the favorites' default command: that
+/// app's own `Exec` with a `mailto:` URI. Read at start-up and at each reload.
+enum DefaultMailApp {
+    /// Resolves `DesktopFile=auto` and, when `[Actions]` has no command for the favorites, gives
+    /// them the app's own `Exec` (also for a named app whose entry handles `mailto:`).
+    /// An app's instance (`qactd --app NAME`) serves the app its own file names: `auto` is the
+    /// plain daemon's, or two instances would both export the mail app's entry.
+    static func resolve(_ configuration: inout DaemonConfiguration, environment: [String: String], instance: InstanceName = .plain) {
+        let entries = DesktopEntryExporter(environment: environment, qactlPath: nil)
+        var entry: (path: String, document: DesktopEntryDocument)?
+        switch configuration.launcherDesktopFileSetting {
+        case .auto where instance.app != nil:
+            configuration.defaultApp = DefaultAppChoice(
+                problem: "DesktopFile=auto is the plain qactd's mail app; an app's instance serves the app its DesktopFile= names")
+        case .none, .named:
+            guard case .named(let setting) = configuration.launcherDesktopFileSetting,
+                  let found = entries.appEntryLocation(setting), declaresMailto(found.document)
+            else { break }
+            entry = found
+        case .auto:
+            var choice = DefaultAppChoice()
+            let lists = MimeAppsList.locations(environment: environment).compactMap(readList)
+            choice.choice = MimeAppsChoice.choose(
+                DefaultAppChoice.mimeType, lists: lists,
+                isInstalled: { id in entries.appEntryLocation(id).map { !isHidden($0.document) } ?? false },
+                declaring: { declaringEntries(in: entries) })
+            if let chosen = choice.choice, let found = entries.appEntryLocation(chosen.desktopFileID) {
+                configuration.launcherDesktopFile = chosen.desktopFileID
+                choice.entryPath = found.path
+                entry = found
+            } else {
+                choice.problem = "no installed application is the default for \(DefaultAppChoice.mimeType) in any"
+                    + " mimeapps.list, nor declares it in its desktop entry"
+            }
+            configuration.defaultApp = choice
+        }
+        if let entry, configuration.actions[configuration.favoriteType] == nil {
+            switch mailtoCommand(entry) {
+            case .success(let template):
+                configuration.actions[configuration.favoriteType] = template
+                configuration.favoriteActionSource = .appExec(entryPath: entry.path)
+            case .failure(let problem):
+                configuration.defaultApp?.problem = "\(entry.path): \(problem), so a favorite has no command"
+            }
+        }
+        configuration.applyDefaultsDerivedFromOtherKeys()
+    }
+
+    /// The app's own `Exec` (without the revision a copy of qactd's put before it) with
+    /// `mailto:{email:uri}` where it takes a URL.
+    private static func mailtoCommand(_ entry: (path: String, document: DesktopEntryDocument)) -> Result<CommandTemplate, DesktopEntryExec.Problem> {
+        let value = { (key: String) in entry.document.value(of: key).map(DesktopEntryEscaping.unescapedValue) }
+        let exec = DesktopEntryExport.withoutRevision(entry.document.value(of: "Exec") ?? "")
+        do {
+            let arguments = try DesktopEntryExec.mailtoTemplate(
+                exec: DesktopEntryEscaping.unescapedValue(exec), icon: value("Icon"), name: value("Name"), location: entry.path)
+            // Cannot fail: the program is the app's text, every brace of it doubled.
+            return .success(try CommandTemplate(arguments: arguments))
+        } catch let problem as DesktopEntryExec.Problem {
+            return .failure(problem)
+        } catch {
+            return .failure(.empty)
+        }
+    }
+
+    private static func readList(_ path: String) -> MimeAppsList? {
+        guard let bytes = try? FileIO.readFileIfPresent(path), let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        return MimeAppsList(path: path, text: text)
+    }
+
+    private static func isHidden(_ document: DesktopEntryDocument) -> Bool {
+        document.value(of: "Hidden")?.lowercased() == "true"
+    }
+
+    private static func declaresMailto(_ document: DesktopEntryDocument) -> Bool {
+        DesktopEntryList.split(document.value(of: "MimeType") ?? "").contains { $0.lowercased() == DefaultAppChoice.mimeType }
+    }
+
+    /// The IDs of the entries directly in the applications folders that list `mailto:` in
+    /// `MimeType=`, most preferred folder first, each ID once (the first folder's entry is the one
+    /// a launcher runs); qactd's own copies are not the app's.
+    private static func declaringEntries(in entries: DesktopEntryExporter) -> [String] {
+        var seen: Set<String> = []
+        var declaring: [String] = []
+        for folder in XDGFolders.applications(environment: entries.environment) {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            for name in names where name.hasSuffix(DesktopFileID.suffix) && seen.insert(name).inserted {
+                guard let found = entries.appEntryLocation(name), found.path == folder + "/" + name,
+                      !isHidden(found.document), declaresMailto(found.document)
+                else { continue }
+                declaring.append(name)
+            }
+        }
+        return declaring
+    }
+}
