@@ -132,7 +132,7 @@ final class DesktopEntryTests: XCTestCase {
     }
 
     /// The main group of `text` without the keys the copy adds or rewrites (`Actions`, qactd's
-    /// marks, and `DBusActivatable` with its record), line for line.
+    /// marks, and `DBusActivatable` with its record), line for line, blank lines left out.
     private func mainGroupAsTheAppHasIt(_ text: String) throws -> [String] {
         let added: Set<String> = ["Actions", "DBusActivatable", DesktopEntryExport.generatedMarkKey, DesktopEntryExport.sourceKey,
                                   DesktopEntryExport.socketKey, DesktopEntryExport.dbusActivatableKey]
@@ -140,6 +140,7 @@ final class DesktopEntryTests: XCTestCase {
         for line in try DesktopEntryDocument(parsing: text).lines {
             if case .groupHeader(let name, _) = line, name != "Desktop Entry" { break }
             if case .entry(let key, _, _) = line, added.contains(key) { continue }
+            if case .other(let text) = line, text.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             lines.append(line.text)
         }
         return lines
