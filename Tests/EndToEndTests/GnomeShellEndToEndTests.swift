@@ -46,12 +46,20 @@ final class GnomeShellEndToEndTests: XCTestCase {
         let titles = live.map { $0["expected"] as? [String] ?? [] }
         XCTAssertTrue(titles[1].contains("Aaron Added") && titles[2].contains("Aaron Renamed") && !titles[3].contains("Aaron Renamed"), "\(titles)")
 
+        // A click on one of the extension's items goes to qactd, which triggers it (no app is
+        // connected: it becomes the pending launch item).
+        let click = try XCTUnwrap(report["click"] as? [String: Any], "\(report)")
+        XCTAssertEqual((click["pending"] as? [String: Any])?["title"] as? String, click["title"] as? String, "\(click)")
+        XCTAssertEqual((click["pending"] as? [String: Any])?["type"] as? String, "FavoriteAction", "\(click)")
+
         // The running app through rewrites of its entry: after each, the shell re-read its
         // applications and kept the app: one dash icon, the same object, running, its window.
         let running = report["running"] as? [[String: Any]] ?? []
         XCTAssertEqual(running.map { $0["step"] as? String ?? "" }, Self.runningSteps, "\(report)")
         for step in running {
             XCTAssertGreaterThan(step["actionsInEntry"] as? Int ?? 0, 0, "the favorites are in the rewritten entry: \(step)")
+            // Without the extension the shell keeps the actions it read at the first export.
+            XCTAssertEqual(step["appSystem"] as? [String], first["static"] as? [String], "\(step)")
             XCTAssertEqual(step["state"] as? String, "running", "\(step)")
             XCTAssertEqual(step["windows"] as? Int, 1, "\(step)")
             XCTAssertEqual(step["dashIcons"] as? Int, 1, "\(step)")

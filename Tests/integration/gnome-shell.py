@@ -122,6 +122,20 @@ READ_JS = r"""
 })()
 """
 
+# Clicks the extension's item titled %(title)s in the dash icon's menu, as a click activates it.
+CLICK_JS = r"""
+(() => {
+  const id = %(id)s;
+  const icon = imports.ui.main.overview.dash._box.get_children().map(actor => actor.child && actor.child._delegate)
+    .find(delegate => delegate && delegate.app && delegate.app.get_id() === id);
+  icon.popupMenu();
+  const item = icon._menu._qactdSection._getMenuItems().find(candidate => candidate.label.text === %(title)s);
+  if (item) item.activate(null);
+  icon._menu.close();
+  return JSON.stringify(!!item);
+})()
+"""
+
 # Counts the app system's installed-changed signals: each is a re-read of the applications, after
 # which the shell has replaced every app whose entry it found changed.
 COUNT_INSTALLED_JS = r"""
@@ -289,7 +303,7 @@ class Session(ScratchDesktop):
         with open(self.exported) as entry:
             exported = entry.read()
         record = {"step": name, "seconds": round(time.monotonic() - started, 2), "actionsInEntry": exported.count("[Desktop Action ")}
-        record.update({key: shown.get(key) for key in ["state", "windows", "dashIcons", "runningApps", "runningIsLookedUp",
+        record.update({key: shown.get(key) for key in ["appSystem", "state", "windows", "dashIcons", "runningApps", "runningIsLookedUp",
                                                         "dashIconHoldsRunningApp", "name", "icon", "searchByProgram"]})
         self.running.append(record)
         self.check_own_entry(name, shown)
@@ -333,6 +347,15 @@ class Session(ScratchDesktop):
         self.window.send_signal(signal.SIGTERM)
         self.window.wait(timeout=10)
         wait_for("the app to stop", lambda: self.read().get("state") == "stopped", timeout=10, interval=0.2)
+
+    def click(self, title):
+        """Clicks the extension's item `title` in the dash's menu; with no app connected, qactd keeps
+        it as the pending launch item, as for a click in a dock's quicklist."""
+        if not json.loads(json.loads(self.eval(CLICK_JS % {"id": json.dumps(DESKTOP_ID), "title": json.dumps(title)}))):
+            raise Failure("no item '%s' in the dash's menu" % title)
+        pending = wait_for("qactd to take the click on '%s'" % title, lambda: self.status().get("pendingLaunchItem"), timeout=10)
+        self.eval("imports.ui.main.overview.show(); true")
+        return {"title": title, "pending": pending}
 
     def set_extension(self, enabled):
         self.eval("imports.ui.main.extensionManager.%s(%s)" % ("enableExtension" if enabled else "disableExtension", json.dumps(EXTENSION_UUID)))
@@ -455,6 +478,8 @@ def main():
         changed = time.monotonic()
         session.set_extension(True)
         session.live_step("extension enabled again", changed)
+        favorite = session.displayed()[-1]
+        report["click"] = session.click(favorite)
 
         # The running app: every change rewrites the entry; the app stays one, running, with its window.
         session.pin([DESKTOP_ID])

@@ -205,7 +205,7 @@ class Extension {
             return;
         for (const item of this._quicklists.items(appId)) {
             section.addAction(item.label, event => {
-                this._quicklists.activate(appId, item.id, event.get_time());
+                this._quicklists.activate(appId, item.id, event?.get_time() ?? global.get_current_time());
                 Main.overview.hide();
             });
         }
