@@ -3,13 +3,14 @@ import TestSupport
 import XCTest
 
 /// The real GNOME Shell. Tests/integration/gnome-shell.py runs Debian's gnome-shell headless on
-/// private buses with qactd's extension enabled, the demo app pinned to the dash, a real GTK window
+/// private buses with qactd's extension enabled (and Debian's Dash to Dock for a while), the demo app pinned to the dash, a real GTK window
 /// of the app open and the built qactd exporting its quick actions; at each step it asks the shell,
 /// through its own org.gnome.Shell.Eval, what a right-click on the app's icons shows and whether
 /// the app is still the one running with its window (about 90 s in all).
 final class GnomeShellEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/gnome-shell.py").path
     static let liveSteps = ["shown", "favorite added", "favorite renamed", "favorite removed", "extension enabled again"]
+    static let dockSteps = ["dock enabled", "favorite added", "favorite renamed", "favorite removed", "dock enabled again"]
     static let runningSteps = ["favorites into the entry", "favorite added", "favorite renamed", "favorite removed"]
     static let pinnedSteps = ["pinned", "pinned contact renamed", "pinned contact removed", "pinned contact back", "unpinned"]
 
@@ -51,6 +52,22 @@ final class GnomeShellEndToEndTests: XCTestCase {
         let click = try XCTUnwrap(report["click"] as? [String: Any], "\(report)")
         XCTAssertEqual((click["pending"] as? [String: Any])?["title"] as? String, click["title"] as? String, "\(click)")
         XCTAssertEqual((click["pending"] as? [String: Any])?["type"] as? String, "FavoriteAction", "\(click)")
+
+        // Dash to Dock: the entry's actions (static) and the quicklist (favorites) in its icon's
+        // menu, each displayed item once, within 1 s of a change; also after the dock is disabled
+        // and enabled again, when qactd announces the quicklist to it afresh.
+        let dock = report["dock"] as? [[String: Any]] ?? []
+        XCTAssertEqual(dock.map { $0["step"] as? String ?? "" }, Self.dockSteps, "\(report)")
+        for step in dock {
+            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)")
+            let menu = step["menu"] as? [String] ?? []
+            XCTAssertEqual(step["quickActions"] as? [String], expected, "\(step)")
+            for title in expected {
+                XCTAssertEqual(menu.filter { $0 == title }.count, 1, "'\(title)' once in the dock's menu: \(step)")
+            }
+            XCTAssertEqual(step["icons"] as? Int, 1, "\(step)")
+            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 1.0, "\(step)")
+        }
 
         // The running app through rewrites of its entry: after each, the shell re-read its
         // applications and kept the app: one dash icon, the same object, running, its window.
@@ -98,6 +115,6 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertEqual(emptied["step"] as? String, "DesktopFile= emptied")
         XCTAssertEqual(emptied["appSystem"] as? [String], [], "\(emptied)")
         XCTAssertEqual(emptied["dash"] as? [String], [], "\(emptied)")
-        print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; steps \(allSteps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); running \(running.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+        print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); steps \(allSteps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); running \(running.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
     }
 }

@@ -30,6 +30,10 @@ Then, as before, a pinned quick action follows its contact; launched from the sh
 its own command line with nothing added; and a reload that empties DesktopFile= leaves the app's own
 entry (no actions).
 
+With --bench N it only measures, for scripts/bench: with Recompute=change (settle 0), a contact's
+star toggled N times, each time until the dash's menu shows the change; it prints {"ok", "bench":
+{"seconds": [...]}}.
+
 Prints one JSON object: {"ok", "steps": [{"step", "expected", "dash", "grid", "seconds", ...}],
 "running": [{"step", ...}], "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
 the shell cannot run here.
@@ -55,6 +59,8 @@ from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, wai
 
 TOOLS = ["gnome-shell", "dbus-daemon"]
 EXTENSION_UUID = "quick-actions@qactd.io"
+# Debian's gnome-shell-extension-dashtodock (Ubuntu's dock is the same code).
+DOCK_UUID = "dash-to-dock@micxgx.gmail.com"
 # GNOME Shell notices a changed entry after GLib's monitor and its own batching: about 5 s.
 STEP_TIMEOUT = 7.0
 # The extension's steps are polled this long; the test holds their time to 1 s.
@@ -133,6 +139,28 @@ CLICK_JS = r"""
   if (item) item.activate(null);
   icon._menu.close();
   return JSON.stringify(!!item);
+})()
+"""
+
+# What a right-click on the app's icon in Dash to Dock shows: every visible item's label, sections
+# (the quicklist's among them) read in place; null when the dock has no icon for the app.
+DOCK_READ_JS = r"""
+(() => {
+  const id = %(id)s;
+  const dock = imports.ui.main.extensionManager.lookup(%(uuid)s);
+  const manager = dock && dock.imports.docking.DockManager.getDefault();
+  const mainDock = manager && manager.mainDock;
+  if (!mainDock) return JSON.stringify(null);
+  const icons = mainDock.dash._box.get_children().map(actor => actor.child)
+    .filter(child => child && child.app && child.app.get_id() === id);
+  if (icons.length === 0) return JSON.stringify(null);
+  icons[0].popupMenu();
+  const menu = icons[0]._menu;
+  const labels = section => section._getMenuItems().flatMap(item =>
+    item._getMenuItems ? labels(item) : (item.visible && item.label ? [item.label.text] : []));
+  const shown = labels(menu);
+  menu.close();
+  return JSON.stringify({icons: icons.length, labels: shown});
 })()
 """
 
@@ -357,8 +385,51 @@ class Session(ScratchDesktop):
         self.eval("imports.ui.main.overview.show(); true")
         return {"title": title, "pending": pending}
 
-    def set_extension(self, enabled):
-        self.eval("imports.ui.main.extensionManager.%s(%s)" % ("enableExtension" if enabled else "disableExtension", json.dumps(EXTENSION_UUID)))
+    def bench(self, toggles):
+        """Seconds from a star toggled in a contact's card to the dash's menu showing the change."""
+        self.configure(DESKTOP_ID, "quicklist", "Recompute=change\nRecomputeSettleMSec=0\n")
+        self.qactl("reload")
+        seconds = []
+        for number in range(toggles):
+            favorite = number % 2 == 0
+            started = time.monotonic()
+            self.contact("zz-bench", "Aaron Bench", favorite=favorite)
+            wait_for("the dash to show the star toggled (%d)" % number,
+                     lambda: ("Aaron Bench" in (self.read().get("dash") or [])) == favorite, timeout=LIVE_TIMEOUT, interval=0.005)
+            seconds.append(round(time.monotonic() - started, 4))
+        return {"seconds": seconds}
+
+    def set_extension(self, enabled, uuid=EXTENSION_UUID):
+        self.eval("imports.ui.main.extensionManager.%s(%s)" % ("enableExtension" if enabled else "disableExtension", json.dumps(uuid)))
+
+    def read_dock(self):
+        return json.loads(json.loads(self.eval(DOCK_READ_JS % {"id": json.dumps(DESKTOP_ID), "uuid": json.dumps(DOCK_UUID)})))
+
+    def dock_step(self, name, changed_at, titles):
+        """Waits until Dash to Dock's menu for the app shows `List`'s items, each once, among the
+        dock's own items; `titles`: every quick action title the session used, to pick them out."""
+        expected = self.displayed()
+        known = set(titles) | set(expected)
+        last = {}
+        seen = []
+
+        def in_step():
+            sent = time.monotonic()
+            last["dock"] = self.read_dock()
+            if last["dock"] and [label for label in last["dock"]["labels"] if label in known] == expected:
+                seen.append(sent)
+                return True
+            return False
+
+        try:
+            wait_for("Dash to Dock to show %s after '%s'" % (expected, name), in_step, timeout=LIVE_TIMEOUT, interval=0.05)
+        except Failure as error:
+            raise Failure("%s; it shows %s" % (error, last.get("dock")))
+        finally:
+            self.dock.append({"step": name, "expected": expected, "icons": (last.get("dock") or {}).get("icons"),
+                              "menu": (last.get("dock") or {}).get("labels"),
+                              "quickActions": [label for label in ((last.get("dock") or {}).get("labels") or []) if label in known],
+                              "seconds": round((seen[0] if seen else time.monotonic()) - changed_at, 3)})
 
     def contact(self, uid, name, favorite=True):
         path = self.path("contacts/personal/%s.vcf" % uid)
@@ -429,6 +500,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs)")
+    parser.add_argument("--bench", type=int, metavar="N", help="only measure N stars toggled (scripts/bench)")
     arguments = parser.parse_args()
     missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else [])
     if missing:
@@ -438,7 +510,8 @@ def main():
     session = Session(os.path.abspath(arguments.bin))
     session.steps = []
     session.running = []
-    report = {"ok": False, "folder": session.root, "steps": session.steps, "running": session.running}
+    session.dock = []
+    report = {"ok": False, "folder": session.root, "steps": session.steps, "running": session.running, "dock": session.dock}
     status = 1
     try:
         session.prepare()
@@ -452,6 +525,10 @@ def main():
         session.qactl("resign-active")
         # The extension: the static items from the entry, the favorites from the quicklist.
         session.first_export()
+        if arguments.bench:
+            report["bench"] = session.bench(arguments.bench)
+            report["ok"] = True
+            return 0
         session.open_window()
         # Unpinned, the running app has an icon in the dash and one in the app grid.
         session.pin([])
@@ -480,6 +557,35 @@ def main():
         session.live_step("extension enabled again", changed)
         favorite = session.displayed()[-1]
         report["click"] = session.click(favorite)
+
+        # Dash to Dock: the entry's actions and the quicklist, each item once, live; also after the
+        # dock is disabled and enabled again (it keeps nothing and never asks: qactd announces
+        # again when the dock takes com.canonical.Unity).
+        if not os.path.isdir("/usr/share/gnome-shell/extensions/" + DOCK_UUID):
+            raise Unavailable("Dash to Dock is not installed (gnome-shell-extension-dashtodock)")
+        used = ["Aaron Docked", "Aaron Redocked"]
+        changed = time.monotonic()
+        session.set_extension(True, DOCK_UUID)
+        session.dock_step("dock enabled", changed, used)
+        changed = time.monotonic()
+        session.contact("zz-docked", "Aaron Docked")
+        session.wait_listed(lambda titles: "Aaron Docked" in titles)
+        session.dock_step("favorite added", changed, used)
+        changed = time.monotonic()
+        session.contact("zz-docked", "Aaron Redocked")
+        session.wait_listed(lambda titles: "Aaron Redocked" in titles and "Aaron Docked" not in titles)
+        session.dock_step("favorite renamed", changed, used)
+        changed = time.monotonic()
+        os.unlink(session.path("contacts/personal/zz-docked.vcf"))
+        session.wait_listed(lambda titles: "Aaron Redocked" not in titles)
+        session.dock_step("favorite removed", changed, used)
+        session.set_extension(False, DOCK_UUID)
+        wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
+        changed = time.monotonic()
+        session.set_extension(True, DOCK_UUID)
+        session.dock_step("dock enabled again", changed, used)
+        session.set_extension(False, DOCK_UUID)
+        wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
 
         # The running app: every change rewrites the entry; the app stays one, running, with its window.
         session.pin([DESKTOP_ID])
