@@ -97,6 +97,13 @@ class Quicklists {
                 this._onChange(appId);
             return;
         }
+        // One menu serves one app: a menu announced for another app leaves the one it served.
+        for (const [otherId, other] of this._apps) {
+            if (otherId !== appId && other.sender === sender && other.path === quicklist) {
+                this._apps.delete(otherId);
+                this._onChange(otherId);
+            }
+        }
         const app = this._apps.get(appId) ?? {items: [], generation: 0};
         app.sender = sender;
         app.path = quicklist;
