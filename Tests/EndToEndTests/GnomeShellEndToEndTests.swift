@@ -20,7 +20,7 @@ final class GnomeShellEndToEndTests: XCTestCase {
             (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
         if result.status == 77 { try QuicklistEndToEndTests.missing("gnome-shell.py: \(report["error"] ?? result.stdout)") }
         XCTAssertEqual(result.status, 0, "\(report)")
-        XCTAssertEqual(report["extension"] as? Int, 1, "the shell loaded the extension enabled (ExtensionState.ENABLED): \(report)")
+        XCTAssertEqual(report["extension"] as? Int, 1, "`gnome-extensions enable` enabled it (ExtensionState.ENABLED): \(report)")
         let allSteps = report["steps"] as? [[String: Any]] ?? []
 
         // The first export: the shell reads the new copy (a file of its own for the app, about

@@ -8,9 +8,9 @@ Starts, in a scratch folder with a HOME and XDG folders of its own: a private se
 second private bus standing in for the system bus (neither activates services), Debian's
 gnome-shell headless (Wayland, a virtual monitor, --unsafe-mode so that org.gnome.Shell.Eval
 answers) with qactd's extension (gnome-shell/quick-actions@qactd.io, copied into the HOME) enabled
-and the demo app pinned to the dash, both through GIO's keyfile settings backend (which the shell
-reads; the memory backend would keep them in this script), and the built qactd on the demo
-contacts.
+by `gnome-extensions enable`, the demo app pinned to the dash through GIO's keyfile settings
+backend (which the shell reads; the memory backend would keep the pin in this script), and the
+built qactd on the demo contacts.
 
 The extension, with DynamicItems=quicklist: after the first export (the static items in the
 desktop entry, the favorites in the quicklist), the demo app's window is opened (a real GTK window
@@ -208,9 +208,8 @@ class Session(ScratchDesktop):
     def pin(self, favorites, write_file=False):
         if write_file:
             with open(self.path("home/.config/glib-2.0/settings/keyfile"), "w") as keyfile:
-                keyfile.write("[org/gnome/shell]\nfavorite-apps=%s\nenabled-extensions=%s\n"
-                              "welcome-dialog-last-shown-version='999'\n"
-                              % (GLib.Variant("as", favorites).print_(False), GLib.Variant("as", [EXTENSION_UUID]).print_(False)))
+                keyfile.write("[org/gnome/shell]\nfavorite-apps=%s\nwelcome-dialog-last-shown-version='999'\n"
+                              % GLib.Variant("as", favorites).print_(False))
         else:
             self.eval("global.settings.set_strv('favorite-apps', %s); true" % json.dumps(favorites))
 
@@ -518,8 +517,11 @@ def main():
         session.start_buses()
         session.start_shell()
         report["shellStartSeconds"] = session.shell_seconds
-        report["extension"] = json.loads(json.loads(session.eval(
-            "JSON.stringify(imports.ui.main.extensionManager.lookup(%s)?.state ?? null)" % json.dumps(EXTENSION_UUID))))
+        # Enabled as the README says, with the one command.
+        subprocess.run(["gnome-extensions", "enable", EXTENSION_UUID], env=session.env, check=True, capture_output=True)
+        report["extension"] = wait_for("the extension to be enabled", lambda: json.loads(json.loads(session.eval(
+            "JSON.stringify(imports.ui.main.extensionManager.lookup(%s)?.state ?? null)" % json.dumps(EXTENSION_UUID)))) == 1 and 1,
+            timeout=10)
         session.eval(COUNT_INSTALLED_JS)
         session.start_daemon()
         session.qactl("resign-active")
