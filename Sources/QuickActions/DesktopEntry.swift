@@ -288,13 +288,15 @@ public enum DesktopEntryExport {
     public static let socketKey = "X-Qactd-Socket"
     /// Records that the app's own entry said `DBusActivatable=true`, which the copy turns off.
     public static let dbusActivatableKey = "X-Qactd-Source-DBusActivatable"
-    /// The environment variable put before the app's `Exec` in `[Desktop Entry]`: its value, a
-    /// hash of everything else in the file, makes the command line differ whenever the file
-    /// does. GNOME Shell keeps an app's parsed entry, actions included, until one of a few keys
-    /// of the main group changes (the command line is one); the actions' groups are not among
-    /// them. A hash of the content, not a counter, never comes back to a value the shell may
-    /// still hold for other actions, and needs no state across restarts.
-    public static let revisionVariable = "QACTD_ACTIONS"
+    /// The main group's keys GNOME Shell compares when it re-reads an entry (with `Hidden`,
+    /// `NoDisplay`, `OnlyShowIn` and `NotShowIn`, which decide whether it is shown): when one of them
+    /// differs, the shell replaces the app's object with a new one, and an app with open windows loses
+    /// its icon's running state and its window list. `compose` copies each of them from the app's own
+    /// entry byte for byte, so a rewrite of the actions never replaces a running app.
+    public static let keysLaunchersCompare: Set<String> = [
+        "Type", "Exec", "TryExec", "Name", "GenericName", "Comment", "Icon", "X-GNOME-FullName", "Hidden", "NoDisplay",
+        "OnlyShowIn", "NotShowIn",
+    ]
 
     /// Whether a per-user file is one qactd wrote (and may replace or remove).
     public static func isGenerated(_ document: DesktopEntryDocument) -> Bool {
@@ -303,20 +305,17 @@ public enum DesktopEntryExport {
 
     /// The app's entry, every line kept, with `Actions=` extended by the quick actions (after
     /// the app's own), the mark and the source path added to `[Desktop Entry]`, and one group
-    /// per quick action at the end, in the order given.
+    /// per quick action at the end, in the order given. Every key in `keysLaunchersCompare` (and
+    /// its translations) stays as the app's entry has it, whatever the actions are.
     public static func compose(source: DesktopEntryDocument, sourcePath: String, socketPath: String, actions: [DesktopQuickAction]) -> String {
         let ownActions = source.actionIdentifiers
         let actionsValue = (ownActions + actions.map(\.identifier)).map { $0 + ";" }.joined()
         var output: [String] = []
         var inDesktopEntry = false
         var addedKeys = false
-        // GLib's search finds an app by its program's name, which becomes `env` behind the
-        // revision: that name goes into `Keywords` (every locale's), which the search reads too.
-        let searchedProgram = source.value(of: "Exec").map(withoutRevision).flatMap(searchedProgramName)
         func addKeys() {
             guard !addedKeys else { return }
             addedKeys = true
-            if let searchedProgram, source.value(of: "Keywords") == nil { output.append("Keywords=\(searchedProgram);") }
             if !actionsValue.isEmpty { output.append("Actions=\(actionsValue)") }
             output.append("\(generatedMarkKey)=true")
             output.append("\(sourceKey)=\(DesktopEntryEscaping.value(sourcePath))")
@@ -325,8 +324,6 @@ public enum DesktopEntryExport {
         // Where [Desktop Entry]'s last key is, so the new keys go right after it, before the
         // blank lines and comments that lead into the next group.
         var lastEntryOfDesktopEntry = -1
-        // The main group's Exec lines in `output`, given the revision once the rest is known.
-        var execLines: [(index: Int, value: String)] = []
         var scanningDesktopEntry = false
         for (offset, line) in source.lines.enumerated() {
             switch line {
@@ -349,16 +346,6 @@ public enum DesktopEntryExport {
                 // still starts it (a D-Bus app stays single-instance either way).
                 output.append("DBusActivatable=false")
                 output.append("\(dbusActivatableKey)=true")
-            case .entry(let key, let value, _) where inDesktopEntry && (key == "Keywords" || key.hasPrefix("Keywords[")):
-                guard let searchedProgram, !DesktopEntryList.split(value).contains(searchedProgram) else {
-                    output.append(line.text)
-                    break
-                }
-                output.append("\(key)=\(value)\(value.isEmpty || value.hasSuffix(";") ? "" : ";")\(searchedProgram);")
-            case .entry("Exec", let value, _) where inDesktopEntry:
-                let command = withoutRevision(value)
-                execLines.append((output.count, command))
-                output.append("Exec=\(command)")
             default:
                 output.append(line.text)
             }
@@ -368,50 +355,7 @@ public enum DesktopEntryExport {
             output.append("")
             output += action.lines
         }
-        let revision = DesktopActionIdentifier.hash(output.joined(separator: "\n"))
-        for exec in execLines where canRunThroughEnv(exec.value) {
-            output[exec.index] = "Exec=env \(revisionVariable)=\(revision) \(exec.value)"
-        }
         return output.joined(separator: "\n") + "\n"
-    }
-
-    /// An `Exec` value (as written) without the revision a composed copy put before it, so a
-    /// copy composed from a copy gets one revision, not two.
-    public static func withoutRevision(_ exec: String) -> String {
-        let prefix = "env \(revisionVariable)="
-        guard exec.hasPrefix(prefix) else { return exec }
-        let rest = exec.dropFirst(prefix.count)
-        let hash = rest.prefix { $0 != " " }
-        guard hash.count == 16, hash.allSatisfy(\.isHexDigit), rest.dropFirst(hash.count).first == " " else { return exec }
-        return String(rest.dropFirst(hash.count + 1))
-    }
-
-    /// Whether `env NAME=value` may go before `exec` and run the same program with the same
-    /// arguments: `env` reads a program whose name holds `=` as one more variable and one that
-    /// starts with `-` as an option; such an `Exec` is kept as it is.
-    static func canRunThroughEnv(_ exec: String) -> Bool {
-        program(of: exec).map { !$0.contains("=") && !$0.hasPrefix("-") } ?? false
-    }
-
-    /// Programs GLib's search does not index by name (interpreters and wrappers such as `env`).
-    static let programsGLibSearchSkips: Set<String> = ["bash", "env", "flatpak", "gjs", "pkexec", "python", "python2", "python3", "sh", "wine", "wine64"]
-
-    /// The name GLib's search indexes for `exec`'s program, when it gets the revision and the
-    /// name can stand in a list as it is.
-    static func searchedProgramName(_ exec: String) -> String? {
-        guard canRunThroughEnv(exec), let program = program(of: exec) else { return nil }
-        let name = String(program.split(separator: "/").last ?? "")
-        let plain = !name.isEmpty && name.trimmingBlanks() == name
-            && !name.unicodeScalars.contains { $0 == ";" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F }
-        return plain && !programsGLibSearchSkips.contains(name) ? name : nil
-    }
-
-    /// The first argument of an `Exec` value (as written), its quotes and escapes read.
-    static func program(of exec: String) -> String? {
-        // An unterminated quote still names its program: read up to the line's end.
-        let command = DesktopEntryEscaping.unescapedValue(exec)
-        let arguments = (try? DesktopEntryExec.split(command)) ?? (try? DesktopEntryExec.split(command + "\"")) ?? []
-        return arguments.first.flatMap { $0.isEmpty ? nil : $0 }
     }
 }
 

@@ -103,6 +103,8 @@ final class InstallTests: XCTestCase {
             "lib/systemd/user/qactd@.service", "lib/systemd/user/qactd@.socket",
             "share/bash-completion/completions/qactd", "share/bash-completion/completions/qactl",
             "share/fish/vendor_completions.d/qactd.fish", "share/fish/vendor_completions.d/qactl.fish",
+            "share/gnome-shell/extensions/quick-actions@qactd.io/extension.js",
+            "share/gnome-shell/extensions/quick-actions@qactd.io/metadata.json",
             "share/man/man1/qactl.1", "share/man/man5/qactd.conf.5", "share/man/man8/qactd.8",
             "share/zsh/site-functions/_qactd", "share/zsh/site-functions/_qactl",
         ])

@@ -84,9 +84,7 @@ final class DesktopEntryTests: XCTestCase {
         let text = DesktopEntryExport.compose(source: source, sourcePath: "/usr/share/applications/org.example.Contacts.desktop", socketPath: "/run/q.sock", actions: actions)
         let composed = try DesktopEntryDocument(parsing: text)
         for line in Self.appEntry.split(separator: "\n", omittingEmptySubsequences: true) where !line.hasPrefix("Actions=") {
-            // The app's own Exec is kept behind `env QACTD_ACTIONS=<revision>`.
-            let kept = line == "Exec=contacts %U" ? "Exec=env QACTD_ACTIONS=" : String(line)
-            XCTAssertTrue(text.contains(kept), "kept: \(line)")
+            XCTAssertTrue(text.contains(line + "\n"), "kept: \(line)")
         }
         XCTAssertEqual(composed.actionIdentifiers, ["new-window", "qactd-Search", "qactd-FavoriteAction-ann"], "the app's own actions first")
         XCTAssertEqual(composed.groupNames, ["Desktop Entry", "Desktop Action new-window", "Desktop Action qactd-Search", "Desktop Action qactd-FavoriteAction-ann"],
@@ -94,10 +92,7 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertTrue(DesktopEntryExport.isGenerated(composed))
         XCTAssertFalse(DesktopEntryExport.isGenerated(source))
         let exec = try XCTUnwrap(composed.value(of: "Exec"))
-        XCTAssertEqual(DesktopEntryExport.withoutRevision(exec), "contacts %U", "the app's Exec is not replaced by a name's Exec=")
-        XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(exec)).first, "env")
-        XCTAssertEqual(revision(of: text)?.count, 16, "a 64-bit revision in hexadecimal: \(exec)")
-        XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(exec)).dropFirst(2), ["contacts", "%U"], "the same program with the same arguments")
+        XCTAssertEqual(exec, "contacts %U", "the app's own Exec, not replaced by a name's Exec=")
         XCTAssertEqual(composed.value(of: "Name[fr]", in: "Desktop Action qactd-Search"), "Chercher")
         XCTAssertEqual(composed.value(of: "Icon", in: "Desktop Action qactd-Search"), "system-search")
         let keys = composed.lines.compactMap { line -> String? in if case .entry(let key, _, _) = line { return key } else { return nil } }
@@ -109,8 +104,8 @@ final class DesktopEntryTests: XCTestCase {
         // The mark goes at the end of [Desktop Entry]'s keys, before the blank line and the next group.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let mark = try XCTUnwrap(lines.firstIndex(of: "X-Qactd-Generated=true"))
-        XCTAssertEqual(lines[mark - 3], "X-Vendor-Key=kept as it is")
-        XCTAssertEqual(lines[mark - 2], "Keywords=contacts;", "the program's name, for search")
+        XCTAssertEqual(lines[mark - 2], "X-Vendor-Key=kept as it is")
+        XCTAssertEqual(lines[mark - 1], "Actions=new-window;qactd-Search;qactd-FavoriteAction-ann;")
         XCTAssertEqual(lines[mark + 2], "X-Qactd-Socket=/run/q.sock")
         XCTAssertEqual(lines[mark + 3], "", "the blank line before the next group stays")
     }
@@ -119,8 +114,7 @@ final class DesktopEntryTests: XCTestCase {
         let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\nExec=app\n")
         let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
         let text = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action])
-        // The revision is FNV-1a of the rest of the file: the same on every machine and in every run.
-        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=env QACTD_ACTIONS=ee1b0e5a0d1abb7c app\nKeywords=app;\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\nX-Qactd-Socket=/run/q.sock\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
+        XCTAssertEqual(text, "[Desktop Entry]\nType=Application\nName=App\nExec=app\nActions=qactd-A;\nX-Qactd-Generated=true\nX-Qactd-Source=/x/app.desktop\nX-Qactd-Socket=/run/q.sock\n\n[Desktop Action qactd-A]\nName=A\nExec=qactl\n")
         let none = DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [])
         XCTAssertFalse(none.contains("Actions="), "no empty Actions= key")
     }
@@ -137,70 +131,55 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertTrue(unchanged.contains("DBusActivatable=true\n"), "without quick actions nothing needs turning off")
     }
 
-    /// The revision before the app's `Exec`: GNOME Shell re-reads an app whose command line changed.
-    private func revision(of text: String) -> String? {
-        guard let document = try? DesktopEntryDocument(parsing: text), let exec = document.value(of: "Exec") else { return nil }
-        guard let arguments = try? DesktopEntryExec.literalArguments(readValue(exec)) else { return nil }
-        guard arguments.count > 1, arguments[0] == "env", arguments[1].hasPrefix("QACTD_ACTIONS=") else { return nil }
-        return String(arguments[1].dropFirst("QACTD_ACTIONS=".count))
+    /// The main group of `text` without the keys the copy adds or rewrites (`Actions`, qactd's
+    /// marks, and `DBusActivatable` with its record), line for line, blank lines left out.
+    private func mainGroupAsTheAppHasIt(_ text: String) throws -> [String] {
+        let added: Set<String> = ["Actions", "DBusActivatable", DesktopEntryExport.generatedMarkKey, DesktopEntryExport.sourceKey,
+                                  DesktopEntryExport.socketKey, DesktopEntryExport.dbusActivatableKey]
+        var lines: [String] = []
+        for line in try DesktopEntryDocument(parsing: text).lines {
+            if case .groupHeader(let name, _) = line, name != "Desktop Entry" { break }
+            if case .entry(let key, _, _) = line, added.contains(key) { continue }
+            if case .other(let text) = line, text.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            lines.append(line.text)
+        }
+        return lines
     }
 
-    /// Any change to the actions changes the command line, the same actions give the same bytes
-    /// (so an unchanged list is not rewritten), and going back to an earlier list gives its
-    /// earlier revision, never one that a launcher may hold for other actions.
-    func testTheRevisionFollowsTheActionsAndNothingElse() throws {
-        let source = try DesktopEntryDocument(parsing: Self.appEntry)
-        func compose(_ names: [String], socket: String = "/run/q.sock") -> String {
-            DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: socket, actions: names.map {
-                DesktopQuickAction(identifier: "qactd-\($0)", name: $0, icon: nil, command: ["/usr/bin/qactl", "trigger", "--type=\($0)"])
-            })
+    /// GNOME Shell replaces the object of an app (and a running app loses its windows from its
+    /// icon) when one of the main group's compared keys changes: whatever the actions, the copy's
+    /// main group is the app's own, line for line, apart from `Actions` and qactd's marks; so
+    /// each rewrite differs from the one before only outside the compared keys.
+    func testTheMainGroupIsTheAppsOwnWhateverTheActions() throws {
+        let entries = [
+            Self.appEntry,
+            "[Desktop Entry]\nType=Application\nName=Files\nName[de]=Dateien\nGenericName=File Manager\nComment=Browse\n"
+                + "X-GNOME-FullName=GNOME Files\nIcon=folder\nTryExec=nautilus\nExec=/usr/bin/nautilus --new-window %U\n"
+                + "Keywords=folder;disk\nOnlyShowIn=GNOME;\nDBusActivatable=true\n",
+            "[Desktop Entry]\nType=Application\nName=App\nExec=\"/opt/x y/a=b\" %f\nNoDisplay=false\nActions=a;\n\n[Desktop Action a]\nName=A\nExec=app -a\n",
+            "[Desktop Entry]\nType=Application\nName=App\nExec=-app\n",
+        ]
+        for entry in entries {
+            let source = try DesktopEntryDocument(parsing: entry)
+            func compose(_ names: [String]) -> String {
+                DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: names.map {
+                    DesktopQuickAction(identifier: "qactd-\($0)", name: $0, icon: nil, command: ["/usr/bin/qactl", "trigger", "--type=\($0)"])
+                })
+            }
+            let own = try mainGroupAsTheAppHasIt(entry)
+            let lists = [["Ada"], ["Ada King"], [], ["Ada", "Bob"]]
+            for names in lists {
+                let text = compose(names)
+                XCTAssertEqual(try mainGroupAsTheAppHasIt(text), own, "\(names): \(text)")
+                let composed = try DesktopEntryDocument(parsing: text)
+                for key in DesktopEntryExport.keysLaunchersCompare {
+                    XCTAssertEqual(composed.value(of: key), source.value(of: key), "\(key) after \(names)")
+                }
+                XCTAssertEqual(composed.value(of: "Keywords"), source.value(of: "Keywords"), "Keywords as the app has them")
+            }
+            XCTAssertEqual(Set(lists.map(compose)).count, lists.count, "each list its own file")
+            XCTAssertEqual(compose(["Ada"]), compose(["Ada"]), "the same list, the same bytes")
         }
-        let ada = compose(["Ada"]), renamed = compose(["Ada King"]), none = compose([]), both = compose(["Ada", "Bob"])
-        let revisions = [ada, renamed, none, both].map(revision(of:))
-        XCTAssertEqual(Set(revisions.compactMap { $0 }).count, 4, "each list its own revision: \(revisions)")
-        XCTAssertEqual(compose(["Ada"]), ada, "the same list, the same bytes")
-        XCTAssertNotEqual(revision(of: compose(["Ada"], socket: "/run/other.sock")), revision(of: ada), "every line counts")
-        // A copy composed from a copy: one revision, the app's Exec behind it.
-        let again = DesktopEntryExport.compose(source: try DesktopEntryDocument(parsing: ada), sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [])
-        XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(try XCTUnwrap(DesktopEntryDocument(parsing: again).value(of: "Exec")))).dropFirst(2), ["contacts", "%U"])
-        XCTAssertEqual(again.components(separatedBy: "QACTD_ACTIONS=").count, 2)
-    }
-
-    /// `env` would read a program named with `=` as a variable and one starting with `-` as an
-    /// option: such an Exec is kept as it is; quoting and escapes are read as launchers read them.
-    func testAnExecThatEnvWouldMisreadIsKept() throws {
-        let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
-        for (exec, prefixed) in [
-            ("/opt/a=b/app %U", false), ("-app", false), ("\"/opt/x y/a=b\" %f", false), ("\"/opt/x y/app\" --name=a=b", true),
-            ("app --x=1", true), ("\"\"", false),
-        ] {
-            let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\nExec=\(exec)\n")
-            let composed = try DesktopEntryDocument(parsing: DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action]))
-            XCTAssertEqual(composed.value(of: "Exec")?.hasPrefix("env QACTD_ACTIONS="), prefixed, exec)
-            XCTAssertEqual(composed.value(of: "Exec").map(DesktopEntryExport.withoutRevision), exec)
-        }
-    }
-
-    /// GLib's search finds an app by its program's name, which becomes `env`: the name is added to
-    /// `Keywords` and each `Keywords[xx]`, once, unless GLib skips that program anyway.
-    func testTheProgramsNameStaysSearchable() throws {
-        let action = DesktopQuickAction(identifier: "qactd-A", name: "A", icon: nil, command: ["qactl"])
-        func composed(_ entry: String) throws -> DesktopEntryDocument {
-            let source = try DesktopEntryDocument(parsing: "[Desktop Entry]\nType=Application\nName=App\n" + entry)
-            return try DesktopEntryDocument(parsing: DesktopEntryExport.compose(source: source, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action]))
-        }
-        let plain = try composed("Exec=/usr/bin/nautilus --new-window %U\n")
-        XCTAssertEqual(plain.value(of: "Keywords"), "nautilus;")
-        let listed = try composed("Exec=\"/opt/My Files/files\" %U\nKeywords=folder;disk\nKeywords[de]=Ordner;\n")
-        XCTAssertEqual(listed.value(of: "Keywords"), "folder;disk;files;")
-        XCTAssertEqual(listed.value(of: "Keywords[de]"), "Ordner;files;")
-        let already = try composed("Exec=files\nKeywords=files;x;\n")
-        XCTAssertEqual(already.value(of: "Keywords"), "files;x;", "not added twice")
-        XCTAssertNil(try composed("Exec=sh -c 'app'\n").value(of: "Keywords"), "GLib does not search by sh")
-        XCTAssertNil(try composed("Exec=-app\n").value(of: "Keywords"), "no revision, nothing moved")
-        let again = DesktopEntryExport.compose(
-            source: plain, sourcePath: "/x/app.desktop", socketPath: "/run/q.sock", actions: [action])
-        XCTAssertEqual(try DesktopEntryDocument(parsing: again).value(of: "Keywords"), "nautilus;", "a copy of a copy: once")
     }
 
     func testParsingRefusesWhatIsNoDesktopEntry() {

@@ -36,7 +36,9 @@ install_package() {
         /usr/share/man/man1/qactl.1.gz /usr/share/man/man8/qactd.8.gz /usr/share/man/man5/qactd.conf.5.gz \
         /usr/share/bash-completion/completions/qactl /usr/share/zsh/vendor-completions/_qactl \
         /usr/share/fish/vendor_completions.d/qactl.fish /etc/qactd/qactd.conf /etc/qactd/shortcuts.plist \
-        /usr/share/doc/qactd/copyright /usr/share/doc/qactd/changelog.Debian.gz; do
+        /usr/share/doc/qactd/copyright /usr/share/doc/qactd/changelog.Debian.gz \
+        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/metadata.json \
+        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/extension.js; do
         [[ -f "$path" ]] || fail "the package installed no $path"
     done
     # Every unit of the repository's systemd/ folder is in the package.

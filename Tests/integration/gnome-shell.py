@@ -1,26 +1,42 @@
 #!/usr/bin/python3
-"""GNOME Shell, the real one, keeps qactd's quick actions in step with `qactl list`.
+"""GNOME Shell, the real one, with qactd's extension: live quick actions in the dash and the app
+grid, and a running app never detached from its icon.
 
   gnome-shell.py --bin DIR [--keep]
 
 Starts, in a scratch folder with a HOME and XDG folders of its own: a private session bus and a
 second private bus standing in for the system bus (neither activates services), Debian's
 gnome-shell headless (Wayland, a virtual monitor, --unsafe-mode so that org.gnome.Shell.Eval
-answers), with the demo app pinned to the dash through GIO's keyfile settings backend (which the
-shell reads; the memory backend would keep the pin in this script), and the built qactd on the
-demo contacts exporting everything into the demo app's desktop entry (DynamicItems=desktop-entry).
+answers) with qactd's extension (gnome-shell/quick-actions@qactd.io, copied into the HOME) enabled
+by `gnome-extensions enable`, the demo app pinned to the dash through GIO's keyfile settings
+backend (which the shell reads; the memory backend would keep the pin in this script), and the
+built qactd on the demo contacts.
 
-At each step — the first export, a favorite added, renamed and removed, one added and renamed
-inside the shell's delay, and a reload that empties DesktopFile= — it waits (polling, 7 s at most) until both what the shell's app system holds
-(lookup_app(ID).get_app_info().list_actions()) and what a right-click on the dash icon shows
-(its menu opened, read, closed every time) equal the displayed items of `qactl list`, and that the
-app's name and icon are unchanged and the shell's search still finds it by its program's name
-(qactl). Launched from the shell, the app runs its own command line
-(one variable added). Then it unpins the app and measures what the app grid's icon
-shows after one more change (a measurement: the grid keeps an icon per app, see README).
+The extension, with DynamicItems=quicklist: after the first export (the static items in the
+desktop entry, the favorites in the quicklist), the demo app's window is opened (a real GTK window
+whose application ID is the entry's), the app unpinned so that it has an icon both in the dash
+(running) and in the app grid, and at each step — a favorite added, renamed and removed, the
+extension disabled and enabled again — the dash's and the grid's menus (opened through the shell's
+own objects as a right-click opens them, read, closed) must both equal the displayed items of
+`qactl list`, each once (polled; the time is reported, the test holds it to 1 s).
 
-Prints one JSON object: {"ok", "steps": [{"step", "expected", "appSystem", "dash", "seconds"}],
-"grid", "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when the shell cannot run here.
+The running app, with DynamicItems=desktop-entry (every change rewrites the entry): with the window
+still open, at each rewrite — the favorites back in the entry, one added, renamed, removed — the
+shell re-reads its applications (its installed-changed signal, counted from inside the shell) and
+must still have one icon for the app in the dash, the same app object, running, with its window.
+The app keeps its name and icon and the shell's search finds it by its program's name.
+
+Then, as before, a pinned quick action follows its contact; launched from the shell the app runs
+its own command line with nothing added; and a reload that empties DesktopFile= leaves the app's own
+entry (no actions).
+
+With --bench N it only measures, for scripts/bench: with Recompute=change (settle 0), a contact's
+star toggled N times, each time until the dash's menu shows the change; it prints {"ok", "bench":
+{"seconds": [...]}}.
+
+Prints one JSON object: {"ok", "steps": [{"step", "expected", "dash", "grid", "seconds", ...}],
+"running": [{"step", ...}], "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
+the shell cannot run here.
 """
 import argparse
 import json
@@ -39,13 +55,16 @@ try:
 except (ImportError, ValueError):
     gi = None
 
-from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, wait_for  # noqa: E402
+from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, wait_for  # noqa: E402
 
 TOOLS = ["gnome-shell", "dbus-daemon"]
+EXTENSION_UUID = "quick-actions@qactd.io"
+# Debian's gnome-shell-extension-dashtodock (Ubuntu's dock is the same code).
+DOCK_UUID = "dash-to-dock@micxgx.gmail.com"
 # GNOME Shell notices a changed entry after GLib's monitor and its own batching: about 5 s.
 STEP_TIMEOUT = 7.0
-# How long the grid is watched after the app system has the new actions.
-GRID_WATCH = 10.0
+# The extension's steps are polled this long; the test holds their time to 1 s.
+LIVE_TIMEOUT = 5.0
 # A bus of our own that activates nothing: the shell's helpers (calendar server, a11y bus,
 # permission store) are not started, so nothing outlives the test.
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -63,37 +82,45 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 """
 
 # Reads, through the shell's own objects, what it holds for the app and what a right-click on
-# its icon shows: the icon's menu is opened as a right-click opens it (popupMenu), its action
-# items read, and closed again.
+# its icons shows: each icon's menu is opened as a right-click opens it (popupMenu), the items of
+# the entry's actions and of the extension's quick actions read, and closed again. Also whether
+# the app is running with its window, and whether the dash's icon holds that same app object.
 READ_JS = r"""
 (() => {
   const Main = imports.ui.main;
   const Shell = imports.gi.Shell;
   const id = %(id)s;
   const result = {};
-  const app = Shell.AppSystem.get_default().lookup_app(id);
+  const system = Shell.AppSystem.get_default();
+  const app = system.lookup_app(id);
   if (app) {
     const info = app.get_app_info();
     result.searchByProgram = Shell.AppSystem.search(%(program)s).flat().includes(id);
     result.appSystem = info.list_actions().map(action => info.get_action_name(action));
     result.name = app.get_name();
     result.icon = info.get_icon() ? info.get_icon().to_string() : null;
+    result.state = ['stopped', 'starting', 'running'][app.get_state()];
+    result.windows = app.get_windows().length;
   }
+  const running = system.get_running().filter(other => other.get_id() === id);
+  result.runningApps = running.length;
+  result.runningIsLookedUp = running.length === 1 && running[0] === app;
+  result.installedChanged = global._qactdInstalledChanged || 0;
+  const visibleLabels = section => section ? section._getMenuItems().filter(item => item.visible).map(item => item.label.text) : [];
   const readMenu = icon => {
     if (!icon) return null;
     icon.popupMenu();
     const menu = icon._menu;
-    const items = menu._actionSection._getMenuItems().filter(item => item.visible).map(item => item.label.text);
+    const items = visibleLabels(menu._actionSection).concat(visibleLabels(menu._qactdSection));
     menu.close();
     return items;
   };
-  const where = %(where)s;
-  if (where === 'dash') {
-    const box = Main.overview.dash._box;
-    const child = box.get_children().find(actor => actor.child && actor.child._delegate &&
-      actor.child._delegate.app && actor.child._delegate.app.get_id() === id);
-    result.dash = readMenu(child ? child.child._delegate : null);
-  } else {
+  const dashIcons = Main.overview.dash._box.get_children().filter(actor => actor.child && actor.child._delegate &&
+    actor.child._delegate.app && actor.child._delegate.app.get_id() === id).map(actor => actor.child._delegate);
+  result.dashIcons = dashIcons.length;
+  result.dashIconHoldsRunningApp = dashIcons.length === 1 && running.length === 1 && dashIcons[0].app === running[0];
+  result.dash = readMenu(dashIcons[0]);
+  if (%(grid)s) {
     const appDisplay = Main.overview._overview._controls._appDisplay;
     result.grid = readMenu(appDisplay._items.get(id));
   }
@@ -101,6 +128,53 @@ READ_JS = r"""
 })()
 """
 
+# Clicks the extension's item titled %(title)s in the dash icon's menu, as a click activates it.
+CLICK_JS = r"""
+(() => {
+  const id = %(id)s;
+  const icon = imports.ui.main.overview.dash._box.get_children().map(actor => actor.child && actor.child._delegate)
+    .find(delegate => delegate && delegate.app && delegate.app.get_id() === id);
+  icon.popupMenu();
+  const item = icon._menu._qactdSection._getMenuItems().find(candidate => candidate.label.text === %(title)s);
+  if (item) item.activate(null);
+  icon._menu.close();
+  return JSON.stringify(!!item);
+})()
+"""
+
+# What a right-click on the app's icon in Dash to Dock shows: every visible item's label, sections
+# (the quicklist's among them) read in place; null when the dock has no icon for the app.
+DOCK_READ_JS = r"""
+(() => {
+  const id = %(id)s;
+  const dock = imports.ui.main.extensionManager.lookup(%(uuid)s);
+  const manager = dock && dock.imports.docking.DockManager.getDefault();
+  const mainDock = manager && manager.mainDock;
+  if (!mainDock) return JSON.stringify(null);
+  const icons = mainDock.dash._box.get_children().map(actor => actor.child)
+    .filter(child => child && child.app && child.app.get_id() === id);
+  if (icons.length === 0) return JSON.stringify(null);
+  icons[0].popupMenu();
+  const menu = icons[0]._menu;
+  const labels = section => section._getMenuItems().flatMap(item =>
+    item._getMenuItems ? labels(item) : (item.visible && item.label ? [item.label.text] : []));
+  const shown = labels(menu);
+  menu.close();
+  return JSON.stringify({icons: icons.length, labels: shown});
+})()
+"""
+
+# Counts the app system's installed-changed signals: each is a re-read of the applications, after
+# which the shell has replaced every app whose entry it found changed.
+COUNT_INSTALLED_JS = r"""
+(() => {
+  if (!global._qactdInstalledChanged) {
+    global._qactdInstalledChanged = 0;
+    imports.gi.Shell.AppSystem.get_default().connect('installed-changed', () => global._qactdInstalledChanged++);
+  }
+  return 'true';
+})()
+"""
 
 # What the shell holds for a pinned launcher: an app of its own, with its name and description.
 READ_APP_JS = r"""
@@ -123,8 +197,11 @@ class Session(ScratchDesktop):
         self.bus = None
 
     def prepare(self):
-        super().prepare(["home/.config/glib-2.0/settings"], "desktop-entry")
+        super().prepare(["home/.config/glib-2.0/settings"], "quicklist")
         self.source_name, self.source_icon = "qactd Demo", "x-office-address-book"
+        # The extension as `make install` puts it, in the HOME's own extensions folder.
+        shutil.copytree(os.path.join(REPOSITORY, "gnome-shell", EXTENSION_UUID),
+                        self.path("home/.local/share/gnome-shell/extensions/" + EXTENSION_UUID))
         # The shell reads favorite-apps from GIO's keyfile backend in this HOME.
         self.pin([DESKTOP_ID], write_file=True)
 
@@ -184,26 +261,89 @@ class Session(ScratchDesktop):
         except OSError:
             return ""
 
-    def read(self, where):
-        return json.loads(json.loads(self.eval(READ_JS % {"id": json.dumps(DESKTOP_ID), "where": json.dumps(where),
+    def read(self, grid=False):
+        return json.loads(json.loads(self.eval(READ_JS % {"id": json.dumps(DESKTOP_ID), "grid": json.dumps(grid),
                                                           "program": json.dumps("qactl")})))
 
-    def step(self, name, expected_from_list=True):
-        """Waits until the app system and the dash icon's menu both show `List`'s items."""
+    def check_own_entry(self, name, shown):
+        if (shown.get("name"), shown.get("icon")) != (self.source_name, self.source_icon):
+            raise Failure("after '%s' the shell shows the app as %s, not as its own entry (%s, %s)"
+                          % (name, (shown.get("name"), shown.get("icon")), self.source_name, self.source_icon))
+
+    def first_export(self):
+        """The shell picks up the exported copy (a new file for the app: about 5 s) and holds the
+        static items as the entry's actions; the dash's menu adds the quicklist's favorites."""
         started = time.monotonic()
-        expected = self.displayed() if expected_from_list else []
+        displayed = self.displayed()
+        static = [row["item"]["title"] for row in json.loads(self.qactl("list", "--json"))["items"] if row["source"] == "static"]
         last = {}
-        # When the read that found the shell in step was sent: on a busy machine an Eval that
-        # opens a menu may itself take a while to answer.
+
+        def in_step():
+            last.update(self.read())
+            return last.get("appSystem") == static and last.get("dash") == displayed
+
+        try:
+            wait_for("the shell to hold the exported entry and the quicklist", in_step, timeout=STEP_TIMEOUT, interval=0.1)
+        finally:
+            self.steps.append({"step": "first export", "expected": displayed, "static": static, "appSystem": last.get("appSystem"),
+                               "dash": last.get("dash"), "seconds": round(time.monotonic() - started, 2)})
+        self.check_own_entry("first export", last)
+
+    def live_step(self, name, changed_at):
+        """Waits until the dash's and the grid's menus both show `List`'s items, each once, with the
+        app running with its window; `changed_at`: when the change was made."""
+        expected = self.displayed()
+        last = {}
         seen = []
 
         def in_step():
             sent = time.monotonic()
-            last.update(self.read("dash"))
-            if last.get("appSystem") == expected and last.get("dash") == expected:
+            last.update(self.read(grid=True))
+            if last.get("dash") == expected and last.get("grid") == expected:
                 seen.append(sent)
                 return True
             return False
+
+        record = {"step": name, "expected": expected}
+        try:
+            wait_for("the dash and the grid to show %s after '%s'" % (expected, name), in_step, timeout=LIVE_TIMEOUT, interval=0.05)
+        except Failure as error:
+            raise Failure("%s; they still show %s" % (error, {key: last.get(key) for key in ["dash", "grid"]}))
+        finally:
+            record.update({key: last.get(key) for key in ["dash", "grid", "state", "windows", "dashIcons"]})
+            record["seconds"] = round((seen[0] if seen else time.monotonic()) - changed_at, 3)
+            self.steps.append(record)
+
+    def running_step(self, name, change):
+        """Makes `change` (which rewrites the exported entry), waits until the shell has re-read its
+        applications since, and records whether the app is still one dash icon, the same app
+        object, running, with its window."""
+        before = os.stat(self.exported).st_mtime_ns if os.path.exists(self.exported) else None
+        count = self.read()["installedChanged"]
+        started = time.monotonic()
+        change()
+        wait_for("the exported entry to be rewritten after '%s'" % name,
+                 lambda: os.path.exists(self.exported) and os.stat(self.exported).st_mtime_ns != before, timeout=10)
+        shown = wait_for("the shell to re-read its applications after '%s'" % name,
+                         lambda: (lambda read: read if read["installedChanged"] > count else None)(self.read()),
+                         timeout=STEP_TIMEOUT + 3, interval=0.2)
+        with open(self.exported) as entry:
+            exported = entry.read()
+        record = {"step": name, "seconds": round(time.monotonic() - started, 2), "actionsInEntry": exported.count("[Desktop Action ")}
+        record.update({key: shown.get(key) for key in ["appSystem", "state", "windows", "dashIcons", "runningApps", "runningIsLookedUp",
+                                                        "dashIconHoldsRunningApp", "name", "icon", "searchByProgram"]})
+        self.running.append(record)
+        self.check_own_entry(name, shown)
+
+    def step(self, name, expected):
+        """Waits until the app system and the dash icon's menu both show `expected` (the entry's
+        actions as the shell reads a new file)."""
+        started = time.monotonic()
+        last = {}
+
+        def in_step():
+            last.update(self.read())
+            return last.get("appSystem") == expected and last.get("dash") == expected
 
         record = {"step": name, "expected": expected}
         try:
@@ -212,13 +352,83 @@ class Session(ScratchDesktop):
             raise Failure("%s; it still shows %s" % (error, last))
         finally:
             record.update({"appSystem": last.get("appSystem"), "dash": last.get("dash"),
-                           "name": last.get("name"), "icon": last.get("icon"), "searchByProgram": last.get("searchByProgram"),
-                           "seconds": round((seen[0] if seen else time.monotonic()) - started, 2),
-                           "answeredAfter": round(time.monotonic() - started, 2)})
+                           "name": last.get("name"), "icon": last.get("icon"), "seconds": round(time.monotonic() - started, 2)})
             self.steps.append(record)
-        if (last.get("name"), last.get("icon")) != (self.source_name, self.source_icon):
-            raise Failure("after '%s' the shell shows the app as %s, not as its own entry (%s, %s)"
-                          % (name, (last.get("name"), last.get("icon")), self.source_name, self.source_icon))
+        self.check_own_entry(name, last)
+
+    def open_window(self):
+        """The demo app's window: a GTK window on the shell's Wayland display, its application ID
+        the entry's."""
+        sockets = [name for name in os.listdir(self.path("run")) if name.startswith("wayland-") and not name.endswith(".lock")]
+        if not sockets:
+            raise Failure("the shell made no Wayland socket in %s" % self.path("run"))
+        environment = dict(self.env, WAYLAND_DISPLAY=sorted(sockets)[0], GDK_BACKEND="wayland")
+        self.window = subprocess.Popen(["/usr/bin/python3", os.path.join(REPOSITORY, "Tests/integration/gtk-window.py"),
+                                        DESKTOP_ID[:-len(".desktop")]], env=environment, stdout=open(self.path("window.log"), "wb"),
+                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.processes.append(self.window)
+        wait_for("the app to run with its window", lambda: (lambda read: read.get("state") == "running" and read.get("windows") == 1)(self.read()),
+                 timeout=15, interval=0.2)
+
+    def close_window(self):
+        self.window.send_signal(signal.SIGTERM)
+        self.window.wait(timeout=10)
+        wait_for("the app to stop", lambda: self.read().get("state") == "stopped", timeout=10, interval=0.2)
+
+    def click(self, title):
+        """Clicks the extension's item `title` in the dash's menu; with no app connected, qactd keeps
+        it as the pending launch item, as for a click in a dock's quicklist."""
+        if not json.loads(json.loads(self.eval(CLICK_JS % {"id": json.dumps(DESKTOP_ID), "title": json.dumps(title)}))):
+            raise Failure("no item '%s' in the dash's menu" % title)
+        pending = wait_for("qactd to take the click on '%s'" % title, lambda: self.status().get("pendingLaunchItem"), timeout=10)
+        self.eval("imports.ui.main.overview.show(); true")
+        return {"title": title, "pending": pending}
+
+    def bench(self, toggles):
+        """Seconds from a star toggled in a contact's card to the dash's menu showing the change."""
+        self.configure(DESKTOP_ID, "quicklist", "Recompute=change\nRecomputeSettleMSec=0\n")
+        self.qactl("reload")
+        seconds = []
+        for number in range(toggles):
+            favorite = number % 2 == 0
+            started = time.monotonic()
+            self.contact("zz-bench", "Aaron Bench", favorite=favorite)
+            wait_for("the dash to show the star toggled (%d)" % number,
+                     lambda: ("Aaron Bench" in (self.read().get("dash") or [])) == favorite, timeout=LIVE_TIMEOUT, interval=0.005)
+            seconds.append(round(time.monotonic() - started, 4))
+        return {"seconds": seconds}
+
+    def set_extension(self, enabled, uuid=EXTENSION_UUID):
+        self.eval("imports.ui.main.extensionManager.%s(%s)" % ("enableExtension" if enabled else "disableExtension", json.dumps(uuid)))
+
+    def read_dock(self):
+        return json.loads(json.loads(self.eval(DOCK_READ_JS % {"id": json.dumps(DESKTOP_ID), "uuid": json.dumps(DOCK_UUID)})))
+
+    def dock_step(self, name, changed_at, titles):
+        """Waits until Dash to Dock's menu for the app shows `List`'s items, each once, among the
+        dock's own items; `titles`: every quick action title the session used, to pick them out."""
+        expected = self.displayed()
+        known = set(titles) | set(expected)
+        last = {}
+        seen = []
+
+        def in_step():
+            sent = time.monotonic()
+            last["dock"] = self.read_dock()
+            if last["dock"] and [label for label in last["dock"]["labels"] if label in known] == expected:
+                seen.append(sent)
+                return True
+            return False
+
+        try:
+            wait_for("Dash to Dock to show %s after '%s'" % (expected, name), in_step, timeout=LIVE_TIMEOUT, interval=0.05)
+        except Failure as error:
+            raise Failure("%s; it shows %s" % (error, last.get("dock")))
+        finally:
+            self.dock.append({"step": name, "expected": expected, "icons": (last.get("dock") or {}).get("icons"),
+                              "menu": (last.get("dock") or {}).get("labels"),
+                              "quickActions": [label for label in ((last.get("dock") or {}).get("labels") or []) if label in known],
+                              "seconds": round((seen[0] if seen else time.monotonic()) - changed_at, 3)})
 
     def contact(self, uid, name, favorite=True):
         path = self.path("contacts/personal/%s.vcf" % uid)
@@ -259,47 +469,9 @@ class Session(ScratchDesktop):
             return condition(self.displayed())
         wait_for("qactl list to follow the contacts", listed, timeout=10, interval=0.2)
 
-    def measure_grid(self):
-        """Unpins the app, opens the grid, changes the list once and watches the grid icon's menu."""
-        self.pin([])
-        self.eval("imports.ui.main.overview.showApps(); true")
-        before = wait_for("the app's icon in the grid", lambda: self.read("grid").get("grid"), timeout=STEP_TIMEOUT)
-        self.contact("zz-grid-probe", "Abe Grid")
-        self.wait_listed(lambda titles: "Abe Grid" in titles)
-        expected = self.displayed()
-        started = time.monotonic()
-        wait_for("the app system to hold the new list", lambda: self.read("grid").get("appSystem") == expected,
-                 timeout=STEP_TIMEOUT, interval=0.25)
-        app_system_seconds = round(time.monotonic() - started, 2)
-        reads = []
-        matched_after = None
-
-        def grid_in_step():
-            shown = self.read("grid").get("grid")
-            reads.append(shown)
-            return shown == expected
-
-        # Until the grid icon's menu shows the new list, or for GRID_WATCH seconds: the grid
-        # keeps an icon's menu, so the deadline is the usual end, and the measurement.
-        try:
-            wait_for("the grid icon's menu to show the new list", grid_in_step, timeout=GRID_WATCH, interval=0.5)
-            matched_after = round(time.monotonic() - started, 2)
-        except Failure:
-            pass
-        watched = round(time.monotonic() - started, 1)
-        # The grid makes an icon afresh for an app that comes back to it: pinning removes the
-        # icon, unpinning makes a new one, which holds the app as the shell has it now.
-        self.pin([DESKTOP_ID])
-        wait_for("the grid to drop the pinned app's icon", lambda: self.read("grid").get("grid") is None, timeout=STEP_TIMEOUT)
-        self.pin([])
-        renewed = wait_for("the app's icon back in the grid", lambda: self.read("grid").get("grid"), timeout=STEP_TIMEOUT)
-        return {"before": before, "expected": expected, "appSystemSeconds": app_system_seconds,
-                "gridLast": reads[-1] if reads else None, "gridMatchedAfter": matched_after,
-                "watchedSeconds": watched, "afterPinAndUnpin": renewed}
-
     def launch(self):
         """Launches the app as a click on its icon does: the process runs the app's own command
-        line, with QACTD_ACTIONS the one variable added."""
+        line, with no variable of qactd's added."""
         self.eval("imports.gi.Shell.AppSystem.get_default().lookup_app(%s).launch(0, -1, imports.gi.Shell.AppLaunchGpu.APP_PREF); true"
                   % json.dumps(DESKTOP_ID))
         wait_for("the launched app to connect", lambda: self.status().get("appConnected"), timeout=10)
@@ -327,7 +499,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs)")
-    parser.add_argument("--no-grid", action="store_true", help="skip the app grid's measurement")
+    parser.add_argument("--bench", type=int, metavar="N", help="only measure N stars toggled (scripts/bench)")
     arguments = parser.parse_args()
     missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else [])
     if missing:
@@ -336,34 +508,116 @@ def main():
 
     session = Session(os.path.abspath(arguments.bin))
     session.steps = []
-    report = {"ok": False, "folder": session.root, "steps": session.steps}
+    session.running = []
+    session.dock = []
+    report = {"ok": False, "folder": session.root, "steps": session.steps, "running": session.running, "dock": session.dock}
     status = 1
     try:
         session.prepare()
         session.start_buses()
         session.start_shell()
         report["shellStartSeconds"] = session.shell_seconds
+        # Enabled as the README says, with the one command.
+        subprocess.run(["gnome-extensions", "enable", EXTENSION_UUID], env=session.env, check=True, capture_output=True)
+        report["extension"] = wait_for("the extension to be enabled", lambda: json.loads(json.loads(session.eval(
+            "JSON.stringify(imports.ui.main.extensionManager.lookup(%s)?.state ?? null)" % json.dumps(EXTENSION_UUID)))) == 1 and 1,
+            timeout=10)
+        session.eval(COUNT_INSTALLED_JS)
         session.start_daemon()
         session.qactl("resign-active")
-        session.step("first export")
+        # The extension: the static items from the entry, the favorites from the quicklist.
+        session.first_export()
+        if arguments.bench:
+            report["bench"] = session.bench(arguments.bench)
+            report["ok"] = True
+            return 0
+        session.open_window()
+        # Unpinned, the running app has an icon in the dash and one in the app grid.
+        session.pin([])
+        session.eval("imports.ui.main.overview.showApps(); true")
+        wait_for("the app's icon in the grid", lambda: session.read(grid=True).get("grid"), timeout=STEP_TIMEOUT)
+        session.live_step("shown", time.monotonic())
+        changed = time.monotonic()
         session.contact("zz-new-favorite", "Aaron Added")
         session.wait_listed(lambda titles: "Aaron Added" in titles)
-        session.step("favorite added")
+        session.live_step("favorite added", changed)
+        changed = time.monotonic()
         session.contact("zz-new-favorite", "Aaron Renamed")
         session.wait_listed(lambda titles: "Aaron Renamed" in titles and "Aaron Added" not in titles)
-        session.step("favorite renamed")
+        session.live_step("favorite renamed", changed)
+        changed = time.monotonic()
         os.unlink(session.path("contacts/personal/zz-new-favorite.vcf"))
         session.wait_listed(lambda titles: "Aaron Renamed" not in titles)
-        session.step("favorite removed")
-        # Two rewrites inside the shell's delay (A, B, C): it must end on C, which a marker
-        # toggling between two values would give the same main group as A.
-        session.contact("zz-quick", "Aaron Quick")
-        session.wait_listed(lambda titles: "Aaron Quick" in titles)
-        session.contact("zz-quick", "Aaron Quicker")
-        session.wait_listed(lambda titles: "Aaron Quicker" in titles)
-        session.step("favorite added and renamed at once")
+        session.live_step("favorite removed", changed)
+        # Enabled after qactd started, the extension is told the quicklist again at once.
+        session.set_extension(False)
+        wait_for("the extension's items to leave the menus",
+                 lambda: (lambda read: read.get("dash") is not None and len(read["dash"]) < len(session.displayed()))(session.read()),
+                 timeout=LIVE_TIMEOUT)
+        changed = time.monotonic()
+        session.set_extension(True)
+        session.live_step("extension enabled again", changed)
+        favorite = session.displayed()[-1]
+        report["click"] = session.click(favorite)
+
+        # Dash to Dock: the entry's actions and the quicklist, each item once, live; also after the
+        # dock is disabled and enabled again (it keeps nothing and never asks: qactd announces
+        # again when the dock takes com.canonical.Unity).
+        if not os.path.isdir("/usr/share/gnome-shell/extensions/" + DOCK_UUID):
+            raise Unavailable("Dash to Dock is not installed (gnome-shell-extension-dashtodock)")
+        used = ["Aaron Docked", "Aaron Redocked"]
+        changed = time.monotonic()
+        session.set_extension(True, DOCK_UUID)
+        session.dock_step("dock enabled", changed, used)
+        changed = time.monotonic()
+        session.contact("zz-docked", "Aaron Docked")
+        session.wait_listed(lambda titles: "Aaron Docked" in titles)
+        session.dock_step("favorite added", changed, used)
+        changed = time.monotonic()
+        session.contact("zz-docked", "Aaron Redocked")
+        session.wait_listed(lambda titles: "Aaron Redocked" in titles and "Aaron Docked" not in titles)
+        session.dock_step("favorite renamed", changed, used)
+        changed = time.monotonic()
+        os.unlink(session.path("contacts/personal/zz-docked.vcf"))
+        session.wait_listed(lambda titles: "Aaron Redocked" not in titles)
+        session.dock_step("favorite removed", changed, used)
+        session.set_extension(False, DOCK_UUID)
+        wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
+        changed = time.monotonic()
+        session.set_extension(True, DOCK_UUID)
+        session.dock_step("dock enabled again", changed, used)
+        session.set_extension(False, DOCK_UUID)
+        wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
+
+        # The running app: every change rewrites the entry; the app stays one, running, with its window.
+        session.pin([DESKTOP_ID])
+        session.eval("imports.ui.main.overview.dash.showAppsButton.checked = false; true")
+
+        def reload_into_entry():
+            session.configure(DESKTOP_ID, "desktop-entry")
+            session.qactl("reload")
+        session.running_step("favorites into the entry", reload_into_entry)
+
+        def added():
+            session.contact("zz-new-favorite", "Aaron Added")
+            session.wait_listed(lambda titles: "Aaron Added" in titles)
+
+        def renamed():
+            session.contact("zz-new-favorite", "Aaron Renamed")
+            session.wait_listed(lambda titles: "Aaron Renamed" in titles and "Aaron Added" not in titles)
+
+        def removed():
+            os.unlink(session.path("contacts/personal/zz-new-favorite.vcf"))
+            session.wait_listed(lambda titles: "Aaron Renamed" not in titles)
+        session.running_step("favorite added", added)
+        session.running_step("favorite renamed", renamed)
+        session.running_step("favorite removed", removed)
+        session.close_window()
+
         # A pinned quick action is an app of its own in the shell, and follows its contact: renamed,
         # removed (still there, disabled, saying why), back (enabled), unpinned (gone).
+        session.contact("zz-quick", "Aaron Quicker")
+        session.wait_listed(lambda titles: "Aaron Quicker" in titles)
         pin = json.loads(session.qactl("pin", "--type", "FavoriteAction", "--contact", "zz-quick", "--json"))["pin"]
         pinned_id = os.path.basename(pin["desktopFile"])
         session.pinned_step("pinned", pinned_id, {"name": "Aaron Quicker"})
@@ -384,18 +638,12 @@ def main():
         session.pinned_step("pinned contact back", pinned_id, {"name": "Aaron Quickest", "not description": message})
         session.qactl("unpin", pin["identifier"])
         session.pinned_step("unpinned", pinned_id, None)
-        if not arguments.no_grid:
-            report["grid"] = session.measure_grid()
-            session.pin([DESKTOP_ID])
-            # Back from the grid to the window overview: the dash shows in both.
-            session.eval("imports.ui.main.overview.dash.showAppsButton.checked = false; true")
-            session.step("pinned again")
         report["launch"] = session.launch()
         session.configure("", "desktop-entry")
         session.qactl("reload")
         wait_for("the exported entry to go", lambda: not os.path.exists(session.exported), timeout=10)
         # The app's own entry has no actions of its own: the shell offers none.
-        session.step("DesktopFile= emptied", expected_from_list=False)
+        session.step("DesktopFile= emptied", [])
         report["ok"] = True
         status = 0
     except Unavailable as error:

@@ -91,11 +91,12 @@ class ScratchDesktop:
                 target.write(line)
         self.configure(DESKTOP_ID, mode)
 
-    def configure(self, desktop_file, mode):
+    def configure(self, desktop_file, mode, shortcuts=""):
+        """`shortcuts`: more lines for [Shortcuts]."""
         with open(self.path("qactd.conf"), "w") as configuration:
-            configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n"
+            configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n%s"
                                 "[Launcher]\nDesktopFile=%s\nDynamicItems=%s\n[Daemon]\nSocket=%s\n"
-                                % (desktop_file, mode, self.env["QACTD_SOCKET"]))
+                                % (shortcuts, desktop_file, mode, self.env["QACTD_SOCKET"]))
 
     def start_daemon(self):
         self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")

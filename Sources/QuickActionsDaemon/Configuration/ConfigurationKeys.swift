@@ -145,7 +145,7 @@ enum ConfigurationKeys {
         ConfigurationKey(
             "Launcher", "DynamicItems", default: .text("desktop-entry"),
             help: "Where the favorites' quick actions go: desktop-entry (read by every launcher) or quicklist"
-                + " (the live D-Bus menu of Dash to Dock, Ubuntu Dock and Plank); static items always go into"
+                + " (the live D-Bus menu of Dash to Dock, Ubuntu Dock, Plank and qactd's GNOME Shell extension); static items always go into"
                 + " the desktop entry.",
             \.launcherDynamicItems, { value throws(ConfigurationError) in try value.choice() }),
 

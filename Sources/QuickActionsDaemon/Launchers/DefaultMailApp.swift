@@ -56,11 +56,11 @@ enum DefaultMailApp {
         configuration.applyDefaultsDerivedFromOtherKeys()
     }
 
-    /// The app's own `Exec` (without the revision a copy of qactd's put before it) with
-    /// `mailto:{email:uri}` where it takes a URL.
+    /// The app's own `Exec` (a copy of qactd's keeps it as it is) with `mailto:{email:uri}`
+    /// where it takes a URL.
     private static func mailtoCommand(_ entry: (path: String, document: DesktopEntryDocument)) -> Result<CommandTemplate, DesktopEntryExec.Problem> {
         let value = { (key: String) in entry.document.value(of: key).map(DesktopEntryEscaping.unescapedValue) }
-        let exec = DesktopEntryExport.withoutRevision(entry.document.value(of: "Exec") ?? "")
+        let exec = entry.document.value(of: "Exec") ?? ""
         do {
             let arguments = try DesktopEntryExec.mailtoTemplate(
                 exec: DesktopEntryEscaping.unescapedValue(exec), icon: value("Icon"), name: value("Name"), location: entry.path)

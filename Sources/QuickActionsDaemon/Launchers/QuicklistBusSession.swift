@@ -7,10 +7,16 @@ import Glibc
 
 /// One connection to the session bus, used only by the bus thread of `QuicklistExporter`: the
 /// dbusmenu object and the LauncherEntry object it serves, the menu it shows, and the match
-/// that re-announces the menu when a dock takes the name `com.canonical.Unity`. sd-bus calls
-/// the handlers from within `processPending`, on the same thread.
+/// that re-announces the menu when a dock takes the name `com.canonical.Unity` or qactd's GNOME
+/// Shell extension takes its own. sd-bus calls the handlers from within `processPending`, on the
+/// same thread.
 final class QuicklistBusSession {
     static let unityName = "com.canonical.Unity"
+    /// The name qactd's GNOME Shell extension owns while it is enabled.
+    static let shellExtensionName = "io.qactd.ShellExtension"
+    /// Readers of `LauncherEntry.Update` that keep nothing across their own restart and never ask:
+    /// when one of these names gets a new owner, the menu is announced again.
+    static let readerNames = [unityName, shellExtensionName]
     static let dbusmenuInterface = "com.canonical.dbusmenu"
     static let launcherEntryInterface = "com.canonical.Unity.LauncherEntry"
     /// The dbusmenu protocol version libdbusmenu speaks.
@@ -48,12 +54,14 @@ final class QuicklistBusSession {
             keep(slot)
             try sdBusChecked("sd_bus_add_object_vtable", CSdBus_add_launcher_entry(bus, &slot, QuicklistExporter.launcherEntryPath, handlers))
             keep(slot)
-            // A dock started later (or restarted) takes this name: tell it about the menu then.
-            let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.unityName)'"
-            try sdBusChecked("sd_bus_add_match_async", rule.withCString {
-                sd_bus_add_match_async(bus, &slot, $0, quicklistNameOwnerChanged, nil, Unmanaged.passUnretained(self).toOpaque())
-            })
-            keep(slot)
+            // A dock or the shell extension started later (or again) takes its name: tell it about the menu then.
+            for name in Self.readerNames {
+                let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'"
+                try sdBusChecked("sd_bus_add_match_async", rule.withCString {
+                    sd_bus_add_match_async(bus, &slot, $0, quicklistNameOwnerChanged, nil, Unmanaged.passUnretained(self).toOpaque())
+                })
+                keep(slot)
+            }
             var name: UnsafePointer<CChar>?
             if sd_bus_get_unique_name(bus, &name) >= 0, let name { uniqueName = String(cString: name) }
         } catch {
@@ -250,12 +258,12 @@ final class QuicklistBusSession {
         }
     }
 
-    fileprivate func unityNameChanged(_ signal: OpaquePointer) {
+    fileprivate func readerNameChanged(_ signal: OpaquePointer) {
         let reader = SdBusMessageReader(message: signal)
         guard let name = try? reader.readString(), (try? reader.readString()) != nil, let newOwner = try? reader.readString(),
-            name == Self.unityName, !newOwner.isEmpty
+            Self.readerNames.contains(name), !newOwner.isEmpty
         else { return }
-        logger.info("A dock took \(Self.unityName) (\(newOwner)); announcing the quicklist to it.")
+        logger.info("\(newOwner) took \(name); announcing the quicklist to it.")
         do {
             try announce()
         } catch {
@@ -349,6 +357,6 @@ private let quicklistPropertyTrampoline: CSdBus_PropertyGetter = { _, property, 
 
 private let quicklistNameOwnerChanged: sd_bus_message_handler_t = { signal, context, _ in
     guard let signal, let session = session(context) else { return 0 }
-    session.unityNameChanged(signal)
+    session.readerNameChanged(signal)
     return 0
 }
