@@ -24,14 +24,16 @@ final class DaemonLifecycleTests: XCTestCase {
         try writeConfiguration("")
     }
 
+    /// The daemon plays an app that resigns active, so nothing but a call recomputes and the
+    /// generations in the notifications are the start-up's.
     private func writeConfiguration(_ extra: String) throws {
-        try """
+        try resigningActiveUnlessSaid("""
             [Contacts]
             Directory=contacts
             [Daemon]
             Socket=\(socketPath)
             \(extra)
-            """.write(toFile: root + "/qactd.conf", atomically: true, encoding: .utf8)
+            """).write(toFile: root + "/qactd.conf", atomically: true, encoding: .utf8)
     }
 
     private func makeDaemon(notifier: RecordingNotifier, logger: Logger) async -> Daemon {
