@@ -97,6 +97,15 @@ enum ConfigurationKeys {
             help: "The favorites' icon: symbol:NAME, type:NAME (or system:NAME) or file:PATH.",
             \.favoriteIcon, { value throws(ConfigurationError) in try value.icon() }),
         ConfigurationKey(
+            "Shortcuts", "Order", default: .text("usage"),
+            help: "The favorites' order: usage (most used first; each time one is chosen counts, halved every"
+                + " 14 days, so recent use counts more; ties by name) or name.",
+            \.favoriteOrder, { value throws(ConfigurationError) in try value.choice() }),
+        ConfigurationKey(
+            "Shortcuts", "MaxDynamicItems", default: .text("15"),
+            help: "How many favorites become quick actions, the first in Order=; the rest are left out.",
+            \.maxDynamicItems, { value throws(ConfigurationError) in try value.positiveInteger() }),
+        ConfigurationKey(
             "Shortcuts", "AppVersion", default: .text(""),
             help: "Empty: CFBundleShortVersionString of StaticItems, if any.",
             \.appVersion, { value in value.optionalString() }),

@@ -52,6 +52,9 @@ struct DaemonConfiguration: Equatable, Sendable {
     var favoriteType: String
     /// A `file:` icon's path is already absolute.
     var favoriteIcon: ShortcutIcon
+    var favoriteOrder: FavoriteOrder
+    /// How many favorites become dynamic items, the first in `favoriteOrder`.
+    var maxDynamicItems: Int
     /// nil when unset, so the version from the static-items plist applies.
     var appVersion: String?
     /// Replaces `$(PRODUCT_BUNDLE_IDENTIFIER)` in static item types; when unset, the
@@ -88,7 +91,7 @@ extension DaemonConfiguration {
     init(placeholdersFor source: ConfigurationSource) {
         self.init(
             source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, evolution: .none, staticItemsPath: "",
-            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), appVersion: nil, bundleIdentifier: "",
+            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), favoriteOrder: .usage, maxDynamicItems: 0, appVersion: nil, bundleIdentifier: "",
             recompute: .resignActive,
             recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, launcherDesktopFile: "",
             launcherDynamicItems: .desktopEntry, socketPath: "", maxConnections: 0, maxMessageBytes: 0)

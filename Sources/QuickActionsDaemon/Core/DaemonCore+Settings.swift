@@ -77,12 +77,13 @@ extension DaemonCore {
         // Without `DesktopFile=` the exporters use nothing of the rows, so once per settings
         // epoch is enough; otherwise once per listing key (what the rows are composed from).
         let key = settings.configuration.launcherDesktopFileID == nil
-            ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch) : listingKey
+            ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch)
+            : PublishedReplies.ListingKey(generation: state.generation, launched: state.launched, settingsEpoch: settingsEpoch)
         let pins = publishedPins()
         guard key != launcherPublicationKey || pins != launcherPublishedPins else { return }
         launcherPublicationKey = key
         launcherPublishedPins = pins
-        let untranslated = composedListing(all: false, translated: false)
+        let untranslated = composedListing(all: false, translated: false, usage: false)
         launcherTicket = launchers.publish(
             LauncherPublication(
                 displayed: settings.localization.localizing(untranslated, for: settings.language),

@@ -19,7 +19,7 @@ extension DaemonCore {
         switch next.trigger(
             target, displayLimit: settings.configuration.displayLimit,
             contactLookup: { index.contact(identifier: $0) }, appConnected: appMachine.isAppConnected,
-            runsCommand: { actions[$0] != nil })
+            runsCommand: { actions[$0] != nil }, at: wallClock())
         {
         case .success(let resolved): resolution = resolved
         case .failure(.noSuchShortcut(let message)): throw .noSuchShortcut(message)
