@@ -53,6 +53,8 @@ extension DaemonCore {
         }
         state = next
         persist()
+        // With Recompute=change the set follows the favorites' order by use as it does their edits.
+        if resolution.item.contactIdentifier != nil, settings.configuration.favoriteOrder == .usage { scheduleRecomputeIfFollowingContacts() }
         let contactIdentifier = resolution.contact?.identifier ?? ""
         logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
                     metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
