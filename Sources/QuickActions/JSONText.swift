@@ -776,10 +776,7 @@ extension PersistedState: ShortcutItemsJSONText {
             writer.key("usageTimes")
             writer.beginObject()
             for (key, times) in usageTimes.sorted(by: { $0.key < $1.key }) {
-                writer.key(key)
-                writer.beginArray()
-                for time in times { writer.integer(time) }
-                writer.endArray()
+                try writer.array(key, of: times) { writer, time in writer.integer(time) }
             }
             writer.endObject()
         }

@@ -153,10 +153,14 @@ final class UsageRankingTests: XCTestCase {
         _ = state.resignActive(favorites: byName, appVersion: "1", configuration: DynamicItemConfiguration(order: .usage))
         XCTAssertFalse(try text(PersistedState(state)).contains("usageTimes"))
         _ = try state.trigger(.position(3), displayLimit: 4, contactLookup: { [cyd] _ in cyd }, appConnected: true, at: start).get()
+        _ = try state.trigger(.position(3), displayLimit: 4, contactLookup: { [cyd] _ in cyd }, appConnected: true, at: start + 9).get()
+        _ = try state.trigger(.position(1), displayLimit: 4, contactLookup: { [ada] _ in ada }, appConnected: true, at: start + 5).get()
         let persisted = PersistedState(state)
-        XCTAssertEqual(persisted.usageTimes, ["FavoriteAction/cyd": [start]])
-        let written = try persisted.jsonText(pretty: true)
-        XCTAssertEqual(try JSONDecoder().decode(PersistedState.self, from: Data(written)), persisted)
+        XCTAssertEqual(persisted.usageTimes, ["FavoriteAction/cyd": [start, start + 9], "FavoriteAction/ada": [start + 5]])
+        for pretty in [true, false] {
+            let written = try persisted.jsonText(pretty: pretty)
+            XCTAssertEqual(try JSONDecoder().decode(PersistedState.self, from: Data(written)), persisted, String(decoding: written, as: UTF8.self))
+        }
         XCTAssertEqual(try JSONDecoder().decode(PersistedState.self, from: JSONEncoder().encode(persisted)), persisted)
         let restored = QuickActionsState(restoring: persisted, staticItems: [])
         XCTAssertEqual(restored.usageHistory, state.usageHistory)
