@@ -13,6 +13,12 @@ enum LauncherDynamicItems: String, Equatable, Sendable, CaseIterable {
     case quicklist
 }
 
+/// Whether a favorite's launcher icon is the contact's face (`FaceFiles`) or `FavoriteIcon=`.
+enum FavoriteFaces: String, Equatable, Sendable, CaseIterable {
+    case yes
+    case no
+}
+
 /// Whether failures a person should see become desktop notifications.
 enum FeedbackNotifications: String, Equatable, Sendable, CaseIterable {
     /// When a session bus has a notification server; otherwise logged only.
@@ -78,6 +84,7 @@ struct DaemonConfiguration: Equatable, Sendable {
     /// A desktop-file ID, or an absolute path ending in ".desktop"; empty: nothing is exported.
     var launcherDesktopFile: String
     var launcherDynamicItems: LauncherDynamicItems
+    var favoriteFaces: FavoriteFaces
 
     // [Daemon]
     var socketPath: String
@@ -94,7 +101,7 @@ extension DaemonConfiguration {
             displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), favoriteOrder: .usage, maxDynamicItems: 0, appVersion: nil, bundleIdentifier: "",
             recompute: .resignActive,
             recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, launcherDesktopFile: "",
-            launcherDynamicItems: .desktopEntry, socketPath: "", maxConnections: 0, maxMessageBytes: 0)
+            launcherDynamicItems: .desktopEntry, favoriteFaces: .no, socketPath: "", maxConnections: 0, maxMessageBytes: 0)
     }
 
     /// The desktop-file ID the exported entry gets: `DesktopFile=` itself, or a path's file name.

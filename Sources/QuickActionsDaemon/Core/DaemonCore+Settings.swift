@@ -88,7 +88,21 @@ extension DaemonCore {
             LauncherPublication(
                 displayed: settings.localization.localizing(untranslated, for: settings.language),
                 untranslated: untranslated, localization: settings.localization,
-                configuration: settings.configuration, socketPath: socketPath, pins: pins))
+                configuration: settings.configuration, socketPath: socketPath, pins: pins,
+                faces: faceRequests(rows: untranslated.items, pins: pins)))
+    }
+
+    /// Each favorite a launcher shows, displayed or pinned, once, with the card that may hold its
+    /// photo: the launchers' exporter reads the photos, off this actor.
+    func faceRequests(rows: [ListedShortcut], pins: [PinnedItem]) -> [FaceRequest] {
+        guard settings.configuration.favoriteFaces == .yes else { return [] }
+        var requests: [FaceRequest] = []
+        var seen: Set<String> = []
+        for item in rows.filter({ $0.source == .dynamic }).map(\.item) + pins.map(\.item) {
+            guard let identifier = item.contactIdentifier, seen.insert(identifier).inserted else { continue }
+            requests.append(FaceRequest(identifier: identifier, name: item.title, cardPath: index.filePath(identifier: identifier)))
+        }
+        return requests
     }
 
     /// Returns once the desktop entry shows what was last handed over (tests, and shutdown).
