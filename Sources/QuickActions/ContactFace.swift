@@ -48,7 +48,7 @@ public enum ContactFace: Hashable, Sendable {
         case .monogram(let initials, let colour):
             text += #"<circle cx="\#(half)" cy="\#(half)" r="\#(half)" fill="\#(colour)"/>"#
             text += #"<text x="\#(half)" y="\#(half)" dy="0.35em" text-anchor="middle" font-family="sans-serif""#
-                + #" font-size="\#(initials.count > 1 ? 40 : 48)" font-weight="bold" fill="white">\#(Self.escaped(initials))</text>"#
+                + #" font-size="\#(initials.count > 1 ? 40 : 48)" font-weight="bold" fill="white">\#(MarkupEscaping.text(initials))</text>"#
         }
         text += "</svg>\n"
         return Array(text.utf8)
@@ -87,20 +87,6 @@ public enum ContactFace: Hashable, Sendable {
             hash &*= 0x0100_0193
         }
         return palette[Int(hash % UInt32(palette.count))]
-    }
-
-    private static func escaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }
 

@@ -75,7 +75,7 @@ final class ContactFaceTests: XCTestCase {
     func testTheSVGEscapesTheInitialsAndIsNamedByItsContent() {
         let hostile = ContactFace.monogram(initials: "<&\"", colour: "#1c71d8")
         let text = String(decoding: hostile.svg, as: UTF8.self)
-        XCTAssertTrue(text.contains(">&lt;&amp;&quot;</text>"), text)
+        XCTAssertTrue(text.contains(">&lt;&amp;\"</text>"), text)
         let grace = ContactFace.make(photo: nil, name: "Grace Hopper", identifier: "grace").face
         XCTAssertEqual(grace.fileName, ContactFace.make(photo: nil, name: "Grace Hopper", identifier: "grace").face.fileName)
         XCTAssertNotEqual(grace.fileName, ContactFace.make(photo: nil, name: "Ada Lovelace", identifier: "grace").face.fileName)
