@@ -563,7 +563,8 @@ public enum VCardParser {
         return decoded
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// One hexadecimal digit's value (quoted-printable, a photo's `file:` URI).
+    static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10

@@ -78,15 +78,17 @@ extension ShortcutItem: Codable {
 }
 
 extension ListedShortcut: Codable {
-    private enum CodingKeys: String, CodingKey { case item, source, displayed, position }
+    private enum CodingKeys: String, CodingKey { case item, source, displayed, position, usage }
 
-    /// `{"item":{…},"source":"static","displayed":true,"position":1}`: a row of `List` and `Watch`.
+    /// `{"item":{…},"source":"static","displayed":true,"position":1}`: a row of `List` and `Watch`;
+    /// an item ever chosen adds `"usage":{"lastUsed":…,"score":…}`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(item, forKey: .item)
         try container.encode(source, forKey: .source)
         try container.encode(displayed, forKey: .displayed)
         try container.encode(position, forKey: .position)
+        try container.encodeIfPresent(usage, forKey: .usage)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -95,7 +97,24 @@ extension ListedShortcut: Codable {
             item: try container.decode(ShortcutItem.self, forKey: .item),
             source: try container.decode(ShortcutSource.self, forKey: .source),
             displayed: try container.decode(Bool.self, forKey: .displayed),
-            position: try container.decode(Int.self, forKey: .position))
+            position: try container.decode(Int.self, forKey: .position),
+            usage: try container.decodeIfPresent(ShortcutUsage.self, forKey: .usage))
+    }
+}
+
+extension ShortcutUsage: Codable {
+    private enum CodingKeys: String, CodingKey { case score, lastUsed }
+
+    /// `{"lastUsed":1795000000,"score":2.5}`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(lastUsed, forKey: .lastUsed)
+        try container.encode(score, forKey: .score)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(score: try container.decode(Double.self, forKey: .score), lastUsed: try container.decode(Int64.self, forKey: .lastUsed))
     }
 }
 

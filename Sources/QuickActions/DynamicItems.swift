@@ -4,10 +4,28 @@ import Contacts
 public struct DynamicItemConfiguration: Hashable, Sendable {
     public var favoriteType: String
     public var favoriteIcon: ShortcutIcon?
+    /// The order of the favorites' items (`UsageHistory.ordered`).
+    public var order: FavoriteOrder
+    /// How many favorites become items, the first in `order`; the rest are ranked out, as
+    /// Android caps an app's dynamic shortcuts. Nil: every favorite.
+    public var maxItems: Int?
 
-    public init(favoriteType: String = "FavoriteAction", favoriteIcon: ShortcutIcon? = .symbol("star.fill")) {
+    public init(
+        favoriteType: String = "FavoriteAction", favoriteIcon: ShortcutIcon? = .symbol("star.fill"), order: FavoriteOrder = .name,
+        maxItems: Int? = nil
+    ) {
         self.favoriteType = favoriteType
         self.favoriteIcon = favoriteIcon
+        self.order = order
+        self.maxItems = maxItems
+    }
+
+    /// The favorites that become items, in their items' order: ranked by `usage` when the
+    /// order says so, then cut at `maxItems`.
+    public func chosen(from favorites: [Contact], usage: UsageHistory) -> [Contact] {
+        let ordered = usage.ordered(favorites, by: order, favoriteType: favoriteType)
+        guard let maxItems, ordered.count > maxItems else { return ordered }
+        return Array(ordered.prefix(max(0, maxItems)))
     }
 }
 

@@ -512,6 +512,15 @@ extension JSONTextWriter {
         integer(row.position)
         key("source")
         string(row.source.rawValue)
+        if let usage = row.usage {
+            key("usage")
+            beginObject()
+            key("lastUsed")
+            integer(usage.lastUsed)
+            key("score")
+            try real(usage.score)
+            endObject()
+        }
         endObject()
     }
 }
@@ -763,6 +772,14 @@ extension PersistedState: ShortcutItemsJSONText {
             writer.integer(count)
         }
         writer.endObject()
+        if !usageTimes.isEmpty {
+            writer.key("usageTimes")
+            writer.beginObject()
+            for (key, times) in usageTimes.sorted(by: { $0.key < $1.key }) {
+                try writer.array(key, of: times) { writer, time in writer.integer(time) }
+            }
+            writer.endObject()
+        }
         writer.endObject()
     }
 }

@@ -36,6 +36,12 @@ public struct QuickActionsState: Hashable, Sendable {
     public private(set) var pendingLaunchItem: ShortcutItem?
     /// Triggers per item, keyed by `ShortcutItem.usageKey`.
     public private(set) var usageCounts: [String: Int]
+    /// When items were chosen (the daemon passes each trigger's time), which ranks the favorites.
+    public private(set) var usageHistory: UsageHistory
+    /// Bumped by every trigger given a time: what a listing's `usage` shows changed. Not part
+    /// of the state's value.
+    public var usageVersion: UInt64 { usageVersionBox.value }
+    private var usageVersionBox = UsageVersion()
     /// The items pinned as launchers of their own; they outlive the dynamic set.
     public var pinBoard: PinBoard
     /// What the current dynamic set was last derived from, so deriving it again from the same
@@ -46,7 +52,7 @@ public struct QuickActionsState: Hashable, Sendable {
     public init(
         staticItems: [ShortcutItem] = [], dynamicItems: [ShortcutItem] = [], generation: UInt64 = 0,
         launched: Bool = false, appVersion: String = "", pendingLaunchItem: ShortcutItem? = nil,
-        usageCounts: [String: Int] = [:], pinBoard: PinBoard = PinBoard()
+        usageCounts: [String: Int] = [:], usageHistory: UsageHistory = UsageHistory(), pinBoard: PinBoard = PinBoard()
     ) {
         self.staticItems = staticItems
         self.dynamicItems = dynamicItems
@@ -55,6 +61,7 @@ public struct QuickActionsState: Hashable, Sendable {
         self.appVersion = appVersion
         self.pendingLaunchItem = pendingLaunchItem
         self.usageCounts = usageCounts
+        self.usageHistory = usageHistory
         self.pinBoard = pinBoard
     }
 
@@ -87,7 +94,7 @@ public struct QuickActionsState: Hashable, Sendable {
         if let source, source == lastDerivation.source {
             return RecomputeOutcome(changed: false, generation: generation, dynamicCount: dynamicItems.count)
         }
-        let favorites = favorites()
+        let favorites = configuration.chosen(from: favorites(), usage: usageHistory)
         let (derived, parts) = lastDerivation.derive(favorites, appVersion: appVersion, configuration: configuration, parallelMap: parallelMap)
         // Cheap when little changed: the items derived from unchanged favorites are the very
         // values of the last derivation, and items that share their fields' box compare at once
@@ -117,24 +124,32 @@ public struct QuickActionsState: Hashable, Sendable {
     /// `all == false` returns only the displayed items; `limit`, when given,
     /// overrides `displayLimit` for this listing only.
     /// The listing `List` and `Watch` answer with.
-    public func currentListing(all: Bool, limit: Int? = nil, displayLimit: Int) -> QuickActionsListing {
-        QuickActionsListing(generation: generation, launched: launched, items: listing(all: all, limit: limit, displayLimit: displayLimit))
+    public func currentListing(all: Bool, limit: Int? = nil, displayLimit: Int, usage: Bool = false) -> QuickActionsListing {
+        QuickActionsListing(
+            generation: generation, launched: launched, items: listing(all: all, limit: limit, displayLimit: displayLimit, usage: usage))
     }
 
-    public func listing(all: Bool, limit: Int?, displayLimit: Int) -> [ListedShortcut] {
-        let composed = ShortcutListing.compose(
+    /// `usage`: each row with its item's usage (`ShortcutUsage`), as `List` and `Watch` show it.
+    public func listing(all: Bool, limit: Int?, displayLimit: Int, usage: Bool = false) -> [ListedShortcut] {
+        var composed = ShortcutListing.compose(
             staticItems: staticItems, dynamicItems: dynamicItems, launched: launched,
             displayLimit: limit ?? displayLimit)
-        return all ? composed : composed.filter(\.displayed)
+        if !all { composed.removeAll { !$0.displayed } }
+        if usage, !usageHistory.isEmpty {
+            for index in composed.indices { composed[index].usage = usageHistory.usage(of: composed[index].item.usageKey) }
+        }
+        return composed
     }
 
     /// Resolves a trigger, counts it, and decides the delivery. With no app
     /// connected the item becomes the pending launch item, replacing an older
     /// one: only the latest choice of the user should open the app. An item whose type
     /// `runsCommand` (an `[Actions]` entry) is delivered by that command instead.
+    /// `time`: when it was chosen (seconds since 1970), which ranks the favorites by use; nil
+    /// counts it without a time, which ranks nothing.
     public mutating func trigger(
         _ target: TriggerTarget, displayLimit: Int, contactLookup: (String) -> Contact?, appConnected: Bool,
-        runsCommand: (String) -> Bool = { _ in false }
+        runsCommand: (String) -> Bool = { _ in false }, at time: Int64? = nil
     ) -> Result<TriggerResolution, TriggerError> {
         let listed: ListedShortcut
         switch select(target, displayLimit: displayLimit) {
@@ -151,7 +166,7 @@ public struct QuickActionsState: Hashable, Sendable {
             }
             stale = isStale(item)
         }
-        return .success(deliver(item, contact: contact, stale: stale, appConnected: appConnected, runsCommand: runsCommand))
+        return .success(deliver(item, contact: contact, stale: stale, appConnected: appConnected, runsCommand: runsCommand, at: time))
     }
 
     /// The item a trigger's target names, without side effects: what `trigger` resolves and
@@ -168,16 +183,23 @@ public struct QuickActionsState: Hashable, Sendable {
     /// A pinned item chosen: the item behind the pin as it is now (`resolvedPins`), counted and
     /// delivered as a trigger is. The caller has made sure the pin is enabled.
     public mutating func triggerPinned(
-        _ item: ShortcutItem, contact: Contact?, appConnected: Bool, runsCommand: (String) -> Bool = { _ in false }
+        _ item: ShortcutItem, contact: Contact?, appConnected: Bool, runsCommand: (String) -> Bool = { _ in false }, at time: Int64? = nil
     ) -> TriggerResolution {
-        deliver(item, contact: contact, stale: false, appConnected: appConnected, runsCommand: runsCommand)
+        deliver(item, contact: contact, stale: false, appConnected: appConnected, runsCommand: runsCommand, at: time)
     }
 
     /// Counts a chosen item and decides its delivery.
     private mutating func deliver(
-        _ item: ShortcutItem, contact: Contact?, stale: Bool, appConnected: Bool, runsCommand: (String) -> Bool
+        _ item: ShortcutItem, contact: Contact?, stale: Bool, appConnected: Bool, runsCommand: (String) -> Bool, at time: Int64?
     ) -> TriggerResolution {
-        usageCounts[item.usageKey, default: 0] += 1
+        let usageKey = item.usageKey
+        usageCounts[usageKey, default: 0] += 1
+        if let time {
+            usageHistory.record(usageKey, at: time)
+            usageVersionBox.value &+= 1
+            // The order by use may have changed: the next derivation must not be skipped.
+            if item.contactIdentifier != nil { lastDerivation.source = nil }
+        }
         let delivery: TriggerDelivery
         if runsCommand(item.type) {
             // A command does the work: the app is neither told nor started.
@@ -233,6 +255,15 @@ public struct QuickActionsState: Hashable, Sendable {
     public mutating func restorePendingLaunchItem(_ item: ShortcutItem) {
         if pendingLaunchItem == nil { pendingLaunchItem = item }
     }
+}
+
+/// Counts the triggers given a time. Equal for every value, so two states with the same
+/// history compare equal however often each was listed.
+private struct UsageVersion: Hashable, Sendable {
+    var value: UInt64 = 0
+
+    static func == (lhs: UsageVersion, rhs: UsageVersion) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }
 
 /// What the dynamic set was derived from. Equal for every value, so two states with the
@@ -331,6 +362,9 @@ public struct PersistedState: Codable, Hashable, Sendable {
     public var dynamicItems: [ShortcutItem]
     public var pendingLaunchItem: ShortcutItem?
     public var usageCounts: [String: Int]
+    /// Each item's recent trigger times (`UsageHistory.times`). Absent in files written before
+    /// favorites were ranked by use, and when nothing was triggered since: none.
+    public var usageTimes: [String: [Int64]]
     /// Absent in files written before pinning existed: no pins.
     public var pins: [PinnedItem]
 
@@ -342,11 +376,12 @@ public struct PersistedState: Codable, Hashable, Sendable {
         dynamicItems = state.dynamicItems
         pendingLaunchItem = state.pendingLaunchItem
         usageCounts = state.usageCounts
+        usageTimes = state.usageHistory.times
         pins = state.pinBoard.pins
     }
 
     private enum CodingKeys: String, CodingKey {
-        case formatVersion, generation, launched, appVersion, dynamicItems, pendingLaunchItem, usageCounts, pins
+        case formatVersion, generation, launched, appVersion, dynamicItems, pendingLaunchItem, usageCounts, usageTimes, pins
     }
 
     /// Refuses other format versions so a newer daemon's file is moved aside, not misread.
@@ -364,6 +399,7 @@ public struct PersistedState: Codable, Hashable, Sendable {
         dynamicItems = try container.decode([ShortcutItem].self, forKey: .dynamicItems)
         pendingLaunchItem = try container.decodeIfPresent(ShortcutItem.self, forKey: .pendingLaunchItem)
         usageCounts = try container.decodeIfPresent([String: Int].self, forKey: .usageCounts) ?? [:]
+        usageTimes = try container.decodeIfPresent([String: [Int64]].self, forKey: .usageTimes) ?? [:]
         pins = try container.decodeIfPresent([PinnedItem].self, forKey: .pins) ?? []
     }
 
@@ -378,6 +414,7 @@ public struct PersistedState: Codable, Hashable, Sendable {
         try container.encode(dynamicItems, forKey: .dynamicItems)
         try container.encodeIfPresent(pendingLaunchItem, forKey: .pendingLaunchItem)
         try container.encode(usageCounts, forKey: .usageCounts)
+        if !usageTimes.isEmpty { try container.encode(usageTimes, forKey: .usageTimes) }
         if !pins.isEmpty { try container.encode(pins, forKey: .pins) }
     }
 }
@@ -389,6 +426,6 @@ extension QuickActionsState {
             staticItems: staticItems, dynamicItems: persisted.dynamicItems, generation: persisted.generation,
             launched: persisted.launched, appVersion: persisted.appVersion,
             pendingLaunchItem: persisted.pendingLaunchItem, usageCounts: persisted.usageCounts,
-            pinBoard: PinBoard(pins: persisted.pins))
+            usageHistory: UsageHistory(times: persisted.usageTimes), pinBoard: PinBoard(pins: persisted.pins))
     }
 }

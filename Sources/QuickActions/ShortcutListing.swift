@@ -12,12 +12,15 @@ public struct ListedShortcut: Hashable, Sendable {
     public var source: ShortcutSource
     public var displayed: Bool
     public var position: Int
+    /// How much the item was used; nil when it never was, and in the launchers' copy.
+    public var usage: ShortcutUsage?
 
-    public init(item: ShortcutItem, source: ShortcutSource, displayed: Bool, position: Int) {
+    public init(item: ShortcutItem, source: ShortcutSource, displayed: Bool, position: Int, usage: ShortcutUsage? = nil) {
         self.item = item
         self.source = source
         self.displayed = displayed
         self.position = position
+        self.usage = usage
     }
 }
 

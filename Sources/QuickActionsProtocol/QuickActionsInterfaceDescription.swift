@@ -45,7 +45,17 @@ public enum QuickActionsInterface {
           # Whether the item is within the display limit.
           displayed: bool,
           # 1-based position in the full list (static items first).
-          position: int
+          position: int,
+          # How much the item was used; absent when it never was.
+          usage: ?Usage
+        )
+
+        # Each time an item is chosen adds 1 to its score, halved every 14 days
+        # since: score is the score at lastUsed (seconds since 1970), which a
+        # client halves once per 14 days after it for the score now.
+        type Usage (
+          score: float,
+          lastUsed: int
         )
 
         # A contact from the contacts directory.

@@ -9,6 +9,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Show the daemon's counts, paths, generation and watch health.")
@@ -50,7 +54,7 @@ struct ListCommand: ParsableCommand {
     /// The command's work, apart from its parsed form (`CommonInvocation` calls it too).
     static func run(_ session: Session, all: Bool, limit: Int?, language: String?) throws {
         let reply: ListReply = try session.call(.list, ListParameters(all: all ? true : nil, limit: limit, language: language))
-        session.output.emit(reply) { Render.list(reply, showDisplayedColumn: all, style: $0) }
+        session.output.emit(reply) { Render.list(reply, showDisplayedColumn: all, now: Int64(time(nil)), style: $0) }
     }
 }
 

@@ -170,17 +170,22 @@ enum Render {
         }
     }
 
-    static func list(_ reply: ListReply, showDisplayedColumn: Bool, style: Style) -> String {
+    /// `showDisplayedColumn` (`--all`, `watch`) also shows each item's usage score at `now`
+    /// (seconds since 1970).
+    static func list(_ reply: ListReply, showDisplayedColumn: Bool, now: Int64, style: Style) -> String {
         if reply.items.isEmpty { return style.dim("no quick actions (generation \(reply.generation))") }
         var header = ["#", "SOURCE", "TYPE", "TITLE", "SUBTITLE", "ICON"]
-        if showDisplayedColumn { header.insert("SHOWN", at: 1) }
+        if showDisplayedColumn { header.insert("SHOWN", at: 1); header.append("SCORE") }
         var table = Table(header: header)
         for listed in reply.items {
             var row = [
                 String(listed.position), listed.source.rawValue, listed.item.type, listed.item.title,
                 listed.item.subtitle ?? "", listed.item.icon?.configurationValue ?? "",
             ]
-            if showDisplayedColumn { row.insert(listed.displayed ? "yes" : "no", at: 1) }
+            if showDisplayedColumn {
+                row.insert(listed.displayed ? "yes" : "no", at: 1)
+                row.append(listed.usage.map { hundredths($0.score(at: now)) } ?? "0.00")
+            }
             table.rows.append(row)
         }
         let body = table.render(style: style) { row, _, text in
@@ -188,6 +193,13 @@ enum Render {
         }
         let footer = reply.launched ? "" : "\n" + style.dim("(the app has not launched yet: only static items are shown)")
         return body + footer
+    }
+
+    /// `2.97`: a score with two decimals, without Foundation's formatting.
+    static func hundredths(_ value: Double) -> String {
+        let hundredths = Int((max(0, value) * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100)." + (fraction < 10 ? "0" : "") + "\(fraction)"
     }
 
     static func trigger(_ reply: TriggerReply, style: Style) -> String {

@@ -39,7 +39,7 @@ struct WatchCommand: ParsableCommand {
                 }
                 session.output.emit(listing) { style in
                     style.bold("generation \(listing.generation)") + (listing.launched ? "" : " (not launched yet)") + "\n"
-                        + Render.list(listing, showDisplayedColumn: true, style: style)
+                        + Render.list(listing, showDisplayedColumn: true, now: Int64(time(nil)), style: style)
                 }
                 fflush(nil)
             }

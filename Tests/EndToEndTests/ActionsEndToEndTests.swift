@@ -43,6 +43,7 @@ final class ActionsEndToEndTests: XCTestCase {
             MaxFileBytes=8388608
             [Shortcuts]
             DisplayLimit=40
+            MaxDynamicItems=40
             [Actions]
             FavoriteAction=\(Self.python) \(recorder) \(recorded) {name} to={email} --id={identifier} {subtitle} "{title}" {file}
             SearchAction=\(Self.python) \(recorder) \(recorded) search {name} "{type}"

@@ -12,7 +12,8 @@ final class ConvergenceStressEndToEndTests: XCTestCase {
     func testTheIndexEqualsTheDiskAfterEveryBurst() throws {
         let bursts = isStressRun ? 30 : 6
         let operationsPerBurst = isStressRun ? 4000 : 600
-        let fixture = try DaemonFixture(copyDemo: false)
+        // Every favorite an item, so the set shows the whole index.
+        let fixture = try DaemonFixture(extraConfiguration: "[Shortcuts]\nMaxDynamicItems=1000000", copyDemo: false)
         try FileManager.default.copyItem(
             at: DaemonFixture.repository.appendingPathComponent("etc/qactd/shortcuts.plist"), to: fixture.staticItems)
         let daemon = DaemonProcess(fixture)

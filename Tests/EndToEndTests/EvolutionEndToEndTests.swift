@@ -142,6 +142,7 @@ final class EvolutionEndToEndTests: XCTestCase {
             Recompute=change
             RecomputeSettleMSec=50
             DisplayLimit=20
+            MaxDynamicItems=1000
             """)
     }
 

@@ -179,6 +179,80 @@ final class QuicklistEndToEndTests: XCTestCase {
         XCTAssertEqual(action["handled"] as? Bool, true, app.output)
     }
 
+    /// `Order=usage` (the default): Grace Hopper, third of four favorites by name and not
+    /// displayed, is chosen three times; once the app resigns active she comes first in `List`,
+    /// in the quicklist a dock reads through libdbusmenu, and in the exported desktop entry's
+    /// actions, and `qactl list --all` shows her score.
+    func testAFavoriteChosenThreeTimesComesFirstInTheListTheQuicklistAndTheDesktopEntry() throws {
+        let fixture = try makeFixture(bus: nil)
+        let bus = try PrivateSessionBus(in: fixture.root)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        // The app's own entry, installed system-wide: the export copies it with the quick actions added.
+        let applications = fixture.root.appendingPathComponent("share/applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Contacts\nExec=/bin/true\n"
+            .write(to: applications.appendingPathComponent(Self.desktopFileID), atomically: true, encoding: .utf8)
+        fixture.daemonEnvironment["XDG_DATA_DIRS"] = fixture.root.appendingPathComponent("share").path
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        let busName = waitUntilServed(fixture)
+        XCTAssertEqual(try displayedDynamicTitles(fixture), ["Ada Lovelace", "Arnold Schönberg"], "by name before any choice")
+        let menu = try client(["follow", busName, Self.menuPath], bus: bus, fixture: fixture, name: "follow")
+        XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == ["Ada Lovelace", "Arnold Schönberg"] }, menu.output)
+
+        XCTAssertEqual(fixture.qactl(["trigger", "--type", "FavoriteAction", "--contact", "arnold-schoenberg"]).status, 0, fixture.log())
+        for _ in 1...3 {
+            XCTAssertEqual(fixture.qactl(["trigger", "--type", "FavoriteAction", "--contact", "grace-hopper"]).status, 0, fixture.log())
+        }
+        XCTAssertEqual(try displayedDynamicTitles(fixture), ["Ada Lovelace", "Arnold Schönberg"], "the set changes when the app resigns active")
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        XCTAssertEqual(try displayedDynamicTitles(fixture), ["Grace Hopper", "Arnold Schönberg"])
+        XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu) == ["Grace Hopper", "Arnold Schönberg"] }, menu.output)
+
+        // The score: 3 for three choices just made (decayed by seconds of a 14-day half-life).
+        let all = try fixture.qactl(["list", "--all", "--json"]).json()["items"] as? [[String: Any]] ?? []
+        let grace = try XCTUnwrap(all.first { Self.title($0) == "Grace Hopper" })
+        let usage = try XCTUnwrap(grace["usage"] as? [String: Any], "\(grace)")
+        XCTAssertEqual(try XCTUnwrap(usage["score"] as? Double), 3, accuracy: 0.01)
+        XCTAssertNil(all.first { Self.title($0) == "Ada Lovelace" }?["usage"], "never chosen")
+        let table = fixture.qactl(["list", "--all"]).stdout
+        let graceLine = try XCTUnwrap(table.split(separator: "\n").first { $0.contains("Grace Hopper") }, table)
+        XCTAssertTrue(table.split(separator: "\n").first?.contains("SCORE") == true, table)
+        XCTAssertTrue(graceLine.hasSuffix("3.00"), "\(graceLine)")
+
+        // The same order in the desktop entry every launcher reads.
+        try fixture.writeConfiguration("[Launcher]\nDesktopFile=\(Self.desktopFileID)\nDynamicItems=desktop-entry\n")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        let names = { () -> [String] in
+            guard let path = (try? fixture.qactl(["status", "--json"]).json())?["desktopEntry"].flatMap({ ($0 as? [String: Any])?["path"] as? String }),
+                  let text = try? String(contentsOfFile: path, encoding: .utf8)
+            else { return [] }
+            return Self.actionNames(text)
+        }
+        XCTAssertTrue(waitUntil(timeout: 10) { names() == ["Search", "Share", "Grace Hopper", "Arnold Schönberg"] }, "\(names())\n\(fixture.log())")
+    }
+
+    private static func title(_ row: [String: Any]) -> String? {
+        (row["item"] as? [String: Any])?["title"] as? String
+    }
+
+    /// The `Name=` of each `[Desktop Action …]` group, in the order `Actions=` lists them.
+    private static func actionNames(_ text: String) -> [String] {
+        var group = ""
+        var names: [String: String] = [:]
+        var order: [String] = []
+        for line in text.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("[") {
+                group = line
+            } else if group == "[Desktop Entry]", line.hasPrefix("Actions=") {
+                order = line.dropFirst("Actions=".count).split(separator: ";").map(String.init)
+            } else if line.hasPrefix("Name="), group.hasPrefix("[Desktop Action ") {
+                names[String(group.dropFirst("[Desktop Action ".count).dropLast())] = String(line.dropFirst("Name=".count))
+            }
+        }
+        return order.compactMap { names[$0] }
+    }
+
     private func waitForPendingLaunchItem(_ fixture: DaemonFixture) -> [String: Any]? {
         var pending: [String: Any]?
         waitUntil(timeout: 10) {

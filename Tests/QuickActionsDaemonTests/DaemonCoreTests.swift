@@ -156,7 +156,7 @@ final class DaemonCoreTests: XCTestCase {
 
     func testWithRecomputeChangeABurstOfFavoriteChangesMakesOneGeneration() async throws {
         // A settle delay far longer than the burst takes, so the whole burst falls in it.
-        let core = makeCore(try settings("[Shortcuts]\nRecompute=change\nRecomputeSettleMSec=400\n"))
+        let core = makeCore(try settings("[Shortcuts]\nRecompute=change\nRecomputeSettleMSec=400\nMaxDynamicItems=20\n"))
         for number in 1...20 {
             await core.applyWatcherUpdate(update([favorite(number)]))
         }

@@ -160,6 +160,80 @@ final class DesktopEntryExportTests: XCTestCase {
         try assertDesktopFileValid(exported)
     }
 
+    /// `FavoriteFaces=yes`: each favorite's action has its face as its icon, a file in qactd's
+    /// faces folder: the photo its card embeds, cut round; a monogram for one without a photo and
+    /// for one whose photo is no image (logged once, however often the set is exported); a pinned
+    /// favorite's launcher has it too. A face no longer shown is removed, and every face when the
+    /// setting is turned off.
+    func testFavoritesActionsAndPinnedLaunchersShowTheirFacesWhichGoWithTheContact() async throws {
+        let contacts = folder + "/contacts"
+        try FileManager.default.createDirectory(atPath: contacts, withIntermediateDirectories: true)
+        // A PNG's signature and header, which is all the daemon reads of it.
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 64, 0, 0, 0, 48, 8, 6, 0, 0, 0]
+        let cards = [
+            "grace": "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(Data(png).base64EncodedString())\nEND:VCARD\n",
+            "ada": "BEGIN:VCARD\nVERSION:3.0\nUID:ada\nFN:Ada Lovelace\nEND:VCARD\n",
+            "bob": "BEGIN:VCARD\nVERSION:4.0\nUID:bob\nFN:Bob Broken\nPHOTO:data:image/jpeg;base64,\(Data("not a picture".utf8).base64EncodedString())\nEND:VCARD\n",
+        ]
+        var changes: [ContactIndexChange] = []
+        for (name, card) in cards {
+            let path = contacts + "/\(name).vcf"
+            try card.write(toFile: path, atomically: true, encoding: .utf8)
+            let parsed = try VCardParser.parse(Array(card.utf8), fileStem: name).map { contact -> Contact in
+                var favorite = contact
+                favorite.favorite = true
+                return favorite
+            }
+            changes.append(.file(path: path, result: .success(parsed)))
+        }
+        let configuration = "[Launcher]\nDesktopFile=org.example.Contacts.desktop\nFavoriteFaces=yes\n[Shortcuts]\nDisplayLimit=4\n"
+        let (core, records) = makeCore(try settings(configuration, staticItems: [search]))
+        await core.applyWatcherUpdate(ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching")))
+        _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
+
+        let document = try exportedDocument()
+        func icon(_ contact: String) -> String? { document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-\(contact)") }
+        let faces = dataHome + "/qactd/faces/org.example.Contacts.desktop"
+        let graceFace = try XCTUnwrap(icon("grace"), document.actionIdentifiers.description)
+        XCTAssertTrue(graceFace.hasPrefix(faces + "/face-") && graceFace.hasSuffix(".svg"), graceFace)
+        let graceSVG = try String(contentsOfFile: graceFace, encoding: .utf8)
+        XCTAssertTrue(graceSVG.contains("data:image/png;base64,\(Data(png).base64EncodedString())"), graceSVG)
+        XCTAssertTrue(graceSVG.contains("<circle"), "cut round: \(graceSVG)")
+        let adaSVG = try String(contentsOfFile: try XCTUnwrap(icon("ada")), encoding: .utf8)
+        XCTAssertTrue(adaSVG.contains(">AL</text>") && adaSVG.contains(ContactFace.colour(for: "ada")), adaSVG)
+        let bobSVG = try String(contentsOfFile: try XCTUnwrap(icon("bob")), encoding: .utf8)
+        XCTAssertTrue(bobSVG.contains(">BB</text>") && !bobSVG.contains("<image"), "a broken photo gives the monogram: \(bobSVG)")
+        XCTAssertEqual(document.value(of: "Icon", in: "Desktop Action qactd-SearchAction"), "system-search", "static items keep their icons")
+
+        // Pinned, Grace's launcher shows her face too.
+        _ = try await core.pin(.type("FavoriteAction", contactIdentifier: "grace"))
+        await core.launcherExportsDone()
+        let pins = try FileManager.default.contentsOfDirectory(atPath: exportsShare + "/applications").filter { $0.contains(PinnedDesktopEntry.infix) }
+        let pinned = try DesktopEntryDocument(parsing: String(contentsOfFile: exportsShare + "/applications/" + XCTUnwrap(pins.first), encoding: .utf8))
+        XCTAssertEqual(pinned.value(of: "Icon"), graceFace)
+
+        // Exported again (a new favorite): Bob's photo was said once.
+        await core.applyWatcherUpdate(favorites(["Zed"]))
+        _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
+        XCTAssertEqual(records.messages.filter { $0.contains("The photo of contact 'bob' is not used") }.count, 1, records.messages.description)
+
+        // Ada removed: her face goes; Grace's stays while her pin shows it.
+        await core.applyWatcherUpdate(ContactsDirectoryUpdate(
+            changes: [.file(path: contacts + "/ada.vcf", result: .success([]))], work: ActivityCounters(), health: WatchHealthInfo(state: "watching")))
+        _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: try XCTUnwrap(icon("ada"))), "removed with the contact")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: graceFace))
+
+        // Turned off: the configured icon again, and no face is left.
+        try await core.reload(.success(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=4\n", staticItems: [search])))
+        await core.launcherExportsDone()
+        XCTAssertEqual(try exportedDocument().value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-grace"), "starred")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: faces), [])
+    }
+
     func testAnIdentifierTheAppUsesItselfIsNotReused() async throws {
         let source = Self.sourceEntry.replacingOccurrences(of: "Actions=new-window;", with: "Actions=new-window;qactd-SearchAction;")
             + "\n[Desktop Action qactd-SearchAction]\nName=The app's own\nExec=contacts --search\n"

@@ -26,8 +26,9 @@ final class StateWriterTests: XCTestCase {
     }
 
     private func makeCore(writeDelay: Duration?, logger: Logger = Logger.recording(level: .debug).0) throws -> DaemonCore {
+        // Every favorite an item: these tests add more than the default cap.
         let loaded = try ConfigurationLoader.parse(
-            text: resigningActiveUnlessSaid(""), file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
+            text: resigningActiveUnlessSaid("[Shortcuts]\nMaxDynamicItems=1000\n"), file: folder + "/qactd.conf", environment: ["HOME": folder, "XDG_RUNTIME_DIR": folder], userID: getuid())
         var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state"))
         store.delayBeforeWriting = writeDelay
         let core = DaemonCore(

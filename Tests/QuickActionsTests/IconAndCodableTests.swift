@@ -214,7 +214,8 @@ final class JSONTextTests: XCTestCase {
         }
         func state(_ items: [ShortcutItem], generation: Int) -> PersistedState {
             PersistedState(QuickActionsState(staticItems: [], dynamicItems: items, generation: UInt64(generation), appVersion: "1",
-                                             pendingLaunchItem: items.first, usageCounts: ["FavoriteAction/p3": 2, "Compose": 1]))
+                                             pendingLaunchItem: items.first, usageCounts: ["FavoriteAction/p3": 2, "Compose": 1],
+                                             usageHistory: UsageHistory(times: ["FavoriteAction/p3": [5, 9], "Compose": [7]])))
         }
         let versions = [favorites(version: "1"), favorites(version: "2"), [], Array(favorites(version: "3").prefix(2))]
         for pretty in [false, true] {

@@ -22,5 +22,14 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     }), contacts.count > 1 || contacts.contains(where: { $0.favorite || $0.identifier != "fuzz" }) {
         fatalError("VCardTriage called a card plain that gave \(contacts)")
     }
+    // Each contact's photo, read as its face is: never a crash, never more bytes than the bound.
+    if case .success(let contacts) = parsed {
+        for contact in contacts {
+            if case .success(.inline(let photo, _))?? = try? VCardParser.photo(in: bytes, identifier: contact.identifier, fileStem: "fuzz"),
+               photo.count > ContactPhoto.maxBytes {
+                fatalError("a photo of \(photo.count) bytes was read, more than \(ContactPhoto.maxBytes)")
+            }
+        }
+    }
     return 0
 }

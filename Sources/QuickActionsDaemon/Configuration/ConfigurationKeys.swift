@@ -97,6 +97,15 @@ enum ConfigurationKeys {
             help: "The favorites' icon: symbol:NAME, type:NAME (or system:NAME) or file:PATH.",
             \.favoriteIcon, { value throws(ConfigurationError) in try value.icon() }),
         ConfigurationKey(
+            "Shortcuts", "Order", default: .text("usage"),
+            help: "The favorites' order: usage (most used first; each time one is chosen counts, halved every"
+                + " 14 days, so recent use counts more; ties by name) or name.",
+            \.favoriteOrder, { value throws(ConfigurationError) in try value.choice() }),
+        ConfigurationKey(
+            "Shortcuts", "MaxDynamicItems", default: .text("15"),
+            help: "How many favorites become quick actions, the first in Order=; the rest are left out.",
+            \.maxDynamicItems, { value throws(ConfigurationError) in try value.positiveInteger() }),
+        ConfigurationKey(
             "Shortcuts", "AppVersion", default: .text(""),
             help: "Empty: CFBundleShortVersionString of StaticItems, if any.",
             \.appVersion, { value in value.optionalString() }),
@@ -148,6 +157,12 @@ enum ConfigurationKeys {
                 + " (the live D-Bus menu of Dash to Dock, Ubuntu Dock, Plank and qactd's GNOME Shell extension); static items always go into"
                 + " the desktop entry.",
             \.launcherDynamicItems, { value throws(ConfigurationError) in try value.choice() }),
+        ConfigurationKey(
+            "Launcher", "FavoriteFaces", default: .text("no"),
+            help: "yes: a favorite's icon in the desktop entry and its pinned launcher is the contact's face: the vCard's"
+                + " PHOTO (inline or a file: URI, at most 1 MiB and 4096 pixels a side, JPEG or PNG) cut round, else"
+                + " their initials on a colour of their own; no: FavoriteIcon=.",
+            \.favoriteFaces, { value throws(ConfigurationError) in try value.choice() }),
 
         ConfigurationKey(
             "Daemon", "Socket",

@@ -48,6 +48,12 @@ enum LauncherDynamicItems: String, Equatable, Sendable, CaseIterable {
     case quicklist
 }
 
+/// Whether a favorite's launcher icon is the contact's face (`FaceFiles`) or `FavoriteIcon=`.
+enum FavoriteFaces: String, Equatable, Sendable, CaseIterable {
+    case yes
+    case no
+}
+
 /// Whether failures a person should see become desktop notifications.
 enum FeedbackNotifications: String, Equatable, Sendable, CaseIterable {
     /// When a session bus has a notification server; otherwise logged only.
@@ -87,6 +93,9 @@ struct DaemonConfiguration: Equatable, Sendable {
     var favoriteType: String
     /// A `file:` icon's path is already absolute.
     var favoriteIcon: ShortcutIcon
+    var favoriteOrder: FavoriteOrder
+    /// How many favorites become dynamic items, the first in `favoriteOrder`.
+    var maxDynamicItems: Int
     /// nil when unset, so the version from the static-items plist applies.
     var appVersion: String?
     /// Replaces `$(PRODUCT_BUNDLE_IDENTIFIER)` in static item types; when unset, the
@@ -115,6 +124,7 @@ struct DaemonConfiguration: Equatable, Sendable {
     var defaultApp: DefaultAppChoice?
     var favoriteActionSource: FavoriteActionSource = .none
     var launcherDynamicItems: LauncherDynamicItems
+    var favoriteFaces: FavoriteFaces
 
     // [Daemon]
     var socketPath: String
@@ -128,10 +138,10 @@ extension DaemonConfiguration {
     init(placeholdersFor source: ConfigurationSource) {
         self.init(
             source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, evolution: .none, staticItemsPath: "",
-            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), appVersion: nil, bundleIdentifier: "",
+            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), favoriteOrder: .usage, maxDynamicItems: 0, appVersion: nil, bundleIdentifier: "",
             recompute: .resignActive,
             recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, launcherDesktopFile: "",
-            launcherDynamicItems: .desktopEntry, socketPath: "", maxConnections: 0, maxMessageBytes: 0)
+            launcherDynamicItems: .desktopEntry, favoriteFaces: .no, socketPath: "", maxConnections: 0, maxMessageBytes: 0)
     }
 
     /// The desktop-file ID the exported entry gets: `DesktopFile=` itself, or a path's file name.

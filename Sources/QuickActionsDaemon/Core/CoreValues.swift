@@ -53,7 +53,9 @@ struct DaemonSettings: Sendable {
     /// The daemon's own language (from its environment): `Watch`, and `List` without `language`.
     var language = LanguagePreference(languages: [])
     var dynamicItemConfiguration: DynamicItemConfiguration {
-        DynamicItemConfiguration(favoriteType: configuration.favoriteType, favoriteIcon: configuration.favoriteIcon)
+        DynamicItemConfiguration(
+            favoriteType: configuration.favoriteType, favoriteIcon: configuration.favoriteIcon, order: configuration.favoriteOrder,
+            maxItems: configuration.maxDynamicItems)
     }
     /// The app version the files declare: `AppVersion=` wins over `CFBundleShortVersionString`.
     var declaredAppVersion: String? {

@@ -66,7 +66,8 @@ extension DaemonCore {
         let actions = settings.configuration.actions
         var next = state
         let resolution = next.triggerPinned(
-            resolved.item, contact: resolved.contact, appConnected: appMachine.isAppConnected, runsCommand: { actions[$0] != nil })
+            resolved.item, contact: resolved.contact, appConnected: appMachine.isAppConnected, runsCommand: { actions[$0] != nil },
+            at: wallClock())
         return try carryOut(resolution, counted: next)
     }
 

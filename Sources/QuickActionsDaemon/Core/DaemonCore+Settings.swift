@@ -77,17 +77,32 @@ extension DaemonCore {
         // Without `DesktopFile=` the exporters use nothing of the rows, so once per settings
         // epoch is enough; otherwise once per listing key (what the rows are composed from).
         let key = settings.configuration.launcherDesktopFileID == nil
-            ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch) : listingKey
+            ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch)
+            : PublishedReplies.ListingKey(generation: state.generation, launched: state.launched, settingsEpoch: settingsEpoch)
         let pins = publishedPins()
         guard key != launcherPublicationKey || pins != launcherPublishedPins else { return }
         launcherPublicationKey = key
         launcherPublishedPins = pins
-        let untranslated = composedListing(all: false, translated: false)
+        let untranslated = composedListing(all: false, translated: false, usage: false)
         launcherTicket = launchers.publish(
             LauncherPublication(
                 displayed: settings.localization.localizing(untranslated, for: settings.language),
                 untranslated: untranslated, localization: settings.localization,
-                configuration: settings.configuration, socketPath: socketPath, pins: pins))
+                configuration: settings.configuration, socketPath: socketPath, pins: pins,
+                faces: faceRequests(rows: untranslated.items, pins: pins)))
+    }
+
+    /// Each favorite a launcher shows, displayed or pinned, once, with the card that may hold its
+    /// photo: the launchers' exporter reads the photos, off this actor.
+    func faceRequests(rows: [ListedShortcut], pins: [PinnedItem]) -> [FaceRequest] {
+        guard settings.configuration.favoriteFaces == .yes else { return [] }
+        var requests: [FaceRequest] = []
+        var seen: Set<String> = []
+        for item in rows.filter({ $0.source == .dynamic }).map(\.item) + pins.map(\.item) {
+            guard let identifier = item.contactIdentifier, seen.insert(identifier).inserted else { continue }
+            requests.append(FaceRequest(identifier: identifier, name: item.title, cardPath: index.filePath(identifier: identifier)))
+        }
+        return requests
     }
 
     /// Returns once the desktop entry shows what was last handed over (tests, and shutdown).

@@ -19,7 +19,7 @@ extension DaemonCore {
         switch next.trigger(
             target, displayLimit: settings.configuration.displayLimit,
             contactLookup: { index.contact(identifier: $0) }, appConnected: appMachine.isAppConnected,
-            runsCommand: { actions[$0] != nil })
+            runsCommand: { actions[$0] != nil }, at: wallClock())
         {
         case .success(let resolved): resolution = resolved
         case .failure(.noSuchShortcut(let message)): throw .noSuchShortcut(message)
@@ -53,6 +53,8 @@ extension DaemonCore {
         }
         state = next
         persist()
+        // With Recompute=change the set follows the favorites' order by use as it does their edits.
+        if resolution.item.contactIdentifier != nil, settings.configuration.favoriteOrder == .usage { scheduleRecomputeIfFollowingContacts() }
         let contactIdentifier = resolution.contact?.identifier ?? ""
         logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
                     metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])

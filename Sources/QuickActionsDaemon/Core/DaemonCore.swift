@@ -99,6 +99,8 @@ actor DaemonCore {
     /// False while start-up reads the contact sources one after the other, so a pin whose
     /// contact comes from the source read second is not disabled in between.
     var pinsFollowContacts = true
+    /// When a trigger happened, for ranking the favorites by use (tests may set their own clock).
+    var wallClock: @Sendable () -> Int64 = WallClock.secondsSince1970
 
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
@@ -144,7 +146,7 @@ actor DaemonCore {
 
     /// What every listing is composed from, as `PublishedReplies` keys it.
     var listingKey: PublishedReplies.ListingKey {
-        .init(generation: state.generation, launched: state.launched, settingsEpoch: settingsEpoch)
+        .init(generation: state.generation, launched: state.launched, settingsEpoch: settingsEpoch, usage: state.usageVersion)
     }
 
     func publishListingKey() {
@@ -198,8 +200,11 @@ actor DaemonCore {
 
     /// The one composition behind `List`, `Watch` and the launchers; nil `language`: the daemon's
     /// own. Static titles are localization keys until translated here.
-    func composedListing(all: Bool, limit: Int? = nil, language: LanguagePreference? = nil, translated: Bool = true) -> QuickActionsListing {
-        let listing = state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit)
+    /// `usage`: each row with how much its item was used (`List` and `Watch`; the launchers have no use for it).
+    func composedListing(
+        all: Bool, limit: Int? = nil, language: LanguagePreference? = nil, translated: Bool = true, usage: Bool = true
+    ) -> QuickActionsListing {
+        let listing = state.currentListing(all: all, limit: limit, displayLimit: settings.configuration.displayLimit, usage: usage)
         return translated ? settings.localization.localizing(listing, for: language ?? settings.language) : listing
     }
 

@@ -22,6 +22,8 @@ final class PublishedReplies: Sendable {
         var generation: UInt64
         var launched: Bool
         var settingsEpoch: UInt64
+        /// `QuickActionsState.usageVersion`: a choice changes the rows' `usage`.
+        var usage: UInt64 = 0
     }
 
     /// A `List` call's parameters; `watched` is what `Watch` streams carry.

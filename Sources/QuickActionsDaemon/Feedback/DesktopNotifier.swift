@@ -212,7 +212,7 @@ private final class NotificationBusConnection {
             readsMarkup = capabilities.contains("body-markup")
         }
         // A server that reads the body as markup would read a value's '<' or '&' as markup: escaped.
-        let body = readsMarkup == true ? Self.escapedMarkup(notice.problem) : notice.problem
+        let body = readsMarkup == true ? MarkupEscaping.text(notice.problem) : notice.problem
         return try self.call("Notify") { writer throws(SdBusError) in
             try writer.append(identity.name)
             try writer.append(replacesID)
@@ -269,18 +269,5 @@ private final class NotificationBusConnection {
 
     func close() {
         sd_bus_flush_close_unref(bus)
-    }
-
-    static func escapedMarkup(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

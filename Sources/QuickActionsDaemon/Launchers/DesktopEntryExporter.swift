@@ -28,11 +28,16 @@ struct DesktopEntryExporter: Sendable {
     private var exportedPath: String?
     /// The pinned launchers as last written (path → bytes), so an unchanged set costs no I/O.
     private var writtenPins: [String: [UInt8]]?
+    /// The favorites' faces; nil without a data folder.
+    private var faceFiles: FaceFiles?
+    /// The face file of each favorite shown, by contact identifier, for the last publication.
+    private var facePaths: [String: String] = [:]
 
     init(environment: [String: String], qactlPath: String?) {
         self.environment = environment
         self.qactlPath = qactlPath
         folders = ExportFolders(environment: environment)
+        faceFiles = folders.map { FaceFiles(dataHome: $0.dataHome) }
     }
 
     mutating func forgetLastPublication() {
@@ -69,6 +74,7 @@ struct DesktopEntryExporter: Sendable {
         // left in the person's own applications folder.
         let isFirstSinceStartOrReload = lastPublication == nil
         lastPublication = publication
+        facePaths = faceFiles?.sync(publication.faces, appDesktopFileID: publication.configuration.launcherDesktopFileID, logger: logger) ?? [:]
         let configuration = publication.configuration
         if isFirstSinceStartOrReload, let folders {
             removeLeftovers(
@@ -165,10 +171,15 @@ struct DesktopEntryExporter: Sendable {
             }
             actions.append(DesktopQuickAction(
                 identifier: identifier, name: item.title, localizedNames: localizedNames,
-                icon: FreedesktopIconName.icon(for: item.icon, fallback: appIcon),
+                icon: face(of: item) ?? FreedesktopIconName.icon(for: item.icon, fallback: appIcon),
                 command: command(triggering: item, socketPath: publication.socketPath)))
         }
         return actions
+    }
+
+    /// A favorite's face file (`FavoriteFaces=yes`); nil for any other item.
+    private func face(of item: ShortcutItem) -> String? {
+        item.contactIdentifier.flatMap { facePaths[$0] }
     }
 
     /// `qactl trigger --socket=… --type=… [--contact=…]`: one argument each, in the `--name=value`
@@ -203,7 +214,7 @@ struct DesktopEntryExporter: Sendable {
             for pin in publication.pins {
                 guard let path = Self.pinnedLauncherPath(environment: environment, appDesktopFileID: appID, pin: pin.identifier) else { continue }
                 let text = PinnedDesktopEntry.compose(
-                    pin: pin, name: pin.item.title, icon: FreedesktopIconName.icon(for: pin.item.icon, fallback: appIcon),
+                    pin: pin, name: pin.item.title, icon: face(of: pin.item) ?? FreedesktopIconName.icon(for: pin.item.icon, fallback: appIcon),
                     command: command(pinned: pin.identifier, socketPath: publication.socketPath), socketPath: publication.socketPath)
                 wanted[path] = Array(text.utf8)
             }

@@ -22,6 +22,9 @@ struct LauncherPublication: Equatable, Sendable {
     var socketPath: String
     /// The pinned items, each a launcher of its own (static titles translated).
     var pins: [PinnedItem] = []
+    /// The favorites shown (displayed or pinned) whose icon is their face; empty with
+    /// `FavoriteFaces=no`.
+    var faces: [FaceRequest] = []
 }
 
 /// How the exports are doing, for `Status`.

@@ -26,7 +26,9 @@ struct AtomicReplaceError: Error, Equatable, Sendable, CustomStringConvertible {
 /// the state store and the desktop-entry exporter.
 enum FileIO {
     /// Reads a whole file, or returns nil when it does not exist (so "absent" is data, not an error).
-    static func readFileIfPresent(_ path: String) throws(SystemCallError) -> [UInt8]? {
+    /// `atMost`: reading stops one byte past it, so a file larger than that is never read
+    /// whole (the caller sees more than `atMost` bytes and refuses it).
+    static func readFileIfPresent(_ path: String, atMost limit: Int = .max) throws(SystemCallError) -> [UInt8]? {
         let descriptor: CInt
         do {
             descriptor = try retryingSystemCall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
@@ -43,6 +45,7 @@ enum FileIO {
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > limit { return bytes }
         }
     }
 

@@ -1,0 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The time of day, for what is kept across runs (when an item was chosen): the pure core
+/// never reads a clock, the daemon passes this in.
+enum WallClock {
+    /// Whole seconds since 1970 (UTC).
+    static func secondsSince1970() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec)
+    }
+}
