@@ -71,6 +71,10 @@ struct DaemonConfiguration: Equatable, Sendable {
     // [Feedback]
     var notifications: FeedbackNotifications = .auto
 
+    // [Commands]
+    /// How many `[Actions]` commands may run at once; another is refused until one ends.
+    var maxRunningCommands = 16
+
     // [Launcher]
     /// A desktop-file ID, or an absolute path ending in ".desktop"; empty: nothing is exported.
     var launcherDesktopFile: String

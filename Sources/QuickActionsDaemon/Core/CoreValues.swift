@@ -99,6 +99,7 @@ struct StatusSnapshot: Sendable {
     var launchers: LauncherExportStatus
     var notifications: NotificationsInfo
     var evolution: EvolutionSourcesInfo?
+    var commands: CommandsInfo
     /// `PublishedReplies.statusEpoch` when this was taken.
     var epoch: UInt64
 }
@@ -123,7 +124,7 @@ struct TriggerOutcome: Sendable {
 /// What starting an item's `[Actions]` command came to.
 struct CommandOutcome: Sendable, Equatable {
     var program: String
-    var pid: Int32?
+    var place: CommandPlace?
     var error: String?
 }
 
