@@ -1,3 +1,4 @@
+import CSdBus
 import Contacts
 import Foundation
 import Glibc
@@ -94,5 +95,40 @@ final class RunningCommandsTests: XCTestCase {
         XCTAssertEqual(reaperThreads() - threadsBefore, 1)
         kill(sleeperPID, SIGKILL)
         XCTAssertTrue(waitUntil(timeout: 10) { starter.reaper.count == 0 })
+    }
+
+    /// The call the user manager gets has `StartTransientUnit`'s signature, with each property
+    /// the unit needs.
+    func testStartTransientUnitIsWrittenInItsSignature() throws {
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
+        defer { close(pair[1]) }
+        var created: OpaquePointer?
+        XCTAssertGreaterThanOrEqual(sd_bus_new(&created), 0)
+        let bus = try XCTUnwrap(created)
+        // Nobody answers on the other end: closed without a flush, which would wait for it.
+        defer { sd_bus_close_unref(bus) }
+        XCTAssertGreaterThanOrEqual(sd_bus_set_fd(bus, pair[0], pair[0]), 0)
+        XCTAssertGreaterThanOrEqual(sd_bus_start(bus), 0)
+        var message: OpaquePointer?
+        XCTAssertGreaterThanOrEqual(sd_bus_message_new_method_call(
+            bus, &message, "org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "StartTransientUnit"), 0)
+        defer { sd_bus_message_unref(message) }
+        let request = UserManagerCommands.Request(
+            unit: "app-qactd-sh@0123456789abcdef.service", argv: ["sh", "-c", "exit 0"], environment: ["QACTD_SHORTCUT_TYPE=T"],
+            description: "Quick action “T” (sh)") { _ in }
+        try ManagerConnection.appendStartTransientUnit(request, program: "/bin/sh", to: SdBusMessageWriter(message: try XCTUnwrap(message)))
+        XCTAssertGreaterThanOrEqual(sd_bus_message_seal(message, 1, 0), 0)
+        XCTAssertEqual(sd_bus_message_get_signature(message, 1).map { String(cString: $0) }, "ssa(sv)a(sa(sv))")
+        XCTAssertGreaterThanOrEqual(sd_bus_message_rewind(message, 1), 0)
+        let reader = SdBusMessageReader(message: try XCTUnwrap(message))
+        XCTAssertEqual(try reader.readString(), "app-qactd-sh@0123456789abcdef.service")
+        XCTAssertEqual(try reader.readString(), "fail")
+        var names: [String] = []
+        try reader.readArray(ofEntries: "sv", asStructs: true) { reader, name throws(SdBusError) in
+            names.append(name)
+            try reader.skip("v")
+        }
+        XCTAssertEqual(names, ["Description", "Type", "ExitType", "CollectMode", "Slice", "Environment", "ExecStart"])
     }
 }

@@ -276,7 +276,7 @@ struct ManagerSignal {
 
 /// The sd-bus connection to the user manager: made at start-up, then handed to the units thread,
 /// the only one to use it from then on (sd-bus connections are single-threaded).
-private final class ManagerConnection: @unchecked Sendable {
+final class ManagerConnection: @unchecked Sendable {
     private let bus: OpaquePointer
 
     init(address: UserManagerCommands.Address) throws(SdBusError) {
@@ -328,40 +328,49 @@ private final class ManagerConnection: @unchecked Sendable {
     func startTransientUnit(_ request: UserManagerCommands.Request) throws(SdBusError) {
         let program = try resolve(request.argv[0])
         try call("StartTransientUnit") { writer throws(SdBusError) in
-            try writer.append(request.unit)
-            try writer.append("fail")
-            try writer.container(DBusType.array, "(sv)") { () throws(SdBusError) in
-                func property(_ name: String, _ value: DBusVariantValue) throws(SdBusError) {
-                    try writer.container(DBusType.structure, "sv") { () throws(SdBusError) in
-                        try writer.append(name)
-                        try writer.append(variant: value)
-                    }
-                }
-                try property("Description", .string(request.description))
-                try property("Type", .string("exec"))
+            try Self.appendStartTransientUnit(request, program: program, to: writer)
+        }
+    }
+
+    /// The arguments of `StartTransientUnit` (`ssa(sv)a(sa(sv))`) for `request`.
+    static func appendStartTransientUnit(
+        _ request: UserManagerCommands.Request, program: String, to writer: SdBusMessageWriter
+    ) throws(SdBusError) {
+        try writer.append(request.unit)
+        try writer.append("fail")
+        try writer.container(DBusType.array, "(sv)") { () throws(SdBusError) in
+            let properties: [(String, DBusVariantValue)] = [
+                ("Description", .string(request.description)),
+                ("Type", .string("exec")),
                 // A program that hands the work to a child and exits (xdg-open) leaves the
                 // child running in the unit; the main process's status is still reported.
-                try property("ExitType", .string("cgroup"))
-                try property("CollectMode", .string("inactive-or-failed"))
-                try property("Slice", .string("app.slice"))
-                try property("Environment", .strings(request.environment))
+                ("ExitType", .string("cgroup")),
+                ("CollectMode", .string("inactive-or-failed")),
+                ("Slice", .string("app.slice")),
+                ("Environment", .strings(request.environment)),
+            ]
+            for (name, value) in properties {
                 try writer.container(DBusType.structure, "sv") { () throws(SdBusError) in
-                    try writer.append("ExecStart")
-                    try writer.container(DBusType.variant, "a(sbas)") { () throws(SdBusError) in
-                        try writer.container(DBusType.array, "(sbas)") { () throws(SdBusError) in
-                            try writer.container(DBusType.structure, "sbas") { () throws(SdBusError) in
-                                try writer.append(program)
-                                try writer.container(DBusType.array, "s") { () throws(SdBusError) in
-                                    for argument in request.argv { try writer.append(argument) }
-                                }
-                                try writer.append(false)
+                    try writer.append(name)
+                    try writer.append(variant: value)
+                }
+            }
+            try writer.container(DBusType.structure, "sv") { () throws(SdBusError) in
+                try writer.append("ExecStart")
+                try writer.container(DBusType.variant, "a(sasb)") { () throws(SdBusError) in
+                    try writer.container(DBusType.array, "(sasb)") { () throws(SdBusError) in
+                        try writer.container(DBusType.structure, "sasb") { () throws(SdBusError) in
+                            try writer.append(program)
+                            try writer.container(DBusType.array, "s") { () throws(SdBusError) in
+                                for argument in request.argv { try writer.append(argument) }
                             }
+                            try writer.append(false)
                         }
                     }
                 }
             }
-            try writer.container(DBusType.array, "(sa(sv))") { () throws(SdBusError) in }
         }
+        try writer.container(DBusType.array, "(sa(sv))") { () throws(SdBusError) in }
     }
 
     /// The program's path: as given when it has a `/`, else found in the manager's `PATH` (the

@@ -189,12 +189,17 @@ struct SdBusMessageReader {
         return value
     }
 
-    /// Reads a dictionary (`a{s…}`, `entry` its entries' signature): for each entry its key, then
-    /// `readValue`, which must read or skip the value.
-    func readArray(ofEntries entry: String, _ readValue: (SdBusMessageReader, String) throws(SdBusError) -> Void) throws(SdBusError) {
-        try sdBusChecked("sd_bus_message_enter_container", "{\(entry)}".withCString { sd_bus_message_enter_container(message, DBusType.array, $0) })
+    /// Reads a dictionary (`a{s…}`, `entry` its entries' signature; `asStructs`: an array of
+    /// structs, `a(s…)`, as systemd writes properties): for each entry its key, then `readValue`,
+    /// which must read or skip the value.
+    func readArray(
+        ofEntries entry: String, asStructs: Bool = false, _ readValue: (SdBusMessageReader, String) throws(SdBusError) -> Void
+    ) throws(SdBusError) {
+        let element = asStructs ? "(\(entry))" : "{\(entry)}"
+        try sdBusChecked("sd_bus_message_enter_container", element.withCString { sd_bus_message_enter_container(message, DBusType.array, $0) })
         while try sdBusChecked("sd_bus_message_at_end", sd_bus_message_at_end(message, 0)) == 0 {
-            try sdBusChecked("sd_bus_message_enter_container", entry.withCString { sd_bus_message_enter_container(message, DBusType.dictionaryEntry, $0) })
+            let kind = asStructs ? DBusType.structure : DBusType.dictionaryEntry
+            try sdBusChecked("sd_bus_message_enter_container", entry.withCString { sd_bus_message_enter_container(message, kind, $0) })
             let key = try readString()
             try readValue(self, key)
             try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
