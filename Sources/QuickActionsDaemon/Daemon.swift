@@ -199,6 +199,9 @@ public struct Daemon: Service {
             parts.append(.init(service: pinger, serviceName: "watchdog"))
         }
         parts += [
+            // Stopped after everything else: the units thread hands the manager what it was
+            // given and leaves; the units themselves go on.
+            .init(service: StartedPart { userManager?.stop() }, serviceName: "commands"),
             // Stopped after the state's last write: the last change reaches the desktop entry, and
             // the docks lose the menu only at the very end.
             .init(service: StartedPart { await launchers.stop() }, serviceName: "launchers"),
