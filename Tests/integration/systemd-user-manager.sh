@@ -362,11 +362,19 @@ wait_for 5 "QACTD_GENERATION in the journal" journal_has 'entry.get("QACTD_GENER
 # qactd, their failure logged with the unit's name and shown as a desktop notification (a
 # recorder owns org.freedesktop.Notifications on a private session bus: no notification
 # daemon can draw here). A favorite's {file} is its whole card, readable by the command.
+# spawn_as_user LOG COMMAND...: runs COMMAND as the user in the background, output to LOG; its
+# own pid (setpriv and env exec it) goes to daemon_pids, so the clean-up stops it.
+spawn_as_user() {
+    local log=$1
+    shift
+    (exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
+        PATH="$home/.local/bin:/usr/bin:/bin" LANG=C.UTF-8 "$@" </dev/null >"$log" 2>&1) &
+    daemon_pids+=($!)
+}
 commands_run_in_units_of_their_own() {
     step "commands run in transient units of the user manager (app-qactd-*.service)"
     local bus=$runtime/test-bus notices=$scratch/notices.jsonl
-    as_user dbus-daemon --session --nofork --nopidfile --address="unix:path=$bus" >"$scratch/dbus.log" 2>&1 &
-    daemon_pids+=($!)
+    spawn_as_user "$scratch/dbus.log" dbus-daemon --session --nofork --nopidfile --address="unix:path=$bus"
     wait_for 10 "the test's session bus" test -S "$bus"
     # What a notification server gets: each Notify call as a JSON line.
     cat >"$scratch/notices.py" <<'EOF'
@@ -396,8 +404,7 @@ GLib.MainLoop().run()
 EOF
     : >"$notices"
     chown "$uid:$gid" "$notices"
-    as_user /usr/bin/python3 "$scratch/notices.py" "$notices" "unix:path=$bus" >"$scratch/notices.log" 2>&1 &
-    daemon_pids+=($!)
+    spawn_as_user "$scratch/notices.log" /usr/bin/python3 "$scratch/notices.py" "$notices" "unix:path=$bus"
     name_owned() {
         as_user dbus-send --bus="unix:path=$bus" --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
             org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Notifications 2>/dev/null | grep -q 'boolean true'
@@ -479,7 +486,7 @@ EOF
     wait_for 10 "the failure in the journal, naming $unit" journal_has \
         "entry.get(\"SYSLOG_IDENTIFIER\") == \"qactd\" and entry.get(\"QACTD_COMMAND_UNIT\") == \"$unit\" and entry.get(\"PRIORITY\") == \"4\" and \"exited with status 3\" in str(entry.get(\"MESSAGE\")) and \"$unit\" in str(entry.get(\"MESSAGE\"))"
     wait_for 10 "the command's own stderr in the journal" journal_has "entry.get(\"MESSAGE\") == \"units-test-failure\""
-    wait_for 10 "the failure's notification" grep -q '"summary": "\\u201cFail\\u201d did not work", "body": "The command \\u201c/bin/sh\\u201d failed: it exited with status 3."' "$notices"
+    wait_for 10 "the failure's notification" grep -qF "\"summary\": \"\\u201cFail\\u201d did not work\", \"body\": \"The command \\u201c/bin/sh\\u201d failed: it exited with status 3. What it printed: journalctl --user -u $unit\"" "$notices"
     wait_for 10 "$unit to be collected although it failed" unit_gone "$unit"
 
     step "a favorite's {file} is its whole card, readable by its command's unit"
