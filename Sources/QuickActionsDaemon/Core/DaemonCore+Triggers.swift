@@ -109,7 +109,10 @@ extension DaemonCore {
         }
         if let (book, uid) = EvolutionCards.bookAndUID(ofPath: path) {
             do {
-                guard let card = try EvolutionBookReader.card(database: evolutionLocation.database(forSource: book), uid: uid) else {
+                // On the actor: a book EDS holds locked is waited for briefly, not the watcher's full second.
+                guard let card = try EvolutionBookReader.card(
+                    database: evolutionLocation.database(forSource: book), uid: uid, busyTimeoutMilliseconds: 200)
+                else {
                     return .unavailable("address book '\(book)' no longer holds it")
                 }
                 return .text(card)
