@@ -151,10 +151,19 @@ public struct Daemon: Service {
 
         let launchers = LauncherExporters(
             environment: options.environment, qactlPath: LauncherExporters.qactlBesideDaemon(logger: logger), logger: logger)
+        // Before the socket listens, so the first trigger (which may be what activated the
+        // daemon) already starts its command in a unit of its own.
+        let (userManager, noManager) = UserManagerCommands.connect(environment: options.environment, logger: logger)
+        if let userManager {
+            logger.info("Commands run in transient units of the user manager (\(userManager.address.text)).")
+        } else {
+            logger.info("Commands start as qactd's own children: \(noManager ?? "no user manager").")
+        }
         let core = DaemonCore(
             settings: settings, restored: restored, index: ContactIndex(), store: store,
             socketPath: configuration.socketPath, logger: logger, notifier: notifier,
-            launchers: launchers, instance: options.instance)
+            launchers: launchers, instance: options.instance,
+            commandStarter: CommandStarter(reaper: ChildReaper(logger: logger), userManager: userManager, directReason: noManager))
         // The first scan is the watcher's own walk, which adds each folder's watch before
         // listing it: nothing changed between the scan and the watching is missed. Its
         // progress reaches `STATUS=` and the log only: the socket listens after it.
@@ -202,6 +211,9 @@ public struct Daemon: Service {
             parts.append(.init(service: pinger, serviceName: "watchdog"))
         }
         parts += [
+            // Stopped after everything else: the units thread hands the manager what it was
+            // given and leaves; the units themselves go on.
+            .init(service: StartedPart { userManager?.stop() }, serviceName: "commands"),
             // Stopped after the state's last write: the last change reaches the desktop entry, and
             // the docks lose the menu only at the very end.
             .init(service: StartedPart { await launchers.stop() }, serviceName: "launchers"),

@@ -128,6 +128,12 @@ public enum QuickActionsInterface {
           evolution: string
         )
 
+        # How commands ([Actions] and the LaunchCommand) are started: start is "unit"
+        # (each in a transient unit of the user manager, reached at manager) or
+        # "direct" (as the daemon's children: message says why); running counts the
+        # [Actions] commands running now, limit is [Commands] MaxRunning=.
+        type Commands (start: string, manager: ?string, message: ?string, running: int, limit: int)
+
         # Desktop notifications of failures ([Feedback] Notifications=): state is
         # "off", "idle" (nothing failed yet), "on" (the last one was shown) or
         # "unavailable" (it could not be: message says why); shown counts them.
@@ -252,6 +258,7 @@ public enum QuickActionsInterface {
           # The app this instance serves (qactd --app NAME, qactd@NAME.service);
           # absent for the plain qactd.
           app: ?string,
+          commands: ?Commands,
           # What the defaults chose and why.
           choices: ?Choices
         )
@@ -307,11 +314,15 @@ public enum QuickActionsInterface {
           # earlier trigger started has not connected yet; it gets this newer item.
           launchStatus: ?(started, alreadyRunning, failed, notConfigured),
           launchPID: ?int,
+          # launch: the user manager's unit the app was started in (then no pid).
+          launchUnit: ?string,
           launchError: ?string,
-          # command: the program, and its pid once started, or why it could not start
-          # (its end is logged with the item, and a failure shown as a notification).
+          # command: the program, and its pid (started directly) or its unit (started
+          # as a transient unit of the user manager) once started, or why it could not
+          # start (its end is logged with the item, and a failure shown as a notification).
           commandProgram: ?string,
           commandPID: ?int,
+          commandUnit: ?string,
           commandError: ?string
         )
 

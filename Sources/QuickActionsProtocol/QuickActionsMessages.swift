@@ -189,6 +189,31 @@ public struct ChoicesInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// Which way the daemon starts commands (`[Actions]` commands and the `LaunchCommand`), and how
+/// many `[Actions]` commands run now against `[Commands] MaxRunning=`.
+public struct CommandsInfo: Codable, Sendable, Equatable {
+    public enum Start: String, Sendable {
+        /// Each in a transient unit of the user manager (`manager` is where it was reached).
+        case unit
+        /// As the daemon's own children (no user manager answered: `message` says why).
+        case direct
+    }
+
+    public var start: String
+    public var manager: String?
+    public var message: String?
+    public var running: Int
+    public var limit: Int
+
+    public init(start: String, manager: String? = nil, message: String? = nil, running: Int, limit: Int) {
+        self.start = start
+        self.manager = manager
+        self.message = message
+        self.running = running
+        self.limit = limit
+    }
+}
+
 /// Desktop notifications of failures a person should see (`[Feedback] Notifications=`).
 public struct NotificationsInfo: Codable, Sendable, Equatable {
     public enum State: String, Sendable {
@@ -376,6 +401,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var evolution: EvolutionSourcesInfo?
     /// The app this instance serves (`qactd --app NAME`); nil for the plain daemon.
     public var app: String?
+    /// Which way commands start and how many run (nil from daemons older than the field).
+    public var commands: CommandsInfo?
 
     // What the defaults chose, and why.
     /// Which app, which command for a favorite, which recompute mode and books; nil from
@@ -390,7 +417,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         filesParsed: Int, usage: [String: Int], stateError: String?, persisted: Bool? = nil, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
         quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil, evolution: EvolutionSourcesInfo? = nil,
-        app: String? = nil, choices: ChoicesInfo? = nil
+        app: String? = nil, commands: CommandsInfo? = nil, choices: ChoicesInfo? = nil
     ) {
         self.choices = choices
         self.version = version
@@ -425,6 +452,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
         self.notifications = notifications
         self.evolution = evolution
         self.app = app
+        self.commands = commands
     }
 }
 
@@ -494,11 +522,15 @@ public struct TriggerReply: Codable, Sendable, Equatable {
     public var launchStatus: LaunchStatus?
     /// The launched (or still running) process, `launch` only.
     public var launchPID: Int?
+    /// The user manager's unit the launched app runs in, when it was started as one.
+    public var launchUnit: String?
     public var launchError: String?
     /// `command` only: the program of the item's `[Actions]` command, its pid once started,
     /// or why it could not start.
     public var commandProgram: String?
     public var commandPID: Int?
+    /// The user manager's unit the command runs in, when it was started as one (then no pid).
+    public var commandUnit: String?
     public var commandError: String?
     public init(
         item: ShortcutItem, contact: Contact?, delivery: TriggerDelivery, handled: Bool, stale: Bool, position: Int?,

@@ -48,6 +48,14 @@ enum Render {
             default: rows.append(("notifications", notifications.state))
             }
         }
+        if let commands = status.commands {
+            let running = "\(commands.running) of at most \(commands.limit) running"
+            switch CommandsInfo.Start(rawValue: commands.start) {
+            case .unit?: rows.append(("commands", "each in a unit of the user manager (\(commands.manager ?? "?")); " + running))
+            case .direct?: rows.append(("commands", "started directly" + (commands.message.map { " (\($0))" } ?? "") + "; " + running))
+            default: rows.append(("commands", commands.start + "; " + running))
+            }
+        }
         if let evolution = status.evolution { rows += evolutionRows(evolution, style: style) }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
@@ -213,7 +221,9 @@ enum Render {
         case .launch:
             lines.append("  delivery  at launch (pending until the app connects)")
             switch reply.launchStatus {
-            case .started?: lines.append("  launch    started the LaunchCommand" + (reply.launchPID.map { " (pid \($0))" } ?? ""))
+            case .started?:
+                let place = reply.launchPID.map { " (pid \($0))" } ?? reply.launchUnit.map { " (unit \($0))" } ?? ""
+                lines.append("  launch    started the LaunchCommand" + place)
             case .alreadyRunning?: lines.append("  launch    the app started earlier has not connected yet" + (reply.launchPID.map { " (pid \($0))" } ?? ""))
             case .failed?: lines.append("  launch    " + style.yellow("could not start the LaunchCommand: \(reply.launchError ?? "unknown error")"))
             case .notConfigured?, nil: lines.append("  launch    no LaunchCommand configured; start the app yourself")
@@ -222,6 +232,8 @@ enum Render {
             let program = reply.commandProgram ?? "the command"
             if let pid = reply.commandPID {
                 lines.append("  delivery  by its command: started '\(program)' (pid \(pid))")
+            } else if let unit = reply.commandUnit {
+                lines.append("  delivery  by its command: started '\(program)' (unit \(unit))")
             } else {
                 lines.append("  delivery  by its command: " + style.yellow("could not start '\(program)': \(reply.commandError ?? "unknown error")"))
             }

@@ -16,7 +16,7 @@ final class ConfigurationKeysTests: XCTestCase {
             XCTAssertTrue(seen.insert("[\(key.section)] \(key.name)").inserted, "[\(key.section)] \(key.name) is listed twice")
             XCTAssertFalse(key.help.isEmpty, "[\(key.section)] \(key.name) has no help text")
         }
-        XCTAssertEqual(ConfigurationKeys.sections, ["Contacts", "Shortcuts", "App", "Feedback", "Launcher", "Daemon", "Actions"])
+        XCTAssertEqual(ConfigurationKeys.sections, ["Contacts", "Shortcuts", "App", "Feedback", "Commands", "Launcher", "Daemon", "Actions"])
     }
 
     /// Byte for byte. After changing the table, regenerate the file with

@@ -403,6 +403,155 @@ step "the journal has the daemon's structured fields"
 wait_for 5 "QACTD_PATH in the journal" journal_has 'entry.get("SYSLOG_IDENTIFIER") == "qactd" and "QACTD_PATH" in entry and "CODE_FILE" in entry'
 wait_for 5 "QACTD_GENERATION in the journal" journal_has 'entry.get("QACTD_GENERATION") == "'"$saved_generation"'"'
 
+# Commands qactd starts run as transient units of the user manager, as desktops start apps:
+# outside qactd's cgroup and sandbox, with the manager's environment, surviving a restart of
+# qactd, their failure logged with the unit's name and shown as a desktop notification (a
+# recorder owns org.freedesktop.Notifications on a private session bus: no notification
+# daemon can draw here). A favorite's {file} is its whole card, readable by the command.
+# spawn_as_user LOG COMMAND...: runs COMMAND as the user in the background, output to LOG; its
+# own pid (setpriv and env exec it) goes to daemon_pids, so the clean-up stops it.
+spawn_as_user() {
+    local log=$1
+    shift
+    (exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- env -i HOME="$home" XDG_RUNTIME_DIR="$runtime" \
+        PATH="$home/.local/bin:/usr/bin:/bin" LANG=C.UTF-8 "$@" </dev/null >"$log" 2>&1) &
+    daemon_pids+=($!)
+}
+commands_run_in_units_of_their_own() {
+    step "commands run in transient units of the user manager (app-qactd-*.service)"
+    local bus=$runtime/test-bus notices=$scratch/notices.jsonl
+    spawn_as_user "$scratch/dbus.log" dbus-daemon --session --nofork --nopidfile --address="unix:path=$bus"
+    wait_for 10 "the test's session bus" test -S "$bus"
+    # What a notification server gets: each Notify call as a JSON line.
+    cat >"$scratch/notices.py" <<'EOF'
+import json, sys
+from gi.repository import Gio, GLib
+XML = """<node><interface name="org.freedesktop.Notifications">
+<method name="GetCapabilities"><arg type="as" direction="out"/></method>
+<method name="Notify"><arg type="s"/><arg type="u"/><arg type="s"/><arg type="s"/><arg type="s"/>
+<arg type="as"/><arg type="a{sv}"/><arg type="i"/><arg type="u" direction="out"/></method>
+<method name="GetServerInformation"><arg type="s" direction="out"/><arg type="s" direction="out"/>
+<arg type="s" direction="out"/><arg type="s" direction="out"/></method></interface></node>"""
+def call(connection, sender, path, interface, method, parameters, invocation):
+    if method == "GetCapabilities":
+        invocation.return_value(GLib.Variant("(as)", (["body"],)))
+    elif method == "GetServerInformation":
+        invocation.return_value(GLib.Variant("(ssss)", ("recorder", "qactd-test", "1", "1.2")))
+    else:
+        values = parameters.unpack()
+        with open(sys.argv[1], "a") as out:
+            out.write(json.dumps({"summary": values[3], "body": values[4]}) + "\n")
+        invocation.return_value(GLib.Variant("(u)", (1,)))
+bus = Gio.DBusConnection.new_for_address_sync(sys.argv[2],
+    Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+bus.register_object("/org/freedesktop/Notifications", Gio.DBusNodeInfo.new_for_xml(XML).interfaces[0], call, None, None)
+Gio.bus_own_name_on_connection(bus, "org.freedesktop.Notifications", Gio.BusNameOwnerFlags.NONE, None, None)
+GLib.MainLoop().run()
+EOF
+    : >"$notices"
+    chown "$uid:$gid" "$notices"
+    spawn_as_user "$scratch/notices.log" /usr/bin/python3 "$scratch/notices.py" "$notices" "unix:path=$bus"
+    name_owned() {
+        as_user dbus-send --bus="unix:path=$bus" --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+            org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Notifications 2>/dev/null | grep -q 'boolean true'
+    }
+    wait_for 10 "the notification recorder on the session bus" name_owned
+    # The manager's environment is what a unit gets (and what qactd.service starts with):
+    # the session's bus, and a variable qactd itself never had.
+    sctl set-environment DBUS_SESSION_BUS_ADDRESS="unix:path=$bus" QACTD_TEST_SESSION=from-the-manager
+
+    printf '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><array><dict><key>UIApplicationShortcutItemType</key><string>Probe</string><key>UIApplicationShortcutItemTitle</key><string>Probe</string></dict><dict><key>UIApplicationShortcutItemType</key><string>Fail</string><key>UIApplicationShortcutItemTitle</key><string>Fail</string></dict></array></plist>\n' \
+        >"$home/.config/qactd/units.plist"
+    # Probe records where it runs and what it may do, then waits (bounded) for a gate.
+    cat >"$home/probe.sh" <<'EOF'
+#!/bin/sh
+cat /proc/self/cgroup >"$HOME/probe.cgroup.tmp" && mv "$HOME/probe.cgroup.tmp" "$HOME/probe.cgroup"
+printf '%s\n' "$QACTD_TEST_SESSION" >"$HOME/probe.environment"
+/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()' 2>"$HOME/probe.inet.err" \
+    && echo ok >"$HOME/probe.inet"
+echo $$ >"$HOME/probe.pid"
+i=0
+while [ ! -e "$HOME/probe.gate" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+EOF
+    chmod 0755 "$home/probe.sh"
+    printf '[Shortcuts]\nStaticItems=units.plist\nDisplayLimit=8\n[Actions]\nProbe=%s\nFail=/bin/sh -c %s\nFavoriteAction=/bin/cp {file} %s\n' \
+        "$home/probe.sh" "'echo units-test-failure >&2; exit 3'" "$home/card.{identifier}.vcf" >"$home/.config/qactd/qactd.conf"
+    chown -R "$uid:$gid" "$home/.config/qactd" "$home/probe.sh"
+    local before
+    before=$(property qactd.service MainPID)
+    sctl restart qactd.service
+    wait_for 10 "qactd.service to run with the commands' configuration" main_pid_is_new "$before"
+    local daemon_pid
+    daemon_pid=$(remember_main_pid)
+    local commands
+    commands=$(qactl status --json | python3 -c 'import json, sys; c = json.load(sys.stdin).get("commands") or {}; print(c.get("start"), c.get("manager"), c.get("limit"))')
+    [[ "$commands" == "unit unix:path=$runtime/systemd/private 16" ]] || fail "Status does not say commands start as units of the user manager: '$commands'"
+    qactl status | grep -q "commands .*each in a unit of the user manager" || fail "qactl status does not say where commands run: $(qactl status)"
+
+    local reply unit
+    reply=$(qactl trigger --type=Probe --json) || fail "qactl trigger --type=Probe failed"
+    unit=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(r.get("commandUnit") or "")' "$reply")
+    [[ "$unit" == app-qactd-probe.sh@*.service ]] || fail "the command's unit is '$unit' (reply: $reply)"
+    wait_for 10 "the probe to start in $unit" test -s "$home/probe.pid"
+    local probe_pid
+    probe_pid=$(cat "$home/probe.pid")
+    daemon_pids+=("$probe_pid")
+    [[ $(property "$unit" ActiveState) == active ]] || fail "$unit is $(property "$unit" ActiveState), not active"
+    [[ $(property "$unit" Slice) == app.slice ]] || fail "$unit is not in app.slice"
+    [[ $(property "$unit" Description) == *Probe* ]] || fail "$unit's Description does not name the item: $(property "$unit" Description)"
+    grep -q "/app.slice/$unit\$" "$home/probe.cgroup" || fail "the command's cgroup is not its unit's: $(cat "$home/probe.cgroup")"
+    grep -q "qactd.service" "/proc/$probe_pid/cgroup" && fail "the command runs in qactd.service's cgroup: $(cat "/proc/$probe_pid/cgroup")"
+    # Whatever the manager itself runs under (a container may filter everything), the command
+    # gets nothing of qactd's: no seccomp filter of its own, no NoNewPrivileges=.
+    status_field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"; }
+    [[ $(status_field "$probe_pid" NoNewPrivs) == "$(status_field "$manager_pid" NoNewPrivs)" ]] \
+        || fail "the command inherited NoNewPrivileges= (NoNewPrivs $(status_field "$probe_pid" NoNewPrivs))"
+    [[ $(status_field "$probe_pid" Seccomp_filters) == "$(status_field "$manager_pid" Seccomp_filters)" ]] \
+        || fail "the command inherited qactd's seccomp filter ($(status_field "$probe_pid" Seccomp_filters) filters)"
+    (($(status_field "$daemon_pid" Seccomp_filters) > $(status_field "$manager_pid" Seccomp_filters))) \
+        || fail "qactd itself has no seccomp filter of its own: the check above proves nothing"
+    [[ -s "$home/probe.inet" ]] || fail "the command cannot open an AF_INET socket: $(cat "$home/probe.inet.err")"
+    [[ $(cat "$home/probe.environment") == from-the-manager ]] || fail "the command did not get the manager's current environment"
+    [[ $(stat -c %U "$home/probe.pid") == "$(id -un nobody)" ]] || fail "the command did not write under \$HOME as the user"
+
+    step "a command outlives systemctl --user restart qactd"
+    sctl restart qactd.service
+    wait_for 10 "qactd.service to run again" main_pid_is_new "$daemon_pid"
+    remember_main_pid >/dev/null
+    kill -0 "$probe_pid" 2>/dev/null || fail "the command (pid $probe_pid) died with qactd's restart"
+    [[ $(property "$unit" ActiveState) == active ]] || fail "$unit did not survive qactd's restart"
+    touch "$home/probe.gate"
+    wait_for 15 "the probe to end and its unit to be collected" bash -c '! kill -0 "$1" 2>/dev/null' _ "$probe_pid"
+    unit_gone() { [[ $(property "$1" LoadState) == not-found ]]; }
+    wait_for 10 "$unit to be collected (CollectMode=inactive-or-failed)" unit_gone "$unit"
+
+    step "a failing command: logged with its unit's name, and a desktop notification"
+    reply=$(qactl trigger --type=Fail --json) || fail "qactl trigger --type=Fail failed"
+    unit=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get("commandUnit") or "")' "$reply")
+    [[ "$unit" == app-qactd-sh@*.service ]] || fail "the failing command's unit is '$unit' (reply: $reply)"
+    wait_for 10 "the failure in the journal, naming $unit" journal_has \
+        "entry.get(\"SYSLOG_IDENTIFIER\") == \"qactd\" and entry.get(\"QACTD_COMMAND_UNIT\") == \"$unit\" and entry.get(\"PRIORITY\") == \"4\" and \"exited with status 3\" in str(entry.get(\"MESSAGE\")) and \"$unit\" in str(entry.get(\"MESSAGE\"))"
+    wait_for 10 "the command's own stderr in the journal" journal_has "entry.get(\"MESSAGE\") == \"units-test-failure\""
+    wait_for 10 "the failure's notification" grep -qF "\"summary\": \"\\u201cFail\\u201d did not work\", \"body\": \"The command \\u201c/bin/sh\\u201d failed: it exited with status 3. What it printed: journalctl --user -u $unit\"" "$notices"
+    wait_for 10 "$unit to be collected although it failed" unit_gone "$unit"
+
+    step "a favorite's {file} is its whole card, readable by its command's unit"
+    reply=$(qactl trigger --type=FavoriteAction --contact=ada-lovelace --json) || fail "qactl trigger of ada-lovelace failed"
+    wait_for 10 "ada's card copied by the command" test -s "$home/card.ada-lovelace.vcf"
+    cmp -s "$home/card.ada-lovelace.vcf" "$home/.local/share/contacts/personal/ada-lovelace.vcf" || fail "{file} of ada-lovelace is not her card file"
+    reply=$(qactl trigger --type=FavoriteAction --contact=margaret-hamilton --json) || fail "qactl trigger of margaret-hamilton failed"
+    wait_for 10 "margaret's card copied by the command" test -s "$home/card.margaret-hamilton.vcf"
+    grep -q '^FN:Margaret Hamilton' "$home/card.margaret-hamilton.vcf" || fail "{file} of a JSON contact is not her card: $(cat "$home/card.margaret-hamilton.vcf")"
+
+    sctl unset-environment DBUS_SESSION_BUS_ADDRESS QACTD_TEST_SESSION
+    printf '' >"$home/.config/qactd/qactd.conf"
+    sctl restart qactd.service
+    wait_for 10 "qactd.service to run after the commands' checks" service_running
+    remember_main_pid >/dev/null
+}
+commands_run_in_units_of_their_own
+
+
 step "the desktop-entry export is written into qactd's exports folder through the sandbox, reload removes it"
 applications=$home/.local/share/qactd/exports/share/applications
 install -d -o "$uid" -g "$gid" -m 0755 "$home/.local/share/applications" "$home/.local/share/qactd-test"
@@ -562,6 +711,9 @@ printf '[Service]\nExecStart=\nExecStart=%s\n' "$home/.local/bin/qactd" >"$home/
 chown -R "$uid:$gid" "$home/.config/systemd"
 sctl daemon-reload
 sctl stop qactd.service
+# A person new to qactd: no state, so no favorite ranks first for having been chosen in the
+# steps above (the favorites are ordered by use).
+rm -f "$home/.local/state/qactd/state.json"
 wait_for 10 "the session bus of dbus-user-session" test -S "$runtime/bus"
 eds_add() {  # eds_add JSON-REQUEST: runs it through EDS's own client library; prints the answer
     printf '%s\n' "$1" | as_user env DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus" GSETTINGS_BACKEND=memory \

@@ -10,6 +10,8 @@ import SystemCalls
 struct LaunchOutcome: Sendable, Equatable {
     var status: TriggerReply.LaunchStatus
     var pid: Int32?
+    /// The user manager's unit it runs in, when it was started as one.
+    var unit: String? = nil
     var error: String?
     /// Why it could not start (`failed`), for the notification.
     var spawnError: SystemCallError? = nil
@@ -37,8 +39,8 @@ struct LaunchRequest: Sendable, Equatable {
 /// item, which the app receives when it connects, instead of starting another copy.
 final class LaunchCommandRunner: Sendable {
     private struct State {
-        /// The launched process, while it runs.
-        var runningPID: pid_t?
+        /// Where the launched command runs, while it runs.
+        var running: CommandPlace?
         /// False from a launch until an app connects: while false a running child is
         /// still starting up and a second launch would only start a duplicate app.
         var appConnectedSinceLaunch = true
@@ -46,10 +48,12 @@ final class LaunchCommandRunner: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let logger: Logger
+    private let starter: CommandStarter
     private let onExit: @Sendable (CommandExit) -> Void
 
-    init(logger: Logger, onExit: @escaping @Sendable (CommandExit) -> Void = { _ in }) {
+    init(logger: Logger, starter: CommandStarter? = nil, onExit: @escaping @Sendable (CommandExit) -> Void = { _ in }) {
         self.logger = logger
+        self.starter = starter ?? .direct(logger: logger)
         self.onExit = onExit
     }
 
@@ -59,33 +63,51 @@ final class LaunchCommandRunner: Sendable {
         state.withLockedValue { $0.appConnectedSinceLaunch = true }
     }
 
-    /// The launched process, while it runs (for tests and status).
-    var runningPID: pid_t? { state.withLockedValue { $0.runningPID } }
+    /// The launched process, while it runs directly (for tests).
+    var runningPID: pid_t? { state.withLockedValue { $0.running?.pid } }
+
+    /// Where the launched command runs, while it runs.
+    var running: CommandPlace? { state.withLockedValue { $0.running } }
 
     func launch(_ request: LaunchRequest) -> LaunchOutcome {
         guard let executable = request.command.first else { return LaunchOutcome(status: .notConfigured) }
         // Hold the lock across the spawn so two triggers at once cannot both start a copy.
         return state.withLockedValue { state -> LaunchOutcome in
-            if let running = state.runningPID, !state.appConnectedSinceLaunch {
-                logger.info("The launch command (pid \(running)) has not connected yet; it will get the newer pending item.")
-                return LaunchOutcome(status: .alreadyRunning, pid: running)
+            if let running = state.running, !state.appConnectedSinceLaunch {
+                logger.info("The launch command (\(running)) has not connected yet; it will get the newer pending item.")
+                return LaunchOutcome(status: .alreadyRunning, pid: running.pid, unit: running.unit)
             }
-            let pid: pid_t
-            do {
-                pid = try Self.spawn(request)
-            } catch {
-                logger.error("Could not start the launch command '\(executable)': \(error)")
-                return LaunchOutcome(status: .failed, error: String(describing: error), spawnError: error as? SystemCallError)
-            }
-            logger.info("Started the launch command '\(executable)' (pid \(pid)).", metadata: ["QACTD_SHORTCUT_TYPE": "\(request.shortcutType)"])
-            state.runningPID = pid
-            state.appConnectedSinceLaunch = false
             let item = CommandItem(
                 type: request.shortcutType, title: request.shortcutTitle ?? request.shortcutType,
                 contactIdentifier: request.contactIdentifier)
-            reapInBackground(pid, program: executable, item: item)
-            return LaunchOutcome(status: .started, pid: pid)
+            let started = starter.start(
+                request.command, request: request, description: "App launched for “\(item.title)” (\(executable))",
+                readingStandardError: false
+            ) { [self] place, end in ended(place, end, program: executable, item: item) }
+            let place: CommandPlace
+            switch started {
+            case .success(let where_): place = where_
+            case .failure(let error):
+                logger.error("Could not start the launch command '\(executable)': \(error)")
+                return LaunchOutcome(status: .failed, error: String(describing: error), spawnError: error)
+            }
+            logger.info("Started the launch command '\(executable)' (\(place)).", metadata: ["QACTD_SHORTCUT_TYPE": "\(request.shortcutType)"])
+            // Its end, reported on another thread, waits for this lock: it finds the place set.
+            state.running = place
+            state.appConnectedSinceLaunch = false
+            return LaunchOutcome(status: .started, pid: place.pid, unit: place.unit)
         }
+    }
+
+    /// The launched command ended: no longer running; the core hears how.
+    private func ended(_ place: CommandPlace, _ end: CommandEnd, program: String, item: CommandItem) {
+        let connected = state.withLockedValue { state in
+            if state.running == place { state.running = nil }
+            return state.appConnectedSinceLaunch
+        }
+        let exit = CommandExit(kind: .launch(connectedSinceLaunch: connected), place: place, program: program, item: item, end: end)
+        logger.info("The launch command (\(place)) \(exit.ending).")
+        onExit(exit)
     }
 
     /// Environment variables of the daemon the launched app must not inherit: stale item
@@ -130,50 +152,9 @@ final class LaunchCommandRunner: Sendable {
         return entries
     }
 
-    private static func spawn(_ request: LaunchRequest) throws(SystemCallError) -> pid_t {
-        try ProcessSpawner.spawn(request.command, environment: environment(for: request, inheriting: currentEnvironment()))
-    }
-
-    /// Waits for the child on a thread of its own, so it never lingers as a zombie and
-    /// no pool thread the daemon's async work needs is blocked for the app's lifetime.
-    private func reapInBackground(_ pid: pid_t, program: String, item: CommandItem) {
-        let reaper = ChildReaper(pid: pid) { [self] status in
-            let connected = state.withLockedValue { state in
-                if state.runningPID == pid { state.runningPID = nil }
-                return state.appConnectedSinceLaunch
-            }
-            logger.info("The launch command (pid \(pid)) \(Self.describe(waitStatus: status)).")
-            onExit(CommandExit(
-                kind: .launch(connectedSinceLaunch: connected), pid: pid, program: program, item: item, waitStatus: status,
-                standardErrorTail: ""))
-        }
-        do {
-            try startDetachedThread(named: "qactd-reaper") { reaper.waitForExit() }
-        } catch {
-            logger.error("Could not start a thread to reap the launch command (pid \(pid)): \(errnoText(error.errno)); it may linger as a zombie.")
-        }
-    }
-
     static func describe(waitStatus status: Int32) -> String {
         let signalNumber = status & 0x7f
         if signalNumber == 0 { return "exited with status \((status >> 8) & 0xff)" }
         return "was killed by signal \(signalNumber)"
-    }
-}
-
-/// Waits for one launched child and reports how it ended.
-private final class ChildReaper: Sendable {
-    let pid: pid_t
-    let onExit: @Sendable (Int32) -> Void
-
-    init(pid: pid_t, onExit: @escaping @Sendable (Int32) -> Void) {
-        self.pid = pid
-        self.onExit = onExit
-    }
-
-    func waitForExit() {
-        var status: Int32 = 0
-        guard (try? retryingSystemCall("waitpid") { waitpid(pid, &status, 0) }) != nil else { return }
-        onExit(status)
     }
 }

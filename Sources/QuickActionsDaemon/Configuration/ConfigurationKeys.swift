@@ -143,6 +143,13 @@ enum ConfigurationKeys {
             \.notifications, { value throws(ConfigurationError) in try value.choice() }),
 
         ConfigurationKey(
+            "Commands", "MaxRunning", default: .text("16"),
+            help: "How many [Actions] commands may run at once; past it a chosen quick action runs nothing and"
+                + " a notification says so. Commands run in transient units of the user manager"
+                + " (app-qactd-PROGRAM@RANDOM.service) when one answers, else as qactd's own children.",
+            \.maxRunningCommands, { value throws(ConfigurationError) in try value.positiveInteger() }),
+
+        ConfigurationKey(
             "Launcher", "DesktopFile", default: .text("auto"),
             help: "The app's desktop-file ID (org.example.Contacts.desktop), looked up in"
                 + " $XDG_DATA_HOME/applications then $XDG_DATA_DIRS/*/applications, or a path. qactd keeps a copy"

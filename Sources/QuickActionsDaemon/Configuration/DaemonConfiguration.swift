@@ -115,6 +115,10 @@ struct DaemonConfiguration: Equatable, Sendable {
     // [Feedback]
     var notifications: FeedbackNotifications = .auto
 
+    // [Commands]
+    /// How many `[Actions]` commands may run at once; another is refused until one ends.
+    var maxRunningCommands = 16
+
     // [Launcher]
     /// As written; `launcherDesktopFile` is what it resolved to.
     var launcherDesktopFileSetting: DesktopFileSetting = .auto

@@ -103,6 +103,7 @@ struct StatusSnapshot: Sendable {
     var evolution: EvolutionSourcesInfo?
     /// Whether the set follows the contacts now (`DaemonCore.followsContacts`).
     var followsContacts = false
+    var commands: CommandsInfo
     /// `PublishedReplies.statusEpoch` when this was taken.
     var epoch: UInt64
 }
@@ -127,7 +128,7 @@ struct TriggerOutcome: Sendable {
 /// What starting an item's `[Actions]` command came to.
 struct CommandOutcome: Sendable, Equatable {
     var program: String
-    var pid: Int32?
+    var place: CommandPlace?
     var error: String?
 }
 

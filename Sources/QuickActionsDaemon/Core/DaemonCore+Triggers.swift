@@ -39,16 +39,36 @@ extension DaemonCore {
         var delivered = resolution
         delivered.item = forTheApp(resolution.item)
         // Only a command or a launch uses the values ({file} may mean writing a card's copy).
-        let values = resolution.delivery == .running ? nil : itemValues(delivered)
+        let prepared = resolution.delivery == .running ? nil : itemValues(delivered)
+        let values = prepared?.values
         var argv: [String] = []
+        var admitted: UInt64?
         if resolution.delivery == .command, let template = actions[resolution.item.type], let values {
+            let metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(values.identifier)]
+            // A card the command names but that cannot be provided: nothing runs, rather than an
+            // argv without it.
+            if template.fields.contains(.file), let problem = prepared?.cardProblem {
+                let reason = "the contact's card cannot be handed to it (\(problem))"
+                logger.warning("Refused to run the command of '\(resolution.item.type)': \(reason).", metadata: metadata)
+                notify(.refused(delivered.item.title, reason: reason))
+                throw .commandRefused(reason)
+            }
             switch template.expand(values) {
             case .success(let expanded): argv = expanded
             case .failure(let refusal):
-                logger.warning("Refused to run the command of '\(resolution.item.type)': \(refusal).",
-                               metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(values.identifier)])
+                logger.warning("Refused to run the command of '\(resolution.item.type)': \(refusal).", metadata: metadata)
                 notify(.refused(delivered.item.title, reason: refusal.description))
                 throw .commandRefused(refusal.description)
+            }
+            let limit = settings.configuration.maxRunningCommands
+            switch runningCommands.handle(.requested(program: argv[0], type: resolution.item.type, limit: limit)) {
+            case .start(let id): admitted = id
+            case .refuse(let running, let limit):
+                let reason = "\(running) commands of quick actions are still running, as many as [Commands] MaxRunning=\(limit) allows"
+                logger.warning("Refused to run the command of '\(resolution.item.type)': \(reason).", metadata: metadata)
+                notify(.refused(delivered.item.title, reason: reason))
+                throw .commandRefused(reason)
+            case .forget, .none: break
             }
         }
         state = next
@@ -58,30 +78,55 @@ extension DaemonCore {
         let contactIdentifier = resolution.contact?.identifier ?? ""
         logger.info("Triggered '\(resolution.item.type)'\(contactIdentifier.isEmpty ? "" : " for contact '\(contactIdentifier)'"), delivery \(resolution.delivery.rawValue).",
                     metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(contactIdentifier)])
-        return TriggerOutcome(resolution: delivered, delivery: deliver(delivered, command: argv, values: values))
+        return TriggerOutcome(resolution: delivered, delivery: deliver(delivered, command: argv, commandID: admitted, values: values))
     }
 
     /// The values an item's command and the `LaunchCommand` get: the item as the app sees it,
-    /// its contact, and the contact's card (its own vCard file, else a private copy).
-    func itemValues(_ resolution: TriggerResolution) -> CommandTemplateValues {
+    /// its contact, and the contact's whole card (`ContactCards`); `cardProblem` says why there
+    /// is no card when the contact has one that could not be provided.
+    func itemValues(_ resolution: TriggerResolution) -> (values: CommandTemplateValues, cardProblem: String?) {
         let item = resolution.item
         var values = CommandTemplateValues(
             identifier: resolution.contact?.identifier ?? item.contactIdentifier ?? "", title: item.title,
             subtitle: item.subtitle ?? "", type: item.type)
-        guard let contact = resolution.contact else { return values }
+        guard let contact = resolution.contact else { return (values, nil) }
         values.name = contact.name
         values.email = contact.email ?? ""
-        if let path = index.filePath(identifier: contact.identifier),
-           ContactFileKind.classify(fileName: ContactFileKind.fileName(ofPath: path)) == .vcard {
-            values.file = path
-        } else {
+        let source = cardSource(of: contact)
+        do {
+            values.file = try ContactCards.file(for: contact, from: source, besideSocket: socketPath, instance: instance)
+            return (values, nil)
+        } catch {
+            logger.warning("Could not provide the card of contact '\(contact.identifier)': \(error).",
+                           metadata: ["QACTD_CONTACT_ID": .string(contact.identifier)])
+            return (values, error.description)
+        }
+    }
+
+    /// Where the whole card of `contact` is: its vCard file (the file itself when it holds only
+    /// this card), its Evolution row, or nothing of its own (a JSON contact).
+    func cardSource(of contact: Contact) -> ContactCardSource {
+        guard let path = index.filePath(identifier: contact.identifier) else {
+            return .unavailable("the contact is not in the index")
+        }
+        if let (book, uid) = EvolutionCards.bookAndUID(ofPath: path) {
             do {
-                values.file = try ContactCardCopies.write(contact, besideSocket: socketPath, instance: instance)
+                // On the actor: a book EDS holds locked is waited for briefly, not the watcher's full second.
+                guard let card = try EvolutionBookReader.card(
+                    database: evolutionLocation.database(forSource: book), uid: uid, busyTimeoutMilliseconds: 200)
+                else {
+                    return .unavailable("address book '\(book)' no longer holds it")
+                }
+                return .text(card)
             } catch {
-                logger.warning("Could not write a copy of the card of contact '\(contact.identifier)': \(error); {file} is empty.")
+                return .unavailable("address book '\(book)' cannot be read: \(error)")
             }
         }
-        return values
+        guard ContactFileKind.classify(fileName: ContactFileKind.fileName(ofPath: path)) == .vcard else { return .written }
+        guard case .success(let cards)? = index.entry(path: path),
+              let position = cards.firstIndex(where: { $0.identifier == contact.identifier })
+        else { return .unavailable("'\(path)' does not hold it any more") }
+        return cards.count == 1 ? .ownFile(path) : .cardInFile(path: path, position: position)
     }
 
     /// A failure a person should see: logged by the caller, shown unless `Notifications=off`.
@@ -90,24 +135,30 @@ extension DaemonCore {
         feedback.show(DesktopNotifier.Request(notice: notice, desktopFile: settings.configuration.launcherDesktopFile))
     }
 
-    /// A command the core started has ended: logged with its item; a failure is shown.
+    /// A command the core started has ended: logged with its item (and its unit, when it ran in
+    /// one); a failure is shown.
     func commandExited(_ exit: CommandExit) {
-        var metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(exit.item.type), "QACTD_COMMAND_PID": .stringConvertible(exit.pid)]
+        var metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(exit.item.type)]
+        switch exit.place {
+        case .process(let pid): metadata["QACTD_COMMAND_PID"] = .stringConvertible(pid)
+        case .unit(let unit): metadata["QACTD_COMMAND_UNIT"] = .string(unit)
+        }
         if let contact = exit.item.contactIdentifier { metadata["QACTD_CONTACT_ID"] = .string(contact) }
         switch exit.kind {
-        case .action:
+        case .action(let id):
+            _ = runningCommands.handle(.ended(id: id))
             let said = exit.standardErrorTail.isEmpty ? "" : "; its stderr ended with: \(exit.standardErrorTail.suffix(512))"
-            let message = "The command '\(exit.program)' of '\(exit.item.type)' (pid \(exit.pid)) \(exit.ending)\(said.isEmpty ? "." : said)"
-            if exit.succeeded {
-                logger.info("\(message)", metadata: metadata)
-            } else {
+            let message = "The command '\(exit.program)' of '\(exit.item.type)' (\(exit.place)) \(exit.ending)\(said.isEmpty ? "." : said)"
+            if exit.failed {
                 logger.warning("\(message)", metadata: metadata)
                 notify(.commandFailed(exit.item.title, exit: exit))
+            } else {
+                logger.info("\(message)", metadata: metadata)
             }
         case .launch(let connected):
             // An app that connected and later ended with an error is the app's business.
-            guard !exit.succeeded, !connected else { return }
-            logger.warning("The launch command '\(exit.program)' (pid \(exit.pid)) \(exit.ending) before an app connected.", metadata: metadata)
+            guard exit.failed, !connected else { return }
+            logger.warning("The launch command '\(exit.program)' (\(exit.place)) \(exit.ending) before an app connected.", metadata: metadata)
             notify(.commandFailed(exit.item.title, exit: exit))
         }
     }
@@ -146,10 +197,12 @@ extension DaemonCore {
 
     /// To the connected app (asking the machine again, within the same actor turn as the
     /// resolution), or as the pending launch item with the `LaunchCommand` started.
-    func deliver(_ resolution: TriggerResolution, command: [String] = [], values known: CommandTemplateValues? = nil) -> TriggerOutcome.Delivery {
+    func deliver(
+        _ resolution: TriggerResolution, command: [String] = [], commandID: UInt64? = nil, values known: CommandTemplateValues? = nil
+    ) -> TriggerOutcome.Delivery {
         // What the command or the LaunchCommand finds in its environment; made only for them.
         func launchRequest() -> (LaunchRequest, CommandTemplateValues) {
-            let values = known ?? itemValues(resolution)
+            let values = known ?? itemValues(resolution).values
             let request = LaunchRequest(
                 command: settings.configuration.launchCommand, shortcutType: resolution.item.type,
                 contactIdentifier: resolution.item.contactIdentifier, socketPath: socketPath, shortcutTitle: values.title,
@@ -158,14 +211,21 @@ extension DaemonCore {
             return (request, values)
         }
         if resolution.delivery == .command {
+            guard let id = commandID else { return .command(CommandOutcome(program: command.first ?? "", error: "no command was admitted")) }
             let (request, values) = launchRequest()
             let item = CommandItem(type: resolution.item.type, title: values.title, contactIdentifier: resolution.item.contactIdentifier)
-            switch commands.run(command, environment: request, item: item) {
-            case .success(let pid):
-                logger.info("Started the command '\(command[0])' of '\(item.type)' (pid \(pid)).",
-                            metadata: ["QACTD_SHORTCUT_TYPE": .string(item.type), "QACTD_COMMAND_PID": .stringConvertible(pid)])
-                return .command(CommandOutcome(program: command[0], pid: pid))
+            switch commands.run(command, id: id, environment: request, item: item) {
+            case .success(let place):
+                _ = runningCommands.handle(.started(id: id, place))
+                var metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(item.type)]
+                switch place {
+                case .process(let pid): metadata["QACTD_COMMAND_PID"] = .stringConvertible(pid)
+                case .unit(let unit): metadata["QACTD_COMMAND_UNIT"] = .string(unit)
+                }
+                logger.info("Started the command '\(command[0])' of '\(item.type)' (\(place)).", metadata: metadata)
+                return .command(CommandOutcome(program: command[0], place: place))
             case .failure(let error):
+                _ = runningCommands.handle(.couldNotStart(id: id))
                 logger.warning("Could not start the command '\(command[0])' of '\(item.type)': \(error).",
                                metadata: ["QACTD_SHORTCUT_TYPE": .string(item.type)])
                 notify(.commandNotStarted(values.title, program: command[0], error: error, launch: false))

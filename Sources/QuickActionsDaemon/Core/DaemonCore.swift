@@ -72,6 +72,12 @@ actor DaemonCore {
     let launcher: LaunchCommandRunner
     /// Runs `[Actions]` commands; each one's end comes back as a `CoreEvent`.
     let commands: ActionCommandRunner
+    /// Which way commands start (a unit of the user manager, or directly), for `Status`.
+    nonisolated let commandStarter: CommandStarter
+    /// The `[Actions]` commands running now, against `[Commands] MaxRunning=`.
+    var runningCommands = RunningCommands() { didSet { replies.statusChanged() } }
+    /// Where the Evolution address books live, for the whole card of one of their contacts.
+    let evolutionLocation: EvolutionLocation
     /// Desktop notifications of failures a person should see (`[Feedback] Notifications=`).
     nonisolated let feedback: DesktopNotifier
     /// The titles of actions delivered to the app, by token, to name them if they fail.
@@ -105,7 +111,8 @@ actor DaemonCore {
     init(
         settings: DaemonSettings, restored: PersistedState?, index: ContactIndex, store: StateStore<PersistedState>,
         socketPath: String, logger: Logger, notifier: any ServiceManagerNotifier,
-        launchers: LauncherExporters = LauncherExporters(environment: [:], qactlPath: nil), instance: InstanceName = .plain
+        launchers: LauncherExporters = LauncherExporters(environment: [:], qactlPath: nil), instance: InstanceName = .plain,
+        commandStarter: CommandStarter? = nil
     ) {
         self.settings = settings
         self.instance = instance
@@ -119,8 +126,11 @@ actor DaemonCore {
         appMachine = AppConnectionStateMachine(tokenPrefix: String(UInt32.random(in: .min ... .max), radix: 16))
         let (eventQueue, events) = AsyncStream<CoreEvent>.makeStream(of: CoreEvent.self)
         (self.eventQueue, self.events) = (eventQueue, events)
-        launcher = LaunchCommandRunner(logger: logger) { exit in events.yield(.commandExited(exit)) }
-        commands = ActionCommandRunner(logger: logger) { exit in events.yield(.commandExited(exit)) }
+        let starter = commandStarter ?? .direct(logger: logger)
+        self.commandStarter = starter
+        launcher = LaunchCommandRunner(logger: logger, starter: starter) { exit in events.yield(.commandExited(exit)) }
+        commands = ActionCommandRunner(starter: starter) { exit in events.yield(.commandExited(exit)) }
+        evolutionLocation = EvolutionLocation(environment: launchers.desktopEntry.environment)
         feedback = DesktopNotifier(environment: launchers.desktopEntry.environment, logger: logger)
         var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
             ?? QuickActionsState(staticItems: settings.staticItems.items)
@@ -172,7 +182,15 @@ actor DaemonCore {
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
             notifications: settings.configuration.notifications == .off
                 ? NotificationsInfo(state: NotificationsInfo.State.off.rawValue, shown: feedback.info.shown) : feedback.info,
-            evolution: evolution, followsContacts: followsContacts, epoch: epoch)
+            evolution: evolution, followsContacts: followsContacts, commands: commandsInfo, epoch: epoch)
+    }
+
+    /// Which way commands start and how many run.
+    var commandsInfo: CommandsInfo {
+        var info = commandStarter.info
+        info.running = runningCommands.count
+        info.limit = settings.configuration.maxRunningCommands
+        return info
     }
 
     /// What the launcher shows (`all`: every item, each marked displayed or not).

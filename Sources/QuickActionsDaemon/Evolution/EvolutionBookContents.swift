@@ -128,6 +128,17 @@ enum EvolutionCards {
 
     static func treePrefix(book: String) -> String { "eds:" + escaped(book) }
 
+    /// The book and the row's uid of an index path `path(book:uid:)` made; nil for any other path.
+    static func bookAndUID(ofPath path: String) -> (book: String, uid: String)? {
+        guard path.hasPrefix("eds:"), let slash = path.lastIndex(of: "/") else { return nil }
+        let book = path[path.index(path.startIndex, offsetBy: 4)..<slash]
+        return (unescaped(book), unescaped(path[path.index(after: slash)...]))
+    }
+
+    private static func unescaped(_ text: Substring) -> String {
+        String(text).replacing("%2F", with: "/").replacing("%25", with: "%")
+    }
+
     private static func escaped(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "%") }) else { return text }
         var result = ""

@@ -238,6 +238,17 @@ enum EvolutionBookReader {
         }
     }
 
+    /// The vCard of the row `uid`, as EDS stores it (nil: no such row); a short read
+    /// transaction, for a command's `{file}`.
+    static func card(database path: String, uid: String, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds) throws(EvolutionBookFault) -> [UInt8]? {
+        try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
+            let row = try schemaChecked(database, "SELECT vcard FROM folder_id WHERE uid = ?1")
+            try row.bind(uid, at: 1)
+            guard try row.step() else { return nil }
+            return row.withBytes(0) { Array($0) }
+        }
+    }
+
     /// A book read whole in one pass and compared with `known`, which may hold only some of its
     /// rows (start-up's favorites): every row that is not a known one as it is now is parsed, and
     /// the known rows no longer there are named removed.

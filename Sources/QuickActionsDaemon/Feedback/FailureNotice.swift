@@ -27,7 +27,12 @@ struct FailureNotice: Sendable, Equatable {
         switch exit.kind {
         case .action:
             var problem = "The command “\(exit.program)” failed: it \(exit.ending)."
-            if let said = lastLine(of: exit.standardErrorTail) { problem += " It said: \(said)" }
+            if let said = lastLine(of: exit.standardErrorTail) {
+                problem += " It said: \(said)"
+            } else if let unit = exit.place.unit {
+                // A unit's output is the journal's, under the unit's name.
+                problem += " What it printed: journalctl --user -u \(unit)"
+            }
             return FailureNotice(chosen: chosen, problem: problem)
         case .launch:
             return FailureNotice(chosen: chosen, problem: "The app’s launch command “\(exit.program)” \(exit.ending) before the app opened.")

@@ -5,7 +5,7 @@ import SystemCalls
 import Glibc
 #endif
 
-// The few pieces of sd-bus the quicklist needs, in Swift: checked calls, and writing and reading
+// The few pieces of sd-bus the quicklist, the notifications and the user manager's commands need, in Swift: checked calls, and writing and reading
 // message bodies one value at a time through the non-variadic API (Swift cannot call
 // `sd_bus_message_append` or `sd_bus_message_read`). Everything here runs on the bus thread.
 
@@ -179,6 +179,32 @@ struct SdBusMessageReader {
         let value = try read()
         try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
         return value
+    }
+
+    /// Enters a variant holding `signature`, reads it, leaves it.
+    func readVariant<Value>(_ signature: String, _ read: (SdBusMessageReader) throws(SdBusError) -> Value) throws(SdBusError) -> Value {
+        try sdBusChecked("sd_bus_message_enter_container", signature.withCString { sd_bus_message_enter_container(message, DBusType.variant, $0) })
+        let value = try read(self)
+        try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
+        return value
+    }
+
+    /// Reads a dictionary (`a{s…}`, `entry` its entries' signature; `asStructs`: an array of
+    /// structs, `a(s…)`, as systemd writes properties): for each entry its key, then `readValue`,
+    /// which must read or skip the value.
+    func readArray(
+        ofEntries entry: String, asStructs: Bool = false, _ readValue: (SdBusMessageReader, String) throws(SdBusError) -> Void
+    ) throws(SdBusError) {
+        let element = asStructs ? "(\(entry))" : "{\(entry)}"
+        try sdBusChecked("sd_bus_message_enter_container", element.withCString { sd_bus_message_enter_container(message, DBusType.array, $0) })
+        while try sdBusChecked("sd_bus_message_at_end", sd_bus_message_at_end(message, 0)) == 0 {
+            let kind = asStructs ? DBusType.structure : DBusType.dictionaryEntry
+            try sdBusChecked("sd_bus_message_enter_container", entry.withCString { sd_bus_message_enter_container(message, kind, $0) })
+            let key = try readString()
+            try readValue(self, key)
+            try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
+        }
+        try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
     }
 
     private func readBasic<Value>(_ type: CChar, _ value: inout Value) throws(SdBusError) {

@@ -189,11 +189,13 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         case .launch(let launched):
             reply.launchStatus = launched?.status ?? .notConfigured
             reply.launchPID = launched?.pid.map(Int.init)
+            reply.launchUnit = launched?.unit
             reply.launchError = launched?.error
             return reply
         case .command(let command):
             reply.commandProgram = command.program
-            reply.commandPID = command.pid.map(Int.init)
+            reply.commandPID = command.place?.pid.map(Int.init)
+            reply.commandUnit = command.place?.unit
             reply.commandError = command.error
             return reply
         case .running(let token, let results):
@@ -277,7 +279,8 @@ extension StatusReply {
                 DesktopEntryExportInfo(path: $0.path, source: $0.source, written: $0.written?.formatted(.iso8601), problem: $0.problem, notice: $0.notice)
             },
             quicklist: status.launchers.quicklist, notifications: status.notifications, evolution: status.evolution,
-            app: status.instance.app?.name, choices: ChoicesInfo(configuration, followingContacts: status.followsContacts))
+            app: status.instance.app?.name, commands: status.commands,
+            choices: ChoicesInfo(configuration, followingContacts: status.followsContacts))
     }
 }
 
