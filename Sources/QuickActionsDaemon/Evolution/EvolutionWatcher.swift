@@ -94,6 +94,10 @@ final class EvolutionWatcher: Sendable {
     private func loop(_ deliver: @escaping @Sendable (EvolutionUpdate) async -> Void) {
         var descriptors: [pollfd] = []
         while true {
+            // What `attach` read was delivered already: the thread begins by sleeping.
+            let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
+            descriptors = inotify >= 0 ? [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)] : []
+            thread.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
             let stopping = thread.isStopping
             let requests = thread.withMail { mail in
                 defer { mail.requests = [] }
@@ -122,9 +126,6 @@ final class EvolutionWatcher: Sendable {
             }
             for reply in reloads { reply.answer() }
             if stopping { break }
-            let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
-            descriptors = inotify >= 0 ? [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)] : []
-            thread.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
         }
     }
 }

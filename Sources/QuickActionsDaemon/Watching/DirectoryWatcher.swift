@@ -103,6 +103,10 @@ final class DirectoryWatcher: Sendable {
     private func loop(_ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
         var descriptors: [pollfd] = []
         while true {
+            // The first index was delivered by `attach`: the thread begins by sleeping.
+            let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
+            descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
+            thread.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
             let stopping = thread.isStopping
             let reloads = thread.withMail { reloads in
                 defer { reloads = [] }
@@ -121,9 +125,6 @@ final class DirectoryWatcher: Sendable {
             }
             for reload in reloads { reload.reply.answer() }
             if stopping { break }
-            let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
-            descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
-            thread.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
         }
     }
 }
