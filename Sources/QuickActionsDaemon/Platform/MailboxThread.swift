@@ -53,7 +53,8 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     }
 
     /// Changes the mail and wakes the thread, if a thread is there to see it (started and not
-    /// ended); false, with `body` not called, otherwise.
+    /// ended); false, with `body` not called, otherwise. Mail posted after a stop was asked for
+    /// may come after the thread's last round.
     @discardableResult
     func post(_ body: (inout Mail) -> Void) -> Bool {
         state.withLockedValue { state in
