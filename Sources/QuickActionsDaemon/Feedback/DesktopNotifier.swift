@@ -1,5 +1,4 @@
 import CSdBus
-import NIOConcurrencyHelpers
 import Logging
 import QuickActions
 import QuickActionsProtocol
@@ -29,65 +28,53 @@ final class DesktopNotifier: Sendable {
         var desktopFile: String
     }
 
-    private struct Mailbox {
+    private struct Mail: Sendable {
         /// Only the newest waiting notice is shown: it would replace the older ones at once anyway.
         var waiting: Request?
-        var started = false
-        var stopping = false
         var info = NotificationsInfo(state: NotificationsInfo.State.idle.rawValue)
         var onInfoChange: (@Sendable () -> Void)?
     }
 
-    private let mailbox = NIOLockedValueBox(Mailbox())
-    private let wakeUp: WakeUpSocket
+    private let thread: MailboxThread<Mail>
     private let environment: [String: String]
     private let logger: Logger
 
     init(environment: [String: String], logger: Logger) {
         self.environment = environment
         self.logger = logger
-        wakeUp = WakeUpSocket.make(for: "the notifications thread", logger: logger)
+        thread = MailboxThread(named: "qactd-notify", for: "the notifications thread", mail: Mail(), logger: logger)
     }
 
     /// What `Status` shows; the core sets `Notifications=off` itself.
-    var info: NotificationsInfo { mailbox.withLockedValue { $0.info } }
+    var info: NotificationsInfo { thread.withMail { $0.info } }
 
     /// Called on the notifications thread after each change of `info` (a `Status` encoded before must not be served).
     func onInfoChange(_ action: @escaping @Sendable () -> Void) {
-        mailbox.withLockedValue { $0.onInfoChange = action }
+        thread.withMail { $0.onInfoChange = action }
     }
 
     private func setInfo(_ info: NotificationsInfo) {
-        let notify = mailbox.withLockedValue { mailbox -> (@Sendable () -> Void)? in
-            mailbox.info = info
-            return mailbox.onInfoChange
+        let notify = thread.withMail { mail -> (@Sendable () -> Void)? in
+            mail.info = info
+            return mail.onInfoChange
         }
         notify?()
     }
 
     func show(_ request: Request) {
         logger.debug("Notice for the desktop: \(request.notice.summary): \(request.notice.problem)")
-        let start = mailbox.withLockedValue { mailbox -> Bool in
-            guard !mailbox.stopping else { return false }
-            mailbox.waiting = request
-            defer { mailbox.started = true }
-            return !mailbox.started
-        }
-        if start {
-            do {
-                try startDetachedThread(named: "qactd-notify") { [self] in run() }
-            } catch {
-                logger.warning("Cannot start the notifications thread (\(error)); failures are logged only.")
-            }
-        } else {
-            wakeUp.wake()
+        guard !thread.isStopping else { return }
+        thread.withMail { $0.waiting = request }
+        do {
+            try thread.start { [self] in run() }
+        } catch {
+            logger.warning("Cannot start the notifications thread (\(error)); failures are logged only.")
         }
     }
 
     /// At shutdown: the thread ends after the notice in hand, if any; later notices are dropped.
     func stop() {
-        mailbox.withLockedValue { $0.stopping = true }
-        wakeUp.wake()
+        thread.requestStop()
     }
 
     // MARK: - The notifications thread
@@ -97,52 +84,57 @@ final class DesktopNotifier: Sendable {
         var replacesID: UInt32 = 0
         var lastProblem: String?
         while true {
-            let (request, stopping) = mailbox.withLockedValue { mailbox in
-                defer { mailbox.waiting = nil }
-                return (mailbox.waiting, mailbox.stopping)
+            let stopping = thread.isStopping
+            let request = thread.withMail { mail in
+                defer { mail.waiting = nil }
+                return mail.waiting
             }
-            guard let request else {
-                if stopping { break }
-                var none: [pollfd] = []
-                wakeUp.sleep(polling: &none, timeoutMilliseconds: -1)
-                continue
-            }
-            let identity = AppIdentity.lookUp(desktopFile: request.desktopFile, environment: environment)
-            do {
-                let address: String
-                switch QuicklistExporter.sessionBusAddress(environment: environment) {
-                case .success(let found): address = found
-                case .failure(let problem): throw NotificationProblem.noBus(problem.description)
-                }
-                // A connection that went away since the last notice is made again, once.
-                for attempt in 0..<2 {
-                    if connection == nil { connection = try NotificationBusConnection(address: address) }
-                    guard let bus = connection else { break }
-                    do {
-                        replacesID = try bus.notify(request.notice, identity: identity, replacing: replacesID)
-                        break
-                    } catch {
-                        if case .busLost = error, attempt == 0 {
-                            bus.close()
-                            connection = nil
-                            continue
-                        }
-                        throw error
-                    }
-                }
-                lastProblem = nil
-                setInfo(NotificationsInfo(state: NotificationsInfo.State.on.rawValue, shown: info.shown + 1))
-                logger.debug("Notified: \(request.notice.summary) (\(replacesID)).")
-            } catch {
-                let problem = "\(error)"
-                setInfo(NotificationsInfo(state: NotificationsInfo.State.unavailable.rawValue, message: problem, shown: info.shown))
-                if problem != lastProblem {
-                    logger.info("No desktop notification (\(problem)); the failure is in the log only.")
-                    lastProblem = problem
-                }
-            }
+            if let request { notify(request, on: &connection, replacing: &replacesID, lastProblem: &lastProblem) }
+            if stopping { break }
+            var none: [pollfd] = []
+            thread.sleep(polling: &none, timeoutMilliseconds: -1)
         }
         connection?.close()
+    }
+
+    /// Shows one notice, making the bus connection when there is none.
+    private func notify(
+        _ request: Request, on connection: inout NotificationBusConnection?, replacing replacesID: inout UInt32, lastProblem: inout String?
+    ) {
+        let identity = AppIdentity.lookUp(desktopFile: request.desktopFile, environment: environment)
+        do {
+            let address: String
+            switch QuicklistExporter.sessionBusAddress(environment: environment) {
+            case .success(let found): address = found
+            case .failure(let problem): throw NotificationProblem.noBus(problem.description)
+            }
+            // A connection that went away since the last notice is made again, once.
+            for attempt in 0..<2 {
+                if connection == nil { connection = try NotificationBusConnection(address: address) }
+                guard let bus = connection else { break }
+                do {
+                    replacesID = try bus.notify(request.notice, identity: identity, replacing: replacesID)
+                    break
+                } catch {
+                    if case .busLost = error, attempt == 0 {
+                        bus.close()
+                        connection = nil
+                        continue
+                    }
+                    throw error
+                }
+            }
+            lastProblem = nil
+            setInfo(NotificationsInfo(state: NotificationsInfo.State.on.rawValue, shown: info.shown + 1))
+            logger.debug("Notified: \(request.notice.summary) (\(replacesID)).")
+        } catch {
+            let problem = "\(error)"
+            setInfo(NotificationsInfo(state: NotificationsInfo.State.unavailable.rawValue, message: problem, shown: info.shown))
+            if problem != lastProblem {
+                logger.info("No desktop notification (\(problem)); the failure is in the log only.")
+                lastProblem = problem
+            }
+        }
     }
 }
 

@@ -14,23 +14,20 @@ final class DesktopEntryWriter: Sendable {
     /// that one or a newer one.
     typealias Ticket = UInt64
 
-    private struct Mailbox {
+    private struct Mail: Sendable {
         var pending: (ticket: Ticket, publication: LauncherPublication)?
         var forgetLast = false
         var submitted: Ticket = 0
         var done: Ticket = 0
         var status: DesktopEntryExportStatus?
-        var waiters: [(ticket: Ticket, continuation: CheckedContinuation<Void, Never>)] = []
-        var threadStarted = false
+        var waiters: [(ticket: Ticket, reply: MailboxReply<Void>)] = []
         /// No thread could be started: every export is made by the caller.
         var inline = false
-        var stopping = false
-        var stopped = false
         var onStatusChange: (@Sendable () -> Void)?
     }
 
-    private let mailbox = NIOLockedValueBox(Mailbox())
-    private let wakeUp: WakeUpSocket
+    /// The `qactd-export` thread and its one-slot mailbox.
+    private let thread: MailboxThread<Mail>
     /// Touched by the thread only (or by the caller's thread when no thread could be started).
     private let exporter: NIOLockedValueBox<DesktopEntryExporter>
     /// Touched by the thread only; made when it starts.
@@ -43,78 +40,64 @@ final class DesktopEntryWriter: Sendable {
         self.environment = environment
         exporter = NIOLockedValueBox(DesktopEntryExporter(environment: environment, qactlPath: qactlPath))
         self.logger = logger
-        wakeUp = WakeUpSocket.make(for: "the desktop-entry writer", logger: logger)
+        thread = MailboxThread(named: "qactd-export", for: "the desktop-entry writer", mail: Mail(), logger: logger)
     }
 
     deinit {
-        wakeUp.close()
         appEntryWatch.withLockedValue { $0?.close() }
     }
 
     /// How the export is doing, for `Status`: nil when `DesktopFile=` is empty.
     var status: DesktopEntryExportStatus? {
-        mailbox.withLockedValue { $0.status }
+        thread.withMail { $0.status }
     }
 
     /// Called on the thread after each export that changed `status`.
     func onStatusChange(_ action: @escaping @Sendable () -> Void) {
-        mailbox.withLockedValue { $0.onStatusChange = action }
+        thread.withMail { $0.onStatusChange = action }
     }
 
     /// Hands `publication` over and returns its ticket at once. The thread starts with the
     /// first publication; should it fail to start, exports are made on the caller's thread.
     @discardableResult
     func submit(_ publication: LauncherPublication) -> Ticket {
-        let (ticket, startThread, inline) = mailbox.withLockedValue { mailbox -> (Ticket, Bool, Bool) in
-            mailbox.submitted += 1
-            mailbox.pending = (mailbox.submitted, publication)
-            defer { mailbox.threadStarted = true }
-            return (mailbox.submitted, !mailbox.threadStarted, mailbox.inline)
+        let (ticket, inline) = thread.withMail { mail -> (Ticket, Bool) in
+            mail.submitted += 1
+            mail.pending = (mail.submitted, publication)
+            return (mail.submitted, mail.inline)
         }
-        if startThread {
-            do {
-                try startDetachedThread(named: "qactd-export") { [self] in run() }
-            } catch {
-                logger.error("Could not start the desktop-entry writer's thread (\(error)); exporting inline.")
-                mailbox.withLockedValue { $0.inline = true }
-                exportPending()
-                return ticket
-            }
+        guard !inline else {
+            exportPending()
+            return ticket
         }
-        if inline { exportPending() } else { wakeUp.wake() }
+        do {
+            try thread.start { [self] in run() }
+        } catch {
+            logger.error("Could not start the desktop-entry writer's thread (\(error)); exporting inline.")
+            thread.withMail { $0.inline = true }
+            exportPending()
+        }
         return ticket
     }
 
     /// The next publication is carried out even if it equals the last one (a reload retries).
     func forgetLastPublication() {
-        mailbox.withLockedValue { $0.forgetLast = true }
+        thread.withMail { $0.forgetLast = true }
     }
 
     /// Returns once the publication of `ticket` (or a newer one) has been carried out, or the
     /// writer has stopped.
     func waitUntilDone(_ ticket: Ticket) async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = mailbox.withLockedValue { mailbox -> Bool in
-                if mailbox.done >= ticket || mailbox.stopped { return true }
-                mailbox.waiters.append((ticket, continuation))
-                return false
-            }
-            if resumeNow { continuation.resume() }
+        _ = await thread.ask { mail, reply in
+            if mail.done >= ticket { return () }
+            mail.waiters.append((ticket, reply))
+            return nil
         }
     }
 
     /// Carries out what is still pending, then ends the thread (at shutdown).
     func stop() async {
-        let (last, threadRuns) = mailbox.withLockedValue { mailbox -> (Ticket, Bool) in
-            mailbox.stopping = true
-            return (mailbox.submitted, mailbox.threadStarted && !mailbox.inline)
-        }
-        guard threadRuns else {
-            finishStopping()
-            return
-        }
-        wakeUp.wake()
-        await waitUntilDone(last)
+        await thread.stop()
     }
 
     // MARK: - The thread
@@ -124,37 +107,26 @@ final class DesktopEntryWriter: Sendable {
             watch = AppEntryWatch(logger: logger)
             return watch?.descriptor ?? -1
         }
+        var watched: [pollfd] = []
         while true {
-            exportPending()
-            let (stop, idle) = mailbox.withLockedValue { ($0.stopping && $0.pending == nil, $0.pending == nil) }
-            if stop { break }
-            if idle {
-                var watched = watchDescriptor >= 0 ? [pollfd(fd: watchDescriptor, events: Int16(POLLIN), revents: 0)] : []
-                wakeUp.sleep(polling: &watched, timeoutMilliseconds: -1)
-                if watched.first.map({ $0.revents != 0 }) == true, appEntryWatch.withLockedValue({ $0?.readChanges() ?? false }) {
-                    carryOut(ticket: nil) { $0.refresh(logger: logger) }
-                }
+            let stopping = thread.isStopping
+            if watched.first.map({ $0.revents != 0 }) == true, appEntryWatch.withLockedValue({ $0?.readChanges() ?? false }) {
+                carryOut(ticket: nil) { $0.refresh(logger: logger) }
             }
+            exportPending()
+            if stopping { break }
+            watched = watchDescriptor >= 0 ? [pollfd(fd: watchDescriptor, events: Int16(POLLIN), revents: 0)] : []
+            thread.sleep(polling: &watched, timeoutMilliseconds: -1)
         }
-        finishStopping()
-    }
-
-    private func finishStopping() {
-        let waiters = mailbox.withLockedValue { mailbox in
-            mailbox.stopped = true
-            defer { mailbox.waiters = [] }
-            return mailbox.waiters
-        }
-        for waiter in waiters { waiter.continuation.resume() }
     }
 
     /// Exports the newest pending publication, records the outcome and resumes whom it answers.
     private func exportPending() {
-        guard let (job, forget) = mailbox.withLockedValue({ mailbox -> ((ticket: Ticket, publication: LauncherPublication), Bool)? in
-            guard let pending = mailbox.pending else { return nil }
-            mailbox.pending = nil
-            defer { mailbox.forgetLast = false }
-            return (pending, mailbox.forgetLast)
+        guard let (job, forget) = thread.withMail({ mail -> ((ticket: Ticket, publication: LauncherPublication), Bool)? in
+            guard let pending = mail.pending else { return nil }
+            mail.pending = nil
+            defer { mail.forgetLast = false }
+            return (pending, mail.forgetLast)
         }) else { return }
         carryOut(ticket: job.ticket) { exporter in
             if forget { exporter.forgetLastPublication() }
@@ -180,15 +152,15 @@ final class DesktopEntryWriter: Sendable {
                 return (exporter.status, exporter.appEntryFolders)
             }
         }
-        let (ready, changed, onStatusChange) = mailbox.withLockedValue { mailbox in
-            let changed = mailbox.status != status
-            mailbox.status = status
-            if let ticket { mailbox.done = max(mailbox.done, ticket) }
-            let ready = mailbox.waiters.filter { $0.ticket <= mailbox.done }
-            mailbox.waiters.removeAll { $0.ticket <= mailbox.done }
-            return (ready, changed, mailbox.onStatusChange)
+        let (ready, changed, onStatusChange) = thread.withMail { mail in
+            let changed = mail.status != status
+            mail.status = status
+            if let ticket { mail.done = max(mail.done, ticket) }
+            let ready = mail.waiters.filter { $0.ticket <= mail.done }
+            mail.waiters.removeAll { $0.ticket <= mail.done }
+            return (ready, changed, mail.onStatusChange)
         }
         if changed { onStatusChange?() }
-        for waiter in ready { waiter.continuation.resume() }
+        for waiter in ready { waiter.reply.answer() }
     }
 }

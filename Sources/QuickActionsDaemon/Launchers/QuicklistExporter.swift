@@ -36,21 +36,13 @@ final class QuicklistExporter: Sendable {
         case on(QuicklistContent)
     }
 
-    private struct Mailbox {
-        var wanted = Wanted.off(reason: "the daemon has not published its quick actions yet")
-        var threadStarted = false
-        /// Made with the thread (a daemon that never turns the quicklist on opens no descriptor);
-        /// used under the lock, so it is never written to after the thread closed it.
-        var wakeUp: WakeUpSocket?
-        var stopRequests: [CheckedContinuation<Void, Never>] = []
-        var stopped = false
-    }
-
     /// The session bus's address, or why there is none.
     private let address: Result<String, NoSessionBus>
     private let logger: Logger
     private let timing: Timing
-    private let mailbox = NIOLockedValueBox(Mailbox())
+    /// The `qactd-bus` thread, made with the first content that turns the quicklist on (a
+    /// daemon that never does opens no descriptor), and what the core wants shown.
+    private let thread: MailboxThread<Wanted>
     private let current: NIOLockedValueBox<QuicklistInfo>
     private let activation = NIOLockedValueBox<(@Sendable (QuicklistEntry) -> Void)?>(nil)
     private let infoObserver = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
@@ -59,7 +51,9 @@ final class QuicklistExporter: Sendable {
         address = Self.sessionBusAddress(environment: environment)
         self.logger = logger
         self.timing = timing
-        current = NIOLockedValueBox(QuicklistInfo(state: .off, message: "the daemon has not published its quick actions yet"))
+        let notYet = "the daemon has not published its quick actions yet"
+        thread = MailboxThread(named: "qactd-bus", for: "the session bus thread", mail: .off(reason: notYet), logger: logger)
+        current = NIOLockedValueBox(QuicklistInfo(state: .off, message: notYet))
     }
 
     /// What `Status` shows.
@@ -93,32 +87,22 @@ final class QuicklistExporter: Sendable {
             setInfo(QuicklistInfo(state: .off, message: missing.description))
             return
         }
-        let startThread = mailbox.withLockedValue { mailbox -> WakeUpSocket? in
-            guard !mailbox.stopped else { return nil }
-            // Every change of the core's state comes here; only a change of the quicklist wakes the thread.
-            guard mailbox.wanted != wanted || !mailbox.threadStarted else { return nil }
-            mailbox.wanted = wanted
-            if mailbox.threadStarted {
-                mailbox.wakeUp?.wake()
-                return nil
-            }
-            guard case .on = wanted else { return nil }
-            mailbox.threadStarted = true
-            mailbox.wakeUp = WakeUpSocket.make(for: "the session bus thread", logger: logger)
-            return mailbox.wakeUp
+        // Every change of the core's state comes here; only a change of the quicklist wakes the thread.
+        let changed = thread.withMail { current -> Bool in
+            defer { current = wanted }
+            return current != wanted
         }
-        if case .off(let reason) = wanted, startThread == nil, mailbox.withLockedValue({ !$0.threadStarted }) {
-            setInfo(QuicklistInfo(state: .off, message: reason))
+        if thread.isRunning || thread.isStopping {
+            if changed { thread.wake() }
+            return
         }
-        guard let wakeUp = startThread, case .success(let address) = address else { return }
+        guard case .on = wanted, case .success(let address) = address else {
+            if case .off(let reason) = wanted { setInfo(QuicklistInfo(state: .off, message: reason)) }
+            return
+        }
         do {
-            try startDetachedThread(named: "qactd-bus") { [self] in run(address: address, wakeUp: wakeUp) }
+            try thread.start { [self] in run(address: address) }
         } catch {
-            mailbox.withLockedValue {
-                $0.threadStarted = false
-                $0.wakeUp?.close()
-                $0.wakeUp = nil
-            }
             logger.error("Cannot start the session bus thread: \(error) The quicklist is off.")
             setInfo(QuicklistInfo(state: .off, message: "the session bus thread could not start: \(error)"))
         }
@@ -126,106 +110,77 @@ final class QuicklistExporter: Sendable {
 
     /// Leaves the bus (the docks drop the menu) and ends the thread; returns once it has.
     func stop() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waitForThread = mailbox.withLockedValue { mailbox -> Bool in
-                guard mailbox.threadStarted, !mailbox.stopped else {
-                    mailbox.stopped = true
-                    return false
-                }
-                mailbox.stopRequests.append(continuation)
-                mailbox.wakeUp?.wake()
-                return true
-            }
-            if !waitForThread {
-                continuation.resume()
-            }
-        }
+        await thread.stop()
     }
 
     // MARK: - The bus thread
 
-    private func run(address: String, wakeUp: WakeUpSocket) {
+    private func run(address: String) {
         var session: QuicklistBusSession?
         var retryDelay = timing.firstRetry
         var nextAttempt = ContinuousClock.now
         var lastFailure: String?
-        while true {
-            let (wanted, stopRequests) = mailbox.withLockedValue { mailbox in
-                if !mailbox.stopRequests.isEmpty {
-                    mailbox.stopped = true
-                    mailbox.wakeUp = nil  // closed below; nobody wakes a stopped thread
-                }
-                return (mailbox.wanted, mailbox.stopRequests)
-            }
-            if !stopRequests.isEmpty {
-                session?.close()
-                setInfo(QuicklistInfo(state: .off, message: "the daemon stopped"))
-                wakeUp.close()
-                for request in stopRequests { request.resume() }
-                return
-            }
-            guard case .on(let content) = wanted else {
+        var descriptors: [pollfd] = []
+        while !thread.isStopping {
+            descriptors = []
+            let content: QuicklistContent
+            switch thread.withMail({ $0 }) {
+            case .on(let wanted): content = wanted
+            case .off(let reason):
                 if session != nil { logger.info("Leaving the session bus: the quicklist is off.") }
                 session?.close()
                 session = nil
-                if case .off(let reason) = wanted { setInfo(QuicklistInfo(state: .off, message: reason)) }
+                setInfo(QuicklistInfo(state: .off, message: reason))
                 retryDelay = timing.firstRetry
-                waitForWork(wakeUp, bus: nil, until: nil)
+                thread.sleep(polling: &descriptors, timeoutMilliseconds: -1)
                 continue
             }
-            if session == nil {
-                guard ContinuousClock.now >= nextAttempt else {
-                    waitForWork(wakeUp, bus: nil, until: nextAttempt)
-                    continue
-                }
-                do {
-                    session = try QuicklistBusSession(address: address, logger: logger) { [self] entry in
-                        activation.withLockedValue { $0 }?(entry)
-                    }
-                    retryDelay = timing.firstRetry
-                    lastFailure = nil
-                } catch {
-                    let failure = "the session bus at '\(address)' cannot be reached (\(error)); retrying"
-                    if failure != lastFailure {
-                        logger.warning("The quicklist waits for the session bus: \(failure).")
-                        lastFailure = failure
-                    }
-                    setInfo(QuicklistInfo(state: .waiting, message: failure, busAddress: address))
-                    nextAttempt = ContinuousClock.now + retryDelay
-                    retryDelay = min(retryDelay * 2, timing.maxRetry)
-                    continue
-                }
-            }
-            guard let connected = session else { continue }
             do {
+                // What the bus sent while the thread slept (calls from docks, a dropped connection).
+                try session?.processPending()
+                if session == nil {
+                    guard ContinuousClock.now >= nextAttempt else {
+                        thread.sleep(polling: &descriptors, timeoutMilliseconds: WakeUpSocket.milliseconds(until: nextAttempt))
+                        continue
+                    }
+                    do {
+                        session = try QuicklistBusSession(address: address, logger: logger) { [self] entry in
+                            activation.withLockedValue { $0 }?(entry)
+                        }
+                        retryDelay = timing.firstRetry
+                        lastFailure = nil
+                    } catch {
+                        let failure = "the session bus at '\(address)' cannot be reached (\(error)); retrying"
+                        if failure != lastFailure {
+                            logger.warning("The quicklist waits for the session bus: \(failure).")
+                            lastFailure = failure
+                        }
+                        setInfo(QuicklistInfo(state: .waiting, message: failure, busAddress: address))
+                        nextAttempt = ContinuousClock.now + retryDelay
+                        retryDelay = min(retryDelay * 2, timing.maxRetry)
+                        continue
+                    }
+                }
+                guard let connected = session else { continue }
                 try connected.show(content)
                 try connected.processPending()
                 setInfo(
                     QuicklistInfo(
                         state: .on, busAddress: address, busName: connected.uniqueName, objectPath: Self.menuPath,
                         applicationURI: content.applicationURI, items: content.entries.count))
-                waitForWork(wakeUp, bus: connected, until: nil)
-                try connected.processPending()
+                descriptors = [pollfd(fd: connected.descriptor, events: connected.pollEvents, revents: 0)]
+                thread.sleep(polling: &descriptors, timeoutMilliseconds: connected.timeoutMilliseconds ?? -1)
             } catch {
                 logger.warning("Lost the session bus (\(error)); reconnecting to export the quicklist again.")
-                connected.close()
+                session?.close()
                 session = nil
                 lastFailure = nil
                 setInfo(QuicklistInfo(state: .waiting, message: "the session bus went away (\(error)); reconnecting", busAddress: address))
                 nextAttempt = ContinuousClock.now + retryDelay
             }
         }
-    }
-
-    /// Sleeps in `poll` until the bus has work, the core published or asked to stop, or `deadline`.
-    private func waitForWork(_ wakeUp: WakeUpSocket, bus: QuicklistBusSession?, until deadline: ContinuousClock.Instant?) {
-        var descriptors: [pollfd] = []
-        var timeout = WakeUpSocket.milliseconds(until: deadline)
-        if let bus {
-            descriptors.append(pollfd(fd: bus.descriptor, events: bus.pollEvents, revents: 0))
-            if let busTimeout = bus.timeoutMilliseconds { timeout = timeout < 0 ? busTimeout : min(timeout, busTimeout) }
-        }
-        wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
+        session?.close()
+        setInfo(QuicklistInfo(state: .off, message: "the daemon stopped"))
     }
 
     // MARK: - What to show

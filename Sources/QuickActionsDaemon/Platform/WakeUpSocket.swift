@@ -7,9 +7,9 @@ import SystemCalls
 // first, which for this target is CSystemd (sd-daemon.h).
 import CSystemd
 
-/// How each of the daemon's own threads (the watcher's, the state writer's, the session bus's)
-/// sleeps: in `poll` on its own descriptors plus this socket pair's reading end, which another
-/// thread writes to when it has queued work for it (Glibc offers no `eventfd` to Swift).
+/// How each of the daemon's own threads (each a `MailboxThread`) sleeps: in `poll` on its own
+/// descriptors plus this socket pair's reading end, which another thread writes to when it
+/// has queued work for it (Glibc offers no `eventfd` to Swift).
 /// `sleep(polling:timeoutMilliseconds:)` is that one sleep, for every such thread.
 struct WakeUpSocket: Sendable {
     /// The end the sleeping thread polls; -1 when the pair could not be created.

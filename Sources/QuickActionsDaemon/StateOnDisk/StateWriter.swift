@@ -46,10 +46,9 @@ final class StateWriter: Sendable {
     /// Starts the thread. `onOutcome` runs on it after each attempt (the core's status epoch).
     init(store: StateStore<PersistedState>, logger: Logger, onOutcome: @escaping @Sendable () -> Void) {
         stateFile = store.paths.stateFile
-        let wakeUp = WakeUpSocket.make(for: "the state writer", logger: logger)
-        shared = Shared(store: store, logger: logger, wakeUp: wakeUp, onOutcome: onOutcome)
+        shared = Shared(store: store, logger: logger, onOutcome: onOutcome)
         do {
-            try startDetachedThread(named: "qactd-state") { [shared] in shared.run() }
+            try shared.thread.start { [shared] in shared.run() }
         } catch {
             // Without a thread of its own the state is still written, on the caller's thread.
             logger.error("Could not start the state writer's thread (\(error)); writing the state inline.")
@@ -58,63 +57,54 @@ final class StateWriter: Sendable {
     }
 
     deinit {
-        shared.stop()
+        shared.thread.requestStop()
     }
 
     /// Hands over a new state to write; returns its ticket. Never waits. `itemParts`: the texts
     /// of its dynamic items, when they were written as they were derived
     /// (`QuickActionsState.dynamicItemParts`), so the writer need not write them again.
     func submit(_ state: PersistedState, itemParts: [ShortcutItemTexts]? = nil) -> Ticket {
-        let (ticket, inline) = shared.mailbox.withLockedValue { mailbox in
+        let (ticket, inline) = shared.thread.withMail { mailbox in
             mailbox.lastTicket += 1
             mailbox.newest = Job(ticket: mailbox.lastTicket, state: state, itemParts: itemParts)
             mailbox.attemptWanted = true
             return (mailbox.lastTicket, mailbox.inline)
         }
-        if inline { shared.attemptPendingWrite() } else { shared.wakeUp.wake() }
+        if inline { shared.attemptPendingWrite() } else { shared.thread.wake() }
         return ticket
     }
 
-    var outcome: Outcome { shared.mailbox.withLockedValue { $0.outcome } }
+    var outcome: Outcome { shared.thread.withMail { $0.outcome } }
 
     /// True once the file holds the state of `ticket` (or a newer one); false when the first
     /// attempt made for it after this call failed. A state already written answers at once.
     func waitUntilWritten(_ ticket: Ticket) async -> Bool {
-        if shared.mailbox.withLockedValue({ $0.outcome.writtenTicket >= ticket }) { return true }
-        let inline = shared.mailbox.withLockedValue { $0.inline }
         let loop = EventLoopExecution.currentEventLoop
-        let written = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let written: Bool? = shared.mailbox.withLockedValue { mailbox in
-                if mailbox.outcome.writtenTicket >= ticket { return true }
-                if mailbox.stopped { return false }
-                mailbox.waiters.append(Waiter(ticket: ticket, afterAttempt: mailbox.attempts, continuation: continuation, loop: loop))
-                // A state that failed before is tried again now rather than at the end of its retry delay.
-                mailbox.attemptWanted = true
-                return nil
-            }
-            if let written {
-                continuation.resume(returning: written)
-            } else if inline {
-                shared.attemptPendingWrite()
-            } else {
-                shared.wakeUp.wake()
-            }
+        let answer = await shared.thread.ask { mailbox, reply -> Bool? in
+            if mailbox.outcome.writtenTicket >= ticket { return true }
+            mailbox.waiters.append(Waiter(ticket: ticket, afterAttempt: mailbox.attempts, reply: reply, loop: loop))
+            // A state that failed before is tried again now rather than at the end of its retry delay.
+            mailbox.attemptWanted = true
+            return nil
         }
-        return written
+        if let answer { return answer }
+        // No thread: written here (without one, or never again once the writer stopped).
+        if shared.thread.withMail({ $0.inline }) { shared.attemptPendingWrite() }
+        return outcome.writtenTicket >= ticket
     }
 
-    /// Someone waiting for a ticket: resumed after the first attempt, made after it began
+    /// Someone waiting for a ticket: answered after the first attempt, made after it began
     /// waiting (`afterAttempt`), that wrote its state or a newer one, or that failed to.
-    fileprivate struct Waiter {
+    fileprivate struct Waiter: Sendable {
         var ticket: Ticket
         var afterAttempt: UInt64
-        var continuation: CheckedContinuation<Bool, Never>
+        var reply: MailboxReply<Bool>
         /// The event loop it waits on, where it is resumed (`EventLoopExecution.currentEventLoop`).
         var loop: (any EventLoop)?
 
         func resume(returning written: Bool) {
-            guard let loop, !loop.inEventLoop else { return continuation.resume(returning: written) }
-            loop.execute { continuation.resume(returning: written) }
+            guard let loop, !loop.inEventLoop else { return reply.answer(written) }
+            loop.execute { reply.answer(written) }
         }
     }
 
@@ -135,8 +125,6 @@ final class StateWriter: Sendable {
         /// Attempts finished so far.
         var attempts: UInt64 = 0
         var waiters: [Waiter] = []
-        var stopping = false
-        var stopped = false
         /// No thread could be started: `submit` and waiters write on their own thread, and a
         /// failed write is retried only at the next change or waiter (there is no timer).
         var inline = false
@@ -146,74 +134,50 @@ final class StateWriter: Sendable {
     /// touched by `attemptPendingWrite`, which runs on one thread at a time: the writer's, or
     /// the caller's under `inline`, serialised by `writing`).
     fileprivate final class Shared: @unchecked Sendable {
-        // NIO's pthread-based locks, not `Synchronization.Mutex`: ThreadSanitizer (run by
-        // `make check`) cannot see a contended `Mutex` handed over in the kernel and reports
-        // false races (see VarlinkServer).
-        let mailbox: NIOLockedValueBox<Mailbox>
-        let wakeUp: WakeUpSocket
+        /// The `qactd-state` thread and its one-slot mailbox.
+        let thread: MailboxThread<Mailbox>
         private let logger: Logger
         private let onOutcome: @Sendable () -> Void
+        // NIO's pthread-based lock, not `Synchronization.Mutex`: ThreadSanitizer (run by
+        // `make check`) cannot see a contended `Mutex` handed over in the kernel and reports
+        // false races (see VarlinkServer).
         private let writing = NIOLock()
         private var store: StateStore<PersistedState>
         private var retryDelay = StateWriter.firstRetryDelay
         private var retryAt: ContinuousClock.Instant?
 
-        init(store: StateStore<PersistedState>, logger: Logger, wakeUp: WakeUpSocket, onOutcome: @escaping @Sendable () -> Void) {
+        init(store: StateStore<PersistedState>, logger: Logger, onOutcome: @escaping @Sendable () -> Void) {
             self.store = store
             self.logger = logger
-            self.wakeUp = wakeUp
             self.onOutcome = onOutcome
-            mailbox = NIOLockedValueBox(Mailbox(outcome: Outcome(savedGeneration: store.lastPersisted?.generation)))
+            thread = MailboxThread(
+                named: "qactd-state", for: "the state writer",
+                mail: Mailbox(outcome: Outcome(savedGeneration: store.lastPersisted?.generation)), logger: logger)
         }
 
         func writeInline() {
-            mailbox.withLockedValue { $0.inline = true }
-        }
-
-        func stop() {
-            mailbox.withLockedValue { $0.stopping = true }
-            wakeUp.wake()
+            thread.withMail { $0.inline = true }
         }
 
         /// The thread: sleeps in `poll` until a state comes or a retry is due, writes the
-        /// newest, and at `stop` writes what is still pending once before it ends.
+        /// newest, and at the stop writes what is still pending once before it ends.
         func run() {
             while true {
-                let (due, stopping) = mailbox.withLockedValue { mailbox in
-                    let due = mailbox.newest != nil && (mailbox.attemptWanted || mailbox.stopping || retryAt.map { .now >= $0 } ?? false)
-                    return (due, mailbox.stopping)
+                let stopping = thread.isStopping
+                let due = thread.withMail { mailbox in
+                    mailbox.newest != nil && (mailbox.attemptWanted || stopping || retryAt.map { .now >= $0 } ?? false)
                 }
-                if due {
-                    attemptPendingWrite()
-                    if stopping { break }
-                    continue
-                }
+                if due { attemptPendingWrite() }
                 if stopping { break }
-                sleepUntilWokenOrRetryDue()
+                var none: [pollfd] = []
+                thread.sleep(polling: &none, timeoutMilliseconds: WakeUpSocket.milliseconds(until: retryAt))
             }
-            let abandoned = mailbox.withLockedValue { mailbox in
-                mailbox.stopped = true
-                defer { mailbox.waiters = [] }
-                return mailbox.waiters
-            }
-            for waiter in abandoned { waiter.continuation.resume(returning: false) }
-        }
-
-        // Closed only once neither the thread nor the owner holds this any more: closed by the
-        // thread as it ends, a wake-up sent by `stop` just after could reach a reused descriptor.
-        deinit {
-            wakeUp.close()
-        }
-
-        private func sleepUntilWokenOrRetryDue() {
-            var none: [pollfd] = []
-            wakeUp.sleep(polling: &none, timeoutMilliseconds: WakeUpSocket.milliseconds(until: retryAt))
         }
 
         /// Writes the newest pending state, records the outcome and resumes whom it answers.
         func attemptPendingWrite() {
             writing.withLock {
-                guard let job = mailbox.withLockedValue({ mailbox -> Job? in
+                guard let job = thread.withMail({ mailbox -> Job? in
                     mailbox.attemptWanted = false
                     return mailbox.newest
                 }) else { return }
@@ -229,7 +193,7 @@ final class StateWriter: Sendable {
                     failure = String(describing: error)
                 }
                 let savedGeneration = store.lastPersisted?.generation
-                let (answered, previousError) = mailbox.withLockedValue { mailbox in
+                let (answered, previousError) = thread.withMail { mailbox in
                     mailbox.attempts += 1
                     let previousError = mailbox.outcome.error
                     mailbox.outcome.savedGeneration = savedGeneration

@@ -1,5 +1,4 @@
 import Contacts
-import NIOConcurrencyHelpers
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -12,7 +11,6 @@ import QuickActionsProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
-import SystemCalls
 
 /// What the watcher hands the daemon after each batch of work: per-file index changes,
 /// the work it cost, and its health.
@@ -45,21 +43,15 @@ struct DirectoryWatcherTiming: Sendable {
 /// happens here, never on the core actor or the socket's event loop), and hands them,
 /// in order, to the daemon. `WatcherStateMachine` decides; this class only carries out.
 final class DirectoryWatcher: Sendable {
-    private enum Request {
-        case reload(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)
-        case stop(CheckedContinuation<Void, Never>)
-    }
-
-    private struct Control {
-        var requests: [Request] = []
-        var running = false
-        var closed = false
+    /// A reload waiting for the thread: the new settings, and whom to answer once delivered.
+    private struct Reload: Sendable {
+        var scanner: ContactsDirectoryScanner
+        var reply: MailboxReply<Void>
     }
 
     private let engine: Mutex<WatcherEngine>
-    private let control = NIOLockedValueBox(Control())
-    /// Wakes the thread out of `poll` for requests.
-    private let wakeUp: WakeUpSocket
+    /// The `qactd-watcher` thread and its queue of reloads.
+    private let thread: MailboxThread<[Reload]>
 
     init(
         scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming = DirectoryWatcherTiming(),
@@ -67,7 +59,7 @@ final class DirectoryWatcher: Sendable {
         probeWriter: @escaping WriterProbe = OpenForWritingProbe.acquireReadLease
     ) {
         engine = Mutex(WatcherEngine(scanner: scanner, logger: logger, timing: timing, addWatch: addWatch, probeWriter: probeWriter))
-        wakeUp = WakeUpSocket.make(for: "the contacts watcher", logger: logger)
+        thread = MailboxThread(named: "qactd-watcher", for: "the contacts watcher", mail: [], logger: logger)
     }
 
     /// Creates the inotify instance and walks the tree once, adding a watch to each folder
@@ -84,16 +76,9 @@ final class DirectoryWatcher: Sendable {
     /// changes reach the index in order and a slow consumer leaves events queued in the
     /// kernel (where an overflow turns into a rescan) rather than in memory.
     func run(delivering deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
-        let start = control.withLockedValue { control -> Bool in
-            guard !control.running, !control.closed else { return false }
-            control.running = true
-            return true
-        }
-        guard start else { return }
         do {
-            try startDetachedThread(named: "qactd-watcher") { [self] in loop(deliver) }
+            try thread.start { [self] in loop(deliver) }
         } catch {
-            control.withLockedValue { $0.running = false }  // so `stop` and `reload` do not wait for it
             engine.withLock { $0.logger.error("Cannot start the contacts watcher's thread: \(error) Contacts are not watched.") }
         }
     }
@@ -101,110 +86,45 @@ final class DirectoryWatcher: Sendable {
     /// Re-reads the whole tree with new settings (maybe another root); returns once the
     /// result has been delivered, so a `Reload` reply comes after the index is current.
     func reload(scanner: ContactsDirectoryScanner) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            // Woken under the lock: once `stop` has marked the watcher closed nobody sends,
-            // so the wake socket's number, closed and perhaps reused, never gets a stray byte.
-            let queued = control.withLockedValue { control -> Bool in
-                guard control.running, !control.closed else { return false }
-                control.requests.append(.reload(scanner, continuation))
-                wake()
-                return true
-            }
-            if !queued {
-                continuation.resume()
-            }
+        _ = await thread.ask { reloads, reply in
+            reloads.append(Reload(scanner: scanner, reply: reply))
+            return nil
         }
     }
 
     /// Stops the thread and closes every descriptor; nothing is delivered afterwards.
     func stop() async {
-        enum Step { case queued, closeNow, alreadyClosed }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let step = control.withLockedValue { control -> Step in
-                if control.closed { return .alreadyClosed }
-                if control.running {
-                    control.requests.append(.stop(continuation))
-                    wake()  // under the lock, as in `reload`
-                    return .queued
-                }
-                control.closed = true
-                return .closeNow
-            }
-            switch step {
-            case .queued:
-                break
-            case .closeNow:
-                closeDescriptors()
-                continuation.resume()
-            case .alreadyClosed:
-                continuation.resume()
-            }
-        }
+        await thread.stop()
+        engine.withLock { $0.closeInotify() }
     }
 
     // MARK: - The thread
 
     private func loop(_ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
-        var stopRequests: [CheckedContinuation<Void, Never>] = []
-        while stopRequests.isEmpty {
+        var descriptors: [pollfd] = []
+        while true {
+            // The first index was delivered by `attach`: the thread begins by sleeping.
             let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
-            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
-            let (ready, pollError) = wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
-            if ready < 0 && pollError != EINTR {
-                // Not expected with valid descriptors; back off instead of spinning.
-                engine.withLock { $0.logger.error("poll() on the inotify descriptor failed: \(errnoText(pollError)).") }
-                usleep(100_000)
+            descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
+            thread.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
+            let stopping = thread.isStopping
+            let reloads = thread.withMail { reloads in
+                defer { reloads = [] }
+                return reloads
             }
-            var reloads: [(ContactsDirectoryScanner, CheckedContinuation<Void, Never>)] = []
-            let requests = control.withLockedValue { control -> [Request] in
-                defer { control.requests = [] }
-                return control.requests
-            }
-            for request in requests {
-                switch request {
-                case .reload(let scanner, let continuation): reloads.append((scanner, continuation))
-                case .stop(let continuation): stopRequests.append(continuation)
-                }
-            }
-            let eventsReady = ready > 0 && descriptors[0].revents != 0
+            let eventsReady = descriptors.first.map { $0.revents != 0 } == true
             let update = engine.withLock { engine -> ContactsDirectoryUpdate? in
                 if eventsReady || engine.hasCreationsForNextBatch { engine.readAndHandleEvents() }
                 engine.probeWaitingWritersIfDue()
                 engine.tickIfDue()
-                for (scanner, _) in reloads { engine.reload(scanner) }
+                for reload in reloads { engine.reload(reload.scanner) }
                 return engine.takeUpdate(force: false)
             }
-            if let update, stopRequests.isEmpty || !reloads.isEmpty {
-                deliverAndWait(update, deliver)
+            if let update, !stopping || !reloads.isEmpty {
+                EventLoopExecution.runBlocking { await deliver(update) }
             }
-            for (_, continuation) in reloads { continuation.resume() }
+            for reload in reloads { reload.reply.answer() }
+            if stopping { break }
         }
-        // Requests that raced with the stop are answered too: nothing waits forever.
-        let late = control.withLockedValue { control -> [Request] in
-            control.closed = true
-            defer { control.requests = [] }
-            return control.requests
-        }
-        closeDescriptors()
-        for continuation in stopRequests { continuation.resume() }
-        for request in late {
-            switch request {
-            case .reload(_, let continuation), .stop(let continuation): continuation.resume()
-            }
-        }
-    }
-
-    /// Waits on this dedicated thread (never a cooperative one) for the async consumer.
-    private func deliverAndWait(_ update: ContactsDirectoryUpdate, _ deliver: @escaping @Sendable (ContactsDirectoryUpdate) async -> Void) {
-        EventLoopExecution.runBlocking { await deliver(update) }
-    }
-
-    private func wake() {
-        wakeUp.wake()
-    }
-
-    private func closeDescriptors() {
-        engine.withLock { $0.closeInotify() }
-        wakeUp.close()
     }
 }
