@@ -1,13 +1,13 @@
 import CLinux
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
 import SystemCalls
 
 /// The one way the daemon waits for a program it started itself: every child's pidfd (and the
-/// reading end of its stderr, when it has one) is polled by one thread, `qactd-reaper`, asleep in
-/// `WakeUpSocket.sleep` until a child exits or writes; no thread waits for one command, so a
-/// command that never ends costs a descriptor or two, not a thread. Started with the first child.
+/// reading end of its stderr, when it has one) is polled by one `MailboxThread`, `qactd-reaper`,
+/// asleep until a child exits or writes; new children come to it as mail. No thread waits for
+/// one command, so a command that never ends costs a descriptor or two, not a thread. Started
+/// with the first child.
 ///
 /// A child whose pidfd cannot be opened (a kernel without `pidfd_open`) is looked at with
 /// `waitpid(WNOHANG)` once a second instead.
@@ -18,7 +18,7 @@ final class ChildReaper: Sendable {
     /// What a child came to: `waitpid`'s status and the end of what it wrote to stderr.
     typealias OnExit = @Sendable (_ waitStatus: Int32, _ standardErrorTail: String) -> Void
 
-    private struct Child {
+    private struct Child: Sendable {
         let pid: pid_t
         /// -1 without one.
         let pidfd: Int32
@@ -28,24 +28,23 @@ final class ChildReaper: Sendable {
         let onExit: OnExit
     }
 
-    private struct Mailbox {
+    private struct Mail: Sendable {
+        /// Children handed over and not taken by the thread yet.
         var arriving: [Child] = []
-        var started = false
         /// Children being watched, for tests and `Status`.
         var watching = 0
     }
 
-    private let mailbox = NIOLockedValueBox(Mailbox())
-    private let wakeUp: WakeUpSocket
+    private let thread: MailboxThread<Mail>
     private let logger: Logger
 
     init(logger: Logger) {
         self.logger = logger
-        wakeUp = WakeUpSocket.make(for: "the reaper thread", logger: logger)
+        thread = MailboxThread(named: "qactd-reaper", for: "the reaper thread", mail: Mail(), logger: logger)
     }
 
     /// Children started and not yet reaped.
-    var count: Int { mailbox.withLockedValue { $0.watching } }
+    var count: Int { thread.withMail { $0.watching } }
 
     /// Watches `pid` (a child of this process) until it exits, reading `standardError` (a pipe's
     /// reading end, which the reaper closes) meanwhile; then calls `onExit` on the reaper thread.
@@ -56,23 +55,17 @@ final class ChildReaper: Sendable {
         }
         if let standardError { _ = fcntl(standardError, F_SETFL, fcntl(standardError, F_GETFL) | O_NONBLOCK) }
         let child = Child(pid: pid, pidfd: pidfd, standardError: standardError ?? -1, onExit: onExit)
-        let start = mailbox.withLockedValue { mailbox -> Bool in
-            mailbox.arriving.append(child)
-            mailbox.watching += 1
-            defer { mailbox.started = true }
-            return !mailbox.started
-        }
-        guard start else {
-            wakeUp.wake()
-            return
+        thread.withMail { mail in
+            mail.arriving.append(child)
+            mail.watching += 1
         }
         do {
-            try startDetachedThread(named: "qactd-reaper") { [self] in run() }
+            // Only wakes the thread when it runs already.
+            try thread.start { [self] in run() }
         } catch {
             // The children wait in the mailbox (as zombies once they exit) until a later child
             // tries again to start the thread.
             logger.error("Could not start the reaper thread (\(errnoText(error.errno))); pid \(pid) is not reaped yet.")
-            mailbox.withLockedValue { $0.started = false }
         }
     }
 
@@ -80,10 +73,11 @@ final class ChildReaper: Sendable {
 
     private func run() {
         var children: [Child] = []
-        while true {
-            children += mailbox.withLockedValue { mailbox in
-                defer { mailbox.arriving = [] }
-                return mailbox.arriving
+        // Nothing asks the reaper to stop: it reports each child's end however late it comes.
+        while !thread.isStopping {
+            children += thread.withMail { mail in
+                defer { mail.arriving = [] }
+                return mail.arriving
             }
             var descriptors: [pollfd] = []
             var owners: [(child: Int, isPidfd: Bool)] = []
@@ -100,7 +94,7 @@ final class ChildReaper: Sendable {
                     owners.append((index, false))
                 }
             }
-            wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: withoutPidfd ? 1000 : -1)
+            thread.sleep(polling: &descriptors, timeoutMilliseconds: withoutPidfd ? 1000 : -1)
             var exited = Set<Int>()
             for (slot, owner) in owners.enumerated() where descriptors[slot].revents != 0 {
                 if owner.isPidfd {
@@ -136,7 +130,7 @@ final class ChildReaper: Sendable {
         readAvailable(&child)
         if child.standardError >= 0 { close(child.standardError) }
         if child.pidfd >= 0 { close(child.pidfd) }
-        mailbox.withLockedValue { $0.watching -= 1 }
+        thread.withMail { $0.watching -= 1 }
         let kept = child.tail.suffix(Self.standardErrorTailBytes)
         child.onExit(status, String(decoding: kept, as: UTF8.self))
     }

@@ -1,7 +1,6 @@
 import CSdBus
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
 import SystemCalls
 
 /// Starts commands the way desktops start apps: each one a transient service of the user's
@@ -14,9 +13,8 @@ import SystemCalls
 /// and inherit all of that.
 ///
 /// One sd-bus connection (the manager's private socket `$XDG_RUNTIME_DIR/systemd/private`, as
-/// `systemctl --user` uses, else the session bus), owned by one thread, `qactd-units`, asleep
-/// in `WakeUpSocket.sleep` on the connection. The core hands it requests through a mailbox and
-/// never waits for the bus. The thread subscribes to the manager's signals once, so the unit's
+/// `systemctl --user` uses, else the session bus), owned by one `MailboxThread`, `qactd-units`,
+/// asleep on the connection. The core hands it requests as mail and never waits for the bus. The thread subscribes to the manager's signals once, so the unit's
 /// `PropertiesChanged` (`ExecMainCode`/`ExecMainStatus` when its main process exits, `ActiveState`)
 /// and the start job's `JobRemoved` reach it however fast the command ends; each unit's end is
 /// reported once, as `onEnd`.
@@ -60,22 +58,23 @@ final class UserManagerCommands: Sendable {
         }
     }
 
-    private struct Mailbox {
+    private struct Mail: Sendable {
         var waiting: [Request] = []
+        /// Set with the stop, under the same lock as `waiting`: a request is either refused or
+        /// taken by the thread's last round.
         var stopping = false
         /// False while the connection is lost and not made again yet: commands start directly then.
         var connected = true
     }
 
-    private let mailbox = NIOLockedValueBox(Mailbox())
-    private let wakeUp: WakeUpSocket
+    private let thread: MailboxThread<Mail>
     private let logger: Logger
     let address: Address
 
     private init(address: Address, logger: Logger) {
         self.address = address
         self.logger = logger
-        wakeUp = WakeUpSocket.make(for: "the units thread", logger: logger)
+        thread = MailboxThread(named: "qactd-units", for: "the units thread", mail: Mail(), logger: logger)
     }
 
     /// The manager's addresses to try, in order: its private socket when it is there, then the
@@ -106,7 +105,12 @@ final class UserManagerCommands: Sendable {
             do {
                 let connection = try ManagerConnection(address: address)
                 let commands = UserManagerCommands(address: address, logger: logger)
-                try startDetachedThread(named: "qactd-units") { commands.run(connection) }
+                do {
+                    try commands.thread.start { commands.run(connection) }
+                } catch {
+                    connection.close()
+                    throw error
+                }
                 return (commands, nil)
             } catch {
                 problems.append("\(address.text): \(error)")
@@ -116,23 +120,23 @@ final class UserManagerCommands: Sendable {
     }
 
     /// Whether the manager's connection is up (else a command is better started directly).
-    var isConnected: Bool { mailbox.withLockedValue { $0.connected } }
+    var isConnected: Bool { thread.withMail { $0.connected } }
 
     /// Hands the request to the units thread; false (nothing done) once the daemon is stopping.
     func start(_ request: Request) -> Bool {
-        let accepted = mailbox.withLockedValue { mailbox -> Bool in
-            guard !mailbox.stopping else { return false }
-            mailbox.waiting.append(request)
+        let accepted = thread.withMail { mail -> Bool in
+            guard !mail.stopping else { return false }
+            mail.waiting.append(request)
             return true
         }
-        if accepted { wakeUp.wake() }
+        if accepted { thread.wake() }
         return accepted
     }
 
     /// At shutdown: the thread starts what it was handed and leaves; the units go on.
     func stop() {
-        mailbox.withLockedValue { $0.stopping = true }
-        wakeUp.wake()
+        thread.withMail { $0.stopping = true }
+        thread.requestStop()
     }
 
     /// A unit name for a command: `app-qactd-<program>@<random>.service`, the program's file name
@@ -180,15 +184,15 @@ final class UserManagerCommands: Sendable {
         var tracked: [String: Tracked] = [:]
         var retryDelay: Int32 = 100
         while true {
-            let (requests, stopping) = mailbox.withLockedValue { mailbox in
-                defer { mailbox.waiting = [] }
-                return (mailbox.waiting, mailbox.stopping)
+            let (requests, stopping) = thread.withMail { mail in
+                defer { mail.waiting = [] }
+                return (mail.waiting, mail.stopping)
             }
             if connection == nil {
                 do {
                     connection = try ManagerConnection(address: address)
                     logger.info("Connected to the user manager again (\(address.text)); commands run in units of their own again.")
-                    mailbox.withLockedValue { $0.connected = true }
+                    thread.withMail { $0.connected = true }
                     retryDelay = 100
                 } catch {
                     logger.debug("The user manager cannot be reached yet: \(error)")
@@ -215,7 +219,7 @@ final class UserManagerCommands: Sendable {
                 for (_, unit) in tracked { unit.onEnd(UnitEnd()) }
                 tracked = [:]
                 var none: [pollfd] = []
-                wakeUp.sleep(polling: &none, timeoutMilliseconds: retryDelay)
+                thread.sleep(polling: &none, timeoutMilliseconds: retryDelay)
                 retryDelay = min(retryDelay * 2, 2000)
                 continue
             }
@@ -245,10 +249,10 @@ final class UserManagerCommands: Sendable {
                     }
                 }
                 var descriptors = [pollfd(fd: bus.descriptor, events: bus.pollEvents, revents: 0)]
-                wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: bus.timeoutMilliseconds)
+                thread.sleep(polling: &descriptors, timeoutMilliseconds: bus.timeoutMilliseconds)
             } catch {
                 logger.warning("The connection to the user manager failed (\(error)); commands start directly until it is back.")
-                mailbox.withLockedValue { $0.connected = false }
+                thread.withMail { $0.connected = false }
                 bus.close()
                 connection = nil
             }
