@@ -14,10 +14,11 @@ import SystemCalls
 ///
 /// One sd-bus connection (the manager's private socket `$XDG_RUNTIME_DIR/systemd/private`, as
 /// `systemctl --user` uses, else the session bus), owned by one `MailboxThread`, `qactd-units`,
-/// asleep on the connection. The core hands it requests as mail and never waits for the bus. The thread subscribes to the manager's signals once, so the unit's
-/// `PropertiesChanged` (`ExecMainCode`/`ExecMainStatus` when its main process exits, `ActiveState`)
-/// and the start job's `JobRemoved` reach it however fast the command ends; each unit's end is
-/// reported once, as `onEnd`.
+/// asleep on the connection. The core hands it requests as mail and never waits for the bus.
+/// The thread subscribes to the manager's signals once, so the unit's `PropertiesChanged`
+/// (`ExecMainCode`/`ExecMainStatus` when its main process exits, `ActiveState`) and the start
+/// job's `JobRemoved` reach it however fast the command ends; each unit's end is reported
+/// once, as `onEnd`.
 final class UserManagerCommands: Sendable {
     /// How long a call to the manager may take.
     static let callTimeoutMicroseconds: UInt64 = 5_000_000
