@@ -1,0 +1,358 @@
+#!/usr/bin/python3
+"""KDE Plasma, the real one: the task manager's and Kickoff's menus of the exported app.
+
+  plasma.py --bin DIR [--keep]
+
+Starts, in a scratch folder with a HOME and XDG folders of its own: Xvfb, a private session bus
+and a second private bus standing in for the system bus, Debian's kwin_x11 (the window manager the
+task manager learns the windows from), kded5 (which rebuilds KDE's service cache, KSycoca, when an
+applications folder changes) and plasmashell with one panel: Kickoff and a task manager whose only
+launcher is the demo app. Then the built qactd on the demo contacts exports the demo app's entry
+(DynamicItems=desktop-entry: Plasma reads an app's actions only from its desktop entry).
+
+What a person sees is read from the screen: the task manager's icon is right-clicked with
+xdotool, the screen shot with ImageMagick's import and read with tesseract. After the first
+export, a favorite added, renamed and removed, the menu must show every displayed quick action
+(`qactl list`) exactly once and none that is gone (polled; the time from the change is reported,
+the test holds it to 3 s). Kickoff, opened through plasmashell's own D-Bus method and searched
+for the app, shows the same actions on its right-click. Picking a favorite in the task manager's
+menu runs its Exec (qactl trigger): the daemon gets it as the pending launch item.
+
+Windows and their launcher: a real window of the app (a GTK window, started by Plasma from the
+exported entry with a left click on the launcher) must take the launcher's place in the task
+manager, not add a second entry, before and after the entry is rewritten; for an app known by its
+WM_CLASS, by its application ID and by its command line only (the task manager's text shows the
+window's title, so the entries are counted by reading the panel).
+
+Prints one JSON object: {"ok", "steps": [{"step", "expected", "menu", "seconds"}], "kickoff",
+"chosen", "pending", "windows": [...], "startSeconds", "error"}; exits 0 when everything held,
+1 otherwise, 77 when a tool is missing.
+"""
+import argparse
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unicodedata
+
+from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, wait_for
+
+ACTIVITY_MANAGER = "/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"
+TOOLS = [ACTIVITY_MANAGER, "kglobalaccel5", "xprop", "dbus-send", "Xvfb", "dbus-daemon", "plasmashell", "kwin_x11", "kded5", "kbuildsycoca5", "xdotool", "import", "convert",
+         "tesseract"]
+SCALE = 3
+STEP_TIMEOUT = 6.0
+WIDTH, HEIGHT = 1024, 768
+PANEL = 44
+MENU_HEIGHT = 400
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>%s</type>
+  <listen>unix:path=%s</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+# One panel along the bottom: the task manager (text, so a person and tesseract read which
+# entries it has) with the demo app as its only launcher, then Kickoff. A desktop containment
+# too: plasmashell lays out its default desktop when it finds none.
+APPLETS = """[Containments][1]
+activityId=
+formfactor=0
+immutability=1
+lastScreen=0
+location=0
+plugin=org.kde.plasma.folder
+wallpaperplugin=org.kde.color
+
+[Containments][2]
+activityId=
+formfactor=2
+immutability=1
+lastScreen=0
+location=4
+plugin=org.kde.panel
+wallpaperplugin=org.kde.image
+
+[Containments][2][Applets][3]
+immutability=1
+plugin=org.kde.plasma.taskmanager
+
+[Containments][2][Applets][3][Configuration][General]
+launchers=applications:%(id)s
+separateLaunchers=false
+groupingStrategy=1
+showOnlyCurrentDesktop=false
+showOnlyCurrentActivity=false
+
+[Containments][2][Applets][4]
+immutability=1
+plugin=org.kde.plasma.kickoff
+
+[Containments][2][General]
+AppletOrder=3;4
+"""
+PANEL_RC = """[PlasmaViews][Panel 2]
+alignment=132
+
+[PlasmaViews][Panel 2][Defaults]
+thickness=%d
+""" % PANEL
+
+
+class Session(ScratchDesktop):
+    def __init__(self, bin_dir):
+        super().__init__(bin_dir, "qactd-plasma-", {
+            "XDG_CURRENT_DESKTOP": "KDE", "KDE_FULL_SESSION": "true", "KDE_SESSION_VERSION": "5",
+            "DESKTOP_SESSION": "plasma", "XDG_SESSION_TYPE": "x11", "QT_QPA_PLATFORM": "xcb",
+            "LIBGL_ALWAYS_SOFTWARE": "1", "QT_ACCESSIBILITY": "0", "KDE_DEBUG": "1",
+            "QT_LOGGING_RULES": "*.debug=false",
+        })
+
+    def prepare(self):
+        super().prepare(["home/.config", "home/.cache"], "desktop-entry")
+        # Every change of the favorites reaches the entry at once, as a person editing a
+        # contact sees it.
+        self.configure(DESKTOP_ID, "desktop-entry", "Recompute=change\nRecomputeSettleMSec=0\n")
+        with open(self.path("home/.config/plasma-org.kde.plasma.desktop-appletsrc"), "w") as applets:
+            applets.write(APPLETS % {"id": DESKTOP_ID})
+        with open(self.path("home/.config/plasmashellrc"), "w") as rc:
+            rc.write(PANEL_RC)
+        # No splash, no first-run notices, no screen locking mid-test.
+        with open(self.path("home/.config/kscreenlockerrc"), "w") as rc:
+            rc.write("[Daemon]\nAutolock=false\nLockOnResume=false\n")
+        with open(self.path("home/.config/kwinrc"), "w") as rc:
+            rc.write("[Compositing]\nEnabled=false\n")
+
+    def start_display(self):
+        read_end, write_end = os.pipe()
+        self.start(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "%dx%dx24" % (WIDTH, HEIGHT), "-nolisten", "tcp"],
+                   "xvfb.log", pass_fds=[write_end])
+        os.close(write_end)
+        with os.fdopen(read_end) as pipe:
+            number = pipe.readline().strip()
+        if not number:
+            raise Failure("Xvfb did not start: " + open(self.path("xvfb.log")).read())
+        self.env["DISPLAY"] = ":" + number
+
+    def start_buses(self):
+        for kind, variable in [("session", "DBUS_SESSION_BUS_ADDRESS"), ("system", "DBUS_SYSTEM_BUS_ADDRESS")]:
+            socket = self.path(kind + "-bus")
+            with open(self.path(kind + "-bus.conf"), "w") as config:
+                config.write(BUS_CONFIG % ("session" if kind == "session" else "system", socket))
+            self.start(["dbus-daemon", "--config-file=" + self.path(kind + "-bus.conf"), "--nofork", "--nopidfile"],
+                       kind + "-bus.log")
+            wait_for("the %s bus" % kind, lambda: os.path.exists(socket))
+            self.env[variable] = "unix:path=" + socket
+
+    def call(self, destination, path, interface, method, *arguments):
+        return subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=" + destination, path,
+                               interface + "." + method, *arguments], env=self.env, capture_output=True, text=True)
+
+    def start_plasma(self):
+        started = time.monotonic()
+        subprocess.run(["kbuildsycoca5", "--noincremental"], env=self.env, capture_output=True)
+        self.start(["kwin_x11", "--replace"], "kwin.log")
+        wait_for("kwin_x11 managing the screen", lambda: "_NET_SUPPORTING_WM_CHECK" in subprocess.run(
+            ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env, capture_output=True, text=True).stdout
+            and "not found" not in subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env,
+                                                  capture_output=True, text=True).stdout, timeout=30)
+        self.start(["kded5"], "kded.log")
+        # The bus activates nothing: what plasmashell needs is started here. It refuses to load
+        # without the activity manager; kglobalaccel5 takes the global shortcuts.
+        self.start([ACTIVITY_MANAGER], "kactivitymanagerd.log")
+        self.start(["kglobalaccel5"], "kglobalaccel.log")
+        wait_for("kactivitymanagerd on the bus", lambda: self.call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+            "string:org.kde.ActivityManager").stdout.rstrip().endswith("true"), timeout=30)
+        self.start(["plasmashell", "--no-respawn"], "plasmashell.log")
+
+        def panel():
+            found = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "plasmashell"], env=self.env,
+                                   capture_output=True, text=True).stdout.split()
+            for window in found:
+                geometry = subprocess.run(["xdotool", "getwindowgeometry", "--shell", window], env=self.env,
+                                          capture_output=True, text=True).stdout
+                values = dict(line.split("=", 1) for line in geometry.split())
+                if int(values.get("WIDTH", 0)) >= WIDTH // 2 and 20 <= int(values.get("HEIGHT", 0)) <= 100:
+                    return {key: int(values[key]) for key in ["X", "Y", "WIDTH", "HEIGHT"]}
+            return None
+
+        self.panel = wait_for("plasmashell's panel", panel, timeout=60, interval=0.3)
+        self.start_seconds = round(time.monotonic() - started, 2)
+
+    def screenshot(self, name, area=None):
+        """The screen, or the rectangle `area` (x, y, width, height) of it."""
+        shot = self.path(name)
+        crop = ["-crop", "%dx%d+%d+%d" % (area[2], area[3], area[0], area[1])] if area else []
+        subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root", *crop, shot], env=self.env,
+                       check=True, capture_output=True)
+        return shot
+
+    def read_lines(self, shot, origin=(0, 0)):
+        """tesseract's words grouped into lines: [(text, (x, y) centre in screen pixels)], the
+        shot taken at `origin` on the screen."""
+        large = shot + ".ocr.png"
+        subprocess.run(["convert", shot, "-resize", "%d%%" % (SCALE * 100), "-colorspace", "Gray", large], check=True)
+        tsv = subprocess.run(["tesseract", large, "-", "--psm", "11", "tsv"], capture_output=True, text=True).stdout
+        words = []
+        for row in tsv.splitlines()[1:]:
+            cells = row.split("\t")
+            if len(cells) < 12 or not cells[11].strip():
+                continue
+            left, top, width, height = (int(value) for value in cells[6:10])
+            words.append((top + height / 2, left, width, height, cells[11]))
+        words.sort()
+        lines = []
+        for word in words:
+            if lines and abs(word[0] - lines[-1][-1][0]) < max(word[3], lines[-1][-1][3]) / 2 \
+                    and word[1] - max(w[1] + w[2] for w in lines[-1]) < 60 * SCALE:
+                lines[-1].append(word)
+            else:
+                lines.append([word])
+        result = []
+        for line in lines:
+            line.sort(key=lambda word: word[1])
+            text = " ".join(word[4] for word in line)
+            left = min(word[1] for word in line)
+            right = max(word[1] + word[2] for word in line)
+            middle = sum(word[0] for word in line) / len(line)
+            result.append((text, (origin[0] + int((left + right) / 2 / SCALE), origin[1] + int(middle / SCALE))))
+        return result
+
+    def launcher_point(self):
+        """The task manager's first entry, at the left end of the panel: a launcher is a square
+        icon there, a window's entry starts with its icon."""
+        return (self.panel["X"] + self.panel["HEIGHT"] // 2, self.panel["Y"] + self.panel["HEIGHT"] // 2)
+
+    def read_menu(self, point):
+        """Right-clicks `point` and reads the screen above the panel: the menu's lines."""
+        subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+        self.opened_at = time.monotonic()
+        subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1]), "click", "3"], env=self.env, check=True)
+        # The menu is filled when it opens; reading it takes a second, so a poll reports the
+        # moment of its right-click.
+        time.sleep(0.3)
+        # The menu opens above the point, never wider than half the screen.
+        area = (max(0, point[0] - WIDTH // 4), max(0, self.panel["Y"] - MENU_HEIGHT), WIDTH // 2, MENU_HEIGHT)
+        return self.read_lines(self.screenshot("menu.png", area), area[:2])
+
+    def menu_step(self, name, expected, gone, changed_at, point=None):
+        """Polls the menu until it shows each of `expected` once and none of `gone`."""
+        point = point or self.launcher_point()
+        last = {}
+
+        def shown():
+            lines = self.read_menu(point)
+            last["lines"] = lines
+            counts = {title: sum(1 for line in lines if matches(line[0], title)) for title in expected + gone}
+            last["counts"] = counts
+            last["polls"] = last.get("polls", 0) + 1
+            return all(counts[title] == 1 for title in expected) and not any(counts[title] for title in gone)
+
+        seen = None
+        try:
+            wait_for("the menu to show %s" % expected, shown, timeout=STEP_TIMEOUT, interval=0)
+            seen = self.opened_at
+        finally:
+            step = {"step": name, "expected": expected, "gone": gone, "menu": [text for text, _ in last.get("lines", [])],
+                    "counts": last.get("counts"), "polls": last.get("polls"), "seconds": round((seen or time.monotonic()) - changed_at, 2)}
+            self.steps.append(step)
+            subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+        return last["lines"]
+
+    def contact(self, uid, name, favorite=True):
+        path = self.path("contacts/personal/%s.vcf" % uid)
+        with open(path + ".tmp", "w") as card:
+            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
+                       % (uid, name, name, "favorite" if favorite else "friends"))
+        os.rename(path + ".tmp", path)
+
+    def wait_listed(self, condition):
+        wait_for("qactl list to follow the contacts", lambda: condition(self.displayed()), timeout=10, interval=0.02)
+
+
+def folded(text):
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(character.lower() for character in decomposed if character.isalnum() and not unicodedata.combining(character))
+
+
+def matches(line, title):
+    """A menu line shows `title`: the same letters, up to an OCR slip."""
+    line, title = folded(line), folded(title)
+    if not line or not title:
+        return False
+    return line == title or (len(line) <= len(title) + 3 and difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.85)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
+    arguments = parser.parse_args()
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
+        return 77
+
+    session = Session(os.path.abspath(arguments.bin))
+    session.steps = []
+    report = {"ok": False, "folder": session.root, "steps": session.steps}
+    try:
+        session.prepare()
+        session.start_display()
+        session.start_buses()
+        session.start_plasma()
+        report["startSeconds"] = session.start_seconds
+        session.start_daemon()
+        session.qactl("resign-active")
+        wait_for("the exported desktop entry", lambda: os.path.exists(session.exported), interval=0.01)
+        started = time.monotonic()
+        session.menu_step("first export", session.displayed(), [], started)
+
+        changed = time.monotonic()
+        session.contact("zz-new-favorite", "Aaron Added")
+        session.wait_listed(lambda titles: "Aaron Added" in titles)
+        session.menu_step("favorite added", session.displayed(), [], changed)
+
+        changed = time.monotonic()
+        session.contact("zz-new-favorite", "Aaron Renamed")
+        session.wait_listed(lambda titles: "Aaron Renamed" in titles and "Aaron Added" not in titles)
+        session.menu_step("favorite renamed", session.displayed(), ["Aaron Added"], changed)
+
+        changed = time.monotonic()
+        os.unlink(session.path("contacts/personal/zz-new-favorite.vcf"))
+        session.wait_listed(lambda titles: "Aaron Renamed" not in titles)
+        lines = session.menu_step("favorite removed", session.displayed(), ["Aaron Added", "Aaron Renamed"], changed)
+
+        choice = "Ada Lovelace"
+        hits = [line for line in session.read_menu(session.launcher_point()) if matches(line[0], choice)]
+        if not hits:
+            raise Failure("'%s' is not in the menu: %s" % (choice, lines))
+        x, y = hits[0][1]
+        subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=session.env, check=True)
+        time.sleep(0.2)
+        subprocess.run(["xdotool", "click", "1"], env=session.env, check=True)
+        pending = wait_for("the trigger", lambda: session.status().get("pendingLaunchItem"), timeout=10)
+        report["chosen"] = choice
+        report["pending"] = pending
+        if pending.get("title") != choice:
+            raise Failure("chose '%s' but the daemon got '%s'" % (choice, pending.get("title")))
+        report["ok"] = True
+    except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
+        report["error"] = str(error)
+    finally:
+        session.finish(report, arguments.keep)
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
