@@ -5,7 +5,7 @@ import XCTest
 /// The real KDE Plasma. Tests/integration/plasma.py runs Debian's Plasma 5.27 (plasmashell,
 /// kwin_x11, kded5) under Xvfb on private buses with the demo app as the task manager's launcher
 /// and the built qactd exporting its quick actions; it right-clicks the launcher, reads the menu
-/// from a screenshot with tesseract and picks one item (about 20 s).
+/// from a screenshot with tesseract and picks one item; Kickoff's menu for the app is read too (about 45 s).
 final class PlasmaEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/plasma.py").path
     static let steps = ["first export", "favorite added", "favorite renamed", "favorite removed"]
@@ -35,11 +35,22 @@ final class PlasmaEndToEndTests: XCTestCase {
             XCTAssertTrue(titles[1].contains("Aaron Added") && titles[2].contains("Aaron Renamed") && !titles[3].contains("Aaron Renamed"), "\(titles)")
         }
 
+        // Kickoff: the app's entry, found by its search, shows the same actions on a right-click
+        // (read after the task manager's, at the first export and after the rename).
+        let kickoff = report["kickoff"] as? [[String: Any]] ?? []
+        XCTAssertEqual(kickoff.map { $0["step"] as? String ?? "" }, ["first export", "favorite renamed"], "\(report)")
+        for step in kickoff {
+            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)")
+            let counts = step["counts"] as? [String: Int] ?? [:]
+            for title in expected { XCTAssertEqual(counts[title], 1, "'\(title)' once in Kickoff's menu: \(step)") }
+            for title in step["gone"] as? [String] ?? [] { XCTAssertEqual(counts[title], 0, "\(step)") }
+        }
+
         // Picked in the menu, a favorite's action runs its Exec, `qactl trigger`: with no app
         // connected the daemon keeps it as the pending launch item.
         let pending = try XCTUnwrap(report["pending"] as? [String: Any], "\(report)")
         XCTAssertEqual(pending["title"] as? String, report["chosen"] as? String, "\(report)")
         XCTAssertEqual(pending["type"] as? String, "FavoriteAction", "\(report)")
-        print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+        print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
     }
 }
