@@ -5,12 +5,13 @@ import XCTest
 /// The real KDE Plasma. Tests/integration/plasma.py runs Debian's Plasma 5.27 (plasmashell,
 /// kwin_x11, kded5) under Xvfb on private buses with the demo app as the task manager's launcher
 /// and the built qactd exporting its quick actions; it right-clicks the launcher, reads the menu
-/// from a screenshot with tesseract and picks one item; Kickoff's menu for the app is read too (about 45 s).
+/// from a screenshot with tesseract and picks one item; Kickoff's menu for the app is read too, and a real window of the app, started
+/// from the launcher, must stay grouped with it (about 50 s).
 final class PlasmaEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/plasma.py").path
     static let steps = ["first export", "favorite added", "favorite renamed", "favorite removed"]
 
-    func testTheTaskManagerShowsExactlyTheDisplayedItemsAfterEachChangeAndRunsTheOnePicked() throws {
+    func testTheTaskManagerShowsExactlyTheDisplayedItemsAfterEachChangeRunsTheOnePickedAndKeepsWindowsWithTheLauncher() throws {
         let result = DaemonFixture.run("/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path])
         let report = try XCTUnwrap(
             (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
@@ -51,6 +52,24 @@ final class PlasmaEndToEndTests: XCTestCase {
         let pending = try XCTUnwrap(report["pending"] as? [String: Any], "\(report)")
         XCTAssertEqual(pending["title"] as? String, report["chosen"] as? String, "\(report)")
         XCTAssertEqual(pending["type"] as? String, "FavoriteAction", "\(report)")
+        // Windows stay with their launcher: a window started by a click on the launcher takes the
+        // launcher's place (one entry, at the panel's left end) before and after the entry is
+        // rewritten, whether the task manager knows it by WM_CLASS, by its GTK application ID or
+        // only by its command line (the entry's Exec, nothing added).
+        let windows = report["windows"] as? [[String: Any]] ?? []
+        XCTAssertEqual(windows.map { $0["case"] as? String ?? "" }, ["wm class", "application id", "command line"], "\(report)")
+        for window in windows {
+            for moment in ["before", "after"] {
+                let reading = window[moment] as? [String: Any] ?? [:]
+                XCTAssertEqual(reading["entries"] as? Int, 1, "\(moment): \(window)")
+                XCTAssertEqual(reading["grouped"] as? Bool, true, "\(moment): \(window)")
+            }
+        }
+        // The control: a window the task manager cannot match gets an entry of its own.
+        let control = try XCTUnwrap(report["control"] as? [String: Any], "\(report)")
+        XCTAssertEqual(control["grouped"] as? Bool, false, "\(control)")
+        XCTAssertEqual(control["entries"] as? Int, 1, "\(control)")
+
         print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
     }
 }

@@ -20,14 +20,18 @@ first export and after the rename (opening Kickoff and reading it takes about 8 
 includes the task manager's reading and is reported, not held). Picking a favorite in the task manager's
 menu runs its Exec (qactl trigger): the daemon gets it as the pending launch item.
 
-Windows and their launcher: a real window of the app (a GTK window, started by Plasma from the
+Windows and their launcher: a real window of the app (gtk-window.py, started by Plasma from the
 exported entry with a left click on the launcher) must take the launcher's place in the task
-manager, not add a second entry, before and after the entry is rewritten; for an app known by its
-WM_CLASS, by its application ID and by its command line only (the task manager's text shows the
-window's title, so the entries are counted by reading the panel).
+manager, not add an entry of its own, before and after the entry is rewritten; for an app known
+by its WM_CLASS, by its GTK application ID and by its command line only (the entry's Exec). The
+task manager shows a launcher as an icon and a window as its icon and title, so the panel is read:
+the window's title once, starting right after the entry's own icon at the panel's left end. The
+control, a window it cannot match (started by the script, another WM_CLASS and command line),
+must read as an entry of its own after the launcher's icon.
 
-Prints one JSON object: {"ok", "steps": [{"step", "expected", "menu", "seconds"}], "kickoff",
-"chosen", "pending", "windows": [...], "startSeconds", "error"}; exits 0 when everything held,
+Prints one JSON object: {"ok", "steps": [{"step", "expected", "gone", "menu", "counts", "seconds"}],
+"kickoff": [...], "chosen", "pending", "windows": [{"case", "exec", "before", "after"}], "control",
+"startSeconds", "error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
 import argparse
@@ -116,6 +120,7 @@ class Session(ScratchDesktop):
         super().__init__(bin_dir, "qactd-plasma-", {
             "XDG_CURRENT_DESKTOP": "KDE", "KDE_FULL_SESSION": "true", "KDE_SESSION_VERSION": "5",
             "DESKTOP_SESSION": "plasma", "XDG_SESSION_TYPE": "x11", "QT_QPA_PLATFORM": "xcb",
+            # KDE_DEBUG: a crash is logged, not handed to DrKonqi's dialog.
             "LIBGL_ALWAYS_SOFTWARE": "1", "QT_ACCESSIBILITY": "0", "KDE_DEBUG": "1",
             "QT_LOGGING_RULES": "*.debug=false",
         })
@@ -200,11 +205,11 @@ class Session(ScratchDesktop):
                        check=True, capture_output=True)
         return shot
 
-    def read_lines(self, shot, origin=(0, 0), scale=SCALE):
-        """tesseract's words grouped into lines: [(text, (x, y) centre in screen pixels)], the
-        shot taken at `origin` on the screen."""
+    def read_lines(self, shot, origin=(0, 0), scale=SCALE, contrast="-normalize"):
+        """tesseract's words grouped into lines: [(text, (x, y) centre, [(word, left edge x)])] in
+        screen pixels, the shot taken at `origin` on the screen."""
         large = shot + ".ocr.png"
-        subprocess.run(["convert", shot, "+repage", "-resize", "%d%%" % (scale * 100), "-colorspace", "Gray", "-normalize", large],
+        subprocess.run(["convert", shot, "+repage", "-resize", "%d%%" % (scale * 100), "-colorspace", "Gray", *contrast.split(), large],
                        check=True)
         tsv = subprocess.run(["tesseract", large, "-", "--psm", "11", "tsv"], capture_output=True, text=True).stdout
         words = []
@@ -229,7 +234,8 @@ class Session(ScratchDesktop):
             left = min(word[1] for word in line)
             right = max(word[1] + word[2] for word in line)
             middle = sum(word[0] for word in line) / len(line)
-            result.append((text, (origin[0] + int((left + right) / 2 / scale), origin[1] + int(middle / scale))))
+            result.append((text, (origin[0] + int((left + right) / 2 / scale), origin[1] + int(middle / scale)),
+                           [(word[4], origin[0] + int(word[1] / scale)) for word in line]))
         return result
 
     def launcher_point(self):
@@ -267,7 +273,7 @@ class Session(ScratchDesktop):
             wait_for("the menu to show %s" % expected, shown, timeout=STEP_TIMEOUT, interval=0)
             seen = self.opened_at
         finally:
-            step = {"step": name, "expected": expected, "gone": gone, "menu": [text for text, _ in last.get("lines", [])],
+            step = {"step": name, "expected": expected, "gone": gone, "menu": [line[0] for line in last.get("lines", [])],
                     "counts": last.get("counts"), "polls": last.get("polls"), "seconds": round((seen or time.monotonic()) - changed_at, 2)}
             self.steps.append(step)
             subprocess.run(["xdotool", "key", "Escape"], env=self.env)
@@ -298,8 +304,8 @@ class Session(ScratchDesktop):
             subprocess.run(["xdotool", "type", "--delay", "20", "qactd"], env=self.env, check=True)
             # The search results fill Kickoff's upper part: only that is read.
             results = (popup[0], popup[1], popup[2], min(popup[3], 160))
-            entry = wait_for("the app in Kickoff's search results", lambda: [center for line, center in self.read_lines(
-                self.screenshot("kickoff-results.png", results), results[:2], 2) if matches(line, "qactd Demo")],
+            entry = wait_for("the app in Kickoff's search results", lambda: [line[1] for line in self.read_lines(
+                self.screenshot("kickoff-results.png", results), results[:2], 2) if matches(line[0], "qactd Demo")],
                 timeout=10, interval=0)[0]
             self.screenshot("kickoff.png")
             subprocess.run(["xdotool", "mousemove", str(entry[0]), str(entry[1]), "click", "3"], env=self.env, check=True)
@@ -329,8 +335,98 @@ class Session(ScratchDesktop):
             seen = self.opened_at
         finally:
             self.kickoff.append({"step": name, "expected": expected, "gone": gone,
-                                 "menu": [text for text, _ in last.get("lines", [])], "counts": last.get("counts"),
+                                 "menu": [line[0] for line in last.get("lines", [])], "counts": last.get("counts"),
                                  "seconds": round((seen or time.monotonic()) - changed_at, 2)})
+
+    def app_entry(self, command, wait=False):
+        """Gives the app's own entry the command line `command`; with `wait`, waits until qactd's
+        copy has it."""
+        source = self.path("share/applications/" + DESKTOP_ID)
+        with open(source) as entry:
+            lines = [("Exec=%s\n" % command) if line.startswith("Exec=") else line for line in entry]
+        with open(source + ".tmp", "w") as entry:
+            entry.writelines(lines)
+        os.rename(source + ".tmp", source)
+        if not wait:
+            return
+        wait_for("the copy to take the app's command", lambda: ("\nExec=%s\n" % command) in open(self.exported).read(),
+                 timeout=10)
+        # KDE's service cache has it before the click: kded5 would rebuild it a second or two
+        # later; here the rebuild is run at once, so the click launches the new command.
+        subprocess.run(["kbuildsycoca5"], env=self.env, capture_output=True, check=True)
+
+    def windows(self):
+        """The gtk-window.py processes of this session: {pid: title}."""
+        found = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                arguments = open("/proc/%s/cmdline" % pid).read().split("\0")
+                if "--title" in arguments and "HOME=%s\0" % self.env["HOME"] in open("/proc/%s/environ" % pid).read():
+                    found[int(pid)] = arguments[arguments.index("--title") + 1]
+            except (OSError, IndexError):
+                pass
+        return found
+
+    def launch_window(self, title):
+        """Left-clicks the launcher until the window titled `title` shows, and returns its process.
+        A click before plasmashell has read the rewritten entry runs the previous command: that
+        window is closed and the launcher clicked again."""
+        def launched():
+            for pid, other in self.windows().items():
+                if other != title:
+                    os.kill(pid, 15)
+            mine = [pid for pid, other in self.windows().items() if other == title]
+            if mine and subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=self.env,
+                                       capture_output=True).returncode == 0:
+                return mine[0]
+            if not mine and time.monotonic() - last[0] > 3:
+                subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+                subprocess.run(["xdotool", "mousemove", *map(str, self.launcher_point()), "click", "1"], env=self.env, check=True)
+                last[0] = time.monotonic()
+            return None
+
+        last = [0.0]
+        return wait_for("the app's window '%s'" % title, launched, timeout=30, interval=0.2)
+
+    def panel_entries(self, title):
+        """The task manager's entries that show `title` (one word), each as the x of its left edge."""
+        area = (self.panel["X"], self.panel["Y"], self.panel["WIDTH"] // 2, self.panel["HEIGHT"])
+        # The selected entry's light blue reads best as black on white.
+        lines = self.read_lines(self.screenshot("panel.png", area), area[:2], 2, "-threshold 50%")
+        return [left for line in lines for word, left in line[2] if matches(word, title)]
+
+    def grouped(self, title):
+        """Whether the window titled `title` is the launcher's entry: its text is the only one and
+        starts at the panel's left end (a window the task manager could not match to the launcher
+        gets an entry of its own after the launcher's icon)."""
+        entries = wait_for("the window's entry in the task manager", lambda: self.panel_entries(title), timeout=10, interval=0)
+        # The launcher's icon is as wide as the panel is high; the entry's own icon narrower.
+        return {"entries": len(entries), "left": entries[0], "grouped": len(entries) == 1 and entries[0] < self.panel["HEIGHT"] * 1.5}
+
+    def window_case(self, name, arguments, uid):
+        """Starts the app's window from the launcher (a left click) with the entry's Exec running
+        gtk-window.py `arguments`, reads its entry, rewrites the entry (a favorite added), reads it
+        again, and closes the window. Returns the case's report."""
+        title, command = window_command(name, arguments)
+        self.app_entry(command, wait=True)
+        case = {"case": name, "exec": command}
+        pid = self.launch_window(title)
+        window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=self.env, capture_output=True,
+                                text=True).stdout.split()[0]
+        case["properties"] = subprocess.run(["xprop", "-id", window, "WM_CLASS", "_GTK_APPLICATION_ID"], env=self.env,
+                                         capture_output=True, text=True).stdout.strip().splitlines()
+        try:
+            case["before"] = self.grouped(title)
+            self.contact(uid, "Aaron Window")
+            self.wait_listed(lambda titles: "Aaron Window" in titles)
+            wait_for("the rewritten entry", lambda: "Name=Aaron Window" in open(self.exported).read(), timeout=10)
+            case["after"] = self.grouped(title)
+            os.unlink(self.path("contacts/personal/%s.vcf" % uid))
+            self.wait_listed(lambda titles: "Aaron Window" not in titles)
+        finally:
+            os.kill(pid, 15)
+        wait_for("the window to close", lambda: not self.panel_entries(title), timeout=10, interval=0)
+        return case
 
     def contact(self, uid, name, favorite=True):
         path = self.path("contacts/personal/%s.vcf" % uid)
@@ -341,6 +437,21 @@ class Session(ScratchDesktop):
 
     def wait_listed(self, condition):
         wait_for("qactl list to follow the contacts", lambda: condition(self.displayed()), timeout=10, interval=0.02)
+
+
+APP_ID = DESKTOP_ID[:-len(".desktop")]
+# How the task manager can know the app's window: WM_CLASS only, the GTK application ID only,
+# neither (then only the process's command line names the entry).
+WINDOW_CASES = [("wm class", "--program " + APP_ID, "zz-window-1"),
+                ("application id", "--program qactd-window --application-id " + APP_ID, "zz-window-2"),
+                ("command line", "--program qactd-window", "zz-window-3")]
+
+
+def window_command(name, arguments):
+    """The window's title and the app entry's Exec that opens it."""
+    title = "qactd-window-%s" % name.replace(" ", "")
+    return title, "/usr/bin/python3 %s %s --title %s" % (os.path.join(REPOSITORY, "Tests/integration/gtk-window.py"),
+                                                         arguments, title)
 
 
 def folded(text):
@@ -372,6 +483,9 @@ def main():
     report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff}
     try:
         session.prepare()
+        # The app's command opens the first case's window from the start: a click on the
+        # launcher never runs `qactl app`, which would connect as the app.
+        session.app_entry(window_command(*WINDOW_CASES[0][:2])[1])
         session.start_display()
         session.start_buses()
         session.start_plasma()
@@ -412,6 +526,21 @@ def main():
         report["pending"] = pending
         if pending.get("title") != choice:
             raise Failure("chose '%s' but the daemon got '%s'" % (choice, pending.get("title")))
+        # Windows and their launcher: known by WM_CLASS only, by the GTK application ID only,
+        # by neither (the command line).
+        report["windows"] = [session.window_case(*case) for case in WINDOW_CASES]
+        # The control: a window the task manager cannot match to the entry (its WM_CLASS, no
+        # application ID, a command line not the entry's), started by the test, must show as an
+        # entry of its own after the launcher, or the reading above proves nothing.
+        title, command = window_command("stranger", "--program qactd-stranger")
+        stranger = session.start(command.split(), "stranger.log")
+        report["control"] = session.grouped(title)
+        stranger.terminate()
+        if report["control"]["grouped"]:
+            raise Failure("a window the task manager cannot match read as grouped: %s" % report["control"])
+        split = [case["case"] for case in report["windows"] if not (case["before"]["grouped"] and case["after"]["grouped"])]
+        if split:
+            raise Failure("a window has an entry of its own beside its launcher: %s" % split)
         report["ok"] = True
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)
