@@ -65,21 +65,6 @@ DOCK_UUID = "dash-to-dock@micxgx.gmail.com"
 STEP_TIMEOUT = 7.0
 # The extension's steps are polled this long; the test holds their time to 1 s.
 LIVE_TIMEOUT = 5.0
-# A bus of our own that activates nothing: the shell's helpers (calendar server, a11y bus,
-# permission store) are not started, so nothing outlives the test.
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=%s</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
 
 # Reads, through the shell's own objects, what it holds for the app and what a right-click on
 # its icons shows: each icon's menu is opened as a right-click opens it (popupMenu), the items of
@@ -214,13 +199,7 @@ class Session(ScratchDesktop):
             self.eval("global.settings.set_strv('favorite-apps', %s); true" % json.dumps(favorites))
 
     def start_buses(self):
-        for name, variable in [("bus", "DBUS_SESSION_BUS_ADDRESS"), ("system-bus", "DBUS_SYSTEM_BUS_ADDRESS")]:
-            socket = self.path(name)
-            with open(self.path(name + ".conf"), "w") as config:
-                config.write(BUS_CONFIG % socket)
-            self.start(["dbus-daemon", "--config-file=" + self.path(name + ".conf"), "--nofork", "--nopidfile"], name + ".log")
-            wait_for("the private " + name, lambda: os.path.exists(socket))
-            self.env[variable] = "unix:path=" + socket
+        self.start_private_buses()
         self.bus = Gio.DBusConnection.new_for_address_sync(
             self.env["DBUS_SESSION_BUS_ADDRESS"],
             Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
