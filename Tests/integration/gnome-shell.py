@@ -409,13 +409,6 @@ class Session(ScratchDesktop):
                               "quickActions": [label for label in ((last.get("dock") or {}).get("labels") or []) if label in known],
                               "seconds": round((seen[0] if seen else time.monotonic()) - changed_at, 3)})
 
-    def contact(self, uid, name, favorite=True):
-        path = self.path("contacts/personal/%s.vcf" % uid)
-        with open(path + ".tmp", "w") as card:
-            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
-                       % (uid, name, name, "favorite" if favorite else "friends"))
-        os.rename(path + ".tmp", path)
-
     def pinned_step(self, name, desktop_id, expected):
         """Waits until the shell's app for the pinned launcher `desktop_id` is `expected`
         ({"name", "description"}, or None for no such app), within the step's time."""

@@ -72,12 +72,6 @@ class Session(ScratchDesktop):
         # The icon is the dock's only item, in the middle of its window.
         self.icon = (self.dock["X"] + self.dock["WIDTH"] // 2, self.dock["Y"] + self.dock["HEIGHT"] // 2)
 
-    def pixels(self, x, y, width, height):
-        """The screen's raw RGB bytes in a rectangle."""
-        return subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root",
-                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "rgb:-"],
-                              env=self.env, check=True, capture_output=True).stdout
-
     def open_menu(self):
         """Right-clicks the icon until the menu shows every expected title (the dock may still be
         loading the quicklist); returns the lines read and how often each title was found."""
@@ -150,21 +144,7 @@ def main():
             hits = found.get(arguments.choose)
             if not hits:
                 raise Failure("'%s' is not a displayed quick action" % arguments.choose)
-            x, y = hits[0][1]
-            # GTK takes a click on a menu item only once it has selected the item under the
-            # pointer, which it shows by highlighting the row: a strip of the row left of the
-            # pointer (the pointer itself never in it) must change before the click.
-            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
-            unselected = session.pixels(*strip)
-            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=session.env, check=True)
-            wait_for("'%s' to show as selected under the pointer" % arguments.choose,
-                     lambda: session.pixels(*strip) != unselected, timeout=10, interval=0.05)
-            subprocess.run(["xdotool", "click", "1"], env=session.env, check=True)
-            pending = wait_for("the trigger", lambda: session.status().get("pendingLaunchItem"), timeout=10)
-            report["chosen"] = arguments.choose
-            report["pending"] = pending
-            if pending.get("title") != arguments.choose:
-                raise Failure("chose '%s' but the daemon got '%s'" % (arguments.choose, pending.get("title")))
+            session.choose(report, hits[0][1], arguments.choose)
         report["ok"] = True
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)

@@ -367,13 +367,6 @@ class Session(ScratchDesktop):
         wait_for("the window to close", lambda: not self.panel_entries(title), timeout=10, interval=0)
         return case
 
-    def contact(self, uid, name, favorite=True):
-        path = self.path("contacts/personal/%s.vcf" % uid)
-        with open(path + ".tmp", "w") as card:
-            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
-                       % (uid, name, name, "favorite" if favorite else "friends"))
-        os.rename(path + ".tmp", path)
-
     def wait_listed(self, condition):
         wait_for("qactl list to follow the contacts", lambda: condition(self.displayed()), timeout=10, interval=0.02)
 
@@ -451,15 +444,7 @@ def main():
         hits = [line for line in session.read_menu(session.launcher_point())[0] if matches(line[0], choice)]
         if not hits:
             raise Failure("'%s' is not in the menu: %s" % (choice, lines))
-        x, y = hits[0][1]
-        subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=session.env, check=True)
-        time.sleep(0.2)
-        subprocess.run(["xdotool", "click", "1"], env=session.env, check=True)
-        pending = wait_for("the trigger", lambda: session.status().get("pendingLaunchItem"), timeout=10)
-        report["chosen"] = choice
-        report["pending"] = pending
-        if pending.get("title") != choice:
-            raise Failure("chose '%s' but the daemon got '%s'" % (choice, pending.get("title")))
+        session.choose(report, hits[0][1], choice, selects_first=False)
         # Windows and their launcher: known by WM_CLASS only, by the GTK application ID only,
         # by neither (the command line).
         report["windows"] = [session.window_case(*case) for case in WINDOW_CASES]

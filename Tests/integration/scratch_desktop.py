@@ -118,6 +118,33 @@ class ScratchDesktop:
                        check=True, capture_output=True)
         return shot
 
+    def pixels(self, x, y, width, height):
+        """The screen's raw RGB bytes in a rectangle."""
+        return subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root",
+                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "rgb:-"],
+                              env=self.env, check=True, capture_output=True).stdout
+
+    def choose(self, report, point, title, selects_first=True):
+        """Clicks the open menu's item `title` at `point` and waits until the daemon has the
+        trigger (no app is connected: the pending launch item), which must be that item.
+        A GTK menu (`selects_first`) takes a click on an item only once it has selected the item
+        under the pointer, which it shows by highlighting the row: a strip of the row left of the
+        pointer (the pointer itself never in it) must change before the click. A Qt menu takes
+        the click where it lands (and under Xvfb shows no highlight)."""
+        x, y = point
+        if selects_first:
+            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
+            unselected = self.pixels(*strip)
+            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=self.env, check=True)
+            wait_for("'%s' to show as selected under the pointer" % title,
+                     lambda: self.pixels(*strip) != unselected, timeout=10, interval=0.05)
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=self.env, check=True)
+        pending = wait_for("the trigger", lambda: self.status().get("pendingLaunchItem"), timeout=10)
+        report["chosen"] = title
+        report["pending"] = pending
+        if pending.get("title") != title:
+            raise Failure("chose '%s' but the daemon got '%s'" % (title, pending.get("title")))
+
     def read_lines(self, shot, origin=(0, 0), scale=SCALE, contrast="", gap=None):
         """tesseract's words grouped into lines: [(text, (x, y) centre, [(word, left edge x)])] in
         screen pixels, the shot taken at `origin` on the screen. Words are grouped by their height
@@ -166,6 +193,14 @@ class ScratchDesktop:
     def displayed(self):
         """The titles `qactl list` shows."""
         return [row["item"]["title"] for row in json.loads(self.qactl("list", "--json"))["items"]]
+
+    def contact(self, uid, name, favorite=True):
+        """Writes (whole, by a rename) the demo book's card `uid`, a favorite or not."""
+        path = self.path("contacts/personal/%s.vcf" % uid)
+        with open(path + ".tmp", "w") as card:
+            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
+                       % (uid, name, name, "favorite" if favorite else "friends"))
+        os.rename(path + ".tmp", path)
 
     def prepare(self, folders, mode):
         """The demo's contacts and static items, and the demo app's own entry in share/ (with an
