@@ -65,21 +65,6 @@ DOCK_UUID = "dash-to-dock@micxgx.gmail.com"
 STEP_TIMEOUT = 7.0
 # The extension's steps are polled this long; the test holds their time to 1 s.
 LIVE_TIMEOUT = 5.0
-# A bus of our own that activates nothing: the shell's helpers (calendar server, a11y bus,
-# permission store) are not started, so nothing outlives the test.
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=%s</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
 
 # Reads, through the shell's own objects, what it holds for the app and what a right-click on
 # its icons shows: each icon's menu is opened as a right-click opens it (popupMenu), the items of
@@ -214,13 +199,7 @@ class Session(ScratchDesktop):
             self.eval("global.settings.set_strv('favorite-apps', %s); true" % json.dumps(favorites))
 
     def start_buses(self):
-        for name, variable in [("bus", "DBUS_SESSION_BUS_ADDRESS"), ("system-bus", "DBUS_SYSTEM_BUS_ADDRESS")]:
-            socket = self.path(name)
-            with open(self.path(name + ".conf"), "w") as config:
-                config.write(BUS_CONFIG % socket)
-            self.start(["dbus-daemon", "--config-file=" + self.path(name + ".conf"), "--nofork", "--nopidfile"], name + ".log")
-            wait_for("the private " + name, lambda: os.path.exists(socket))
-            self.env[variable] = "unix:path=" + socket
+        self.start_private_buses()
         self.bus = Gio.DBusConnection.new_for_address_sync(
             self.env["DBUS_SESSION_BUS_ADDRESS"],
             Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
@@ -429,13 +408,6 @@ class Session(ScratchDesktop):
                               "menu": (last.get("dock") or {}).get("labels"),
                               "quickActions": [label for label in ((last.get("dock") or {}).get("labels") or []) if label in known],
                               "seconds": round((seen[0] if seen else time.monotonic()) - changed_at, 3)})
-
-    def contact(self, uid, name, favorite=True):
-        path = self.path("contacts/personal/%s.vcf" % uid)
-        with open(path + ".tmp", "w") as card:
-            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
-                       % (uid, name, name, "favorite" if favorite else "friends"))
-        os.rename(path + ".tmp", path)
 
     def pinned_step(self, name, desktop_id, expected):
         """Waits until the shell's app for the pinned launcher `desktop_id` is `expected`

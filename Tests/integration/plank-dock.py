@@ -23,13 +23,10 @@ import shutil
 import subprocess
 import sys
 import time
-import unicodedata
 
-from scratch_desktop import Failure, ScratchDesktop, wait_for
+from scratch_desktop import Failure, ScratchDesktop, folded, wait_for
 
 TOOLS = ["Xvfb", "dbus-daemon", "plank", "xdotool", "import", "convert", "tesseract"]
-# OCR upscales the screenshot first: tesseract reads menu-sized text far better at 3x.
-SCALE = 3
 
 
 class Session(ScratchDesktop):
@@ -39,17 +36,6 @@ class Session(ScratchDesktop):
 
     def prepare(self):
         super().prepare(["home/.config/plank/dock1/launchers"], self.mode)
-
-    def start_display(self):
-        read_end, write_end = os.pipe()
-        self.start(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-                   "xvfb.log", pass_fds=[write_end])
-        os.close(write_end)
-        with os.fdopen(read_end) as pipe:
-            number = pipe.readline().strip()
-        if not number:
-            raise Failure("Xvfb did not start: " + open(self.path("xvfb.log")).read())
-        self.env["DISPLAY"] = ":" + number
 
     def start_bus(self):
         socket = self.path("bus")
@@ -86,49 +72,6 @@ class Session(ScratchDesktop):
         # The icon is the dock's only item, in the middle of its window.
         self.icon = (self.dock["X"] + self.dock["WIDTH"] // 2, self.dock["Y"] + self.dock["HEIGHT"] // 2)
 
-    def screenshot(self, name):
-        shot = self.path(name)
-        subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root", shot], env=self.env, check=True,
-                       capture_output=True)
-        return shot
-
-    def pixels(self, x, y, width, height):
-        """The screen's raw RGB bytes in a rectangle."""
-        return subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root",
-                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "rgb:-"],
-                              env=self.env, check=True, capture_output=True).stdout
-
-    def read_lines(self, shot):
-        """tesseract's words grouped into lines: [(text, (x, y) centre in screen pixels)].
-        Words are grouped by their height on screen, not by tesseract's own lines, which
-        sometimes cut one menu item in two."""
-        large = shot + ".ocr.png"
-        subprocess.run(["convert", shot, "-resize", "%d%%" % (SCALE * 100), "-colorspace", "Gray", large], check=True)
-        tsv = subprocess.run(["tesseract", large, "-", "--psm", "11", "tsv"], capture_output=True, text=True).stdout
-        words = []
-        for row in tsv.splitlines()[1:]:
-            cells = row.split("\t")
-            if len(cells) < 12 or not cells[11].strip():
-                continue
-            left, top, width, height = (int(value) for value in cells[6:10])
-            words.append((top + height / 2, left, width, height, cells[11]))
-        words.sort()
-        lines = []
-        for word in words:
-            if lines and abs(word[0] - lines[-1][-1][0]) < max(word[3], lines[-1][-1][3]) / 2:
-                lines[-1].append(word)
-            else:
-                lines.append([word])
-        result = []
-        for line in lines:
-            line.sort(key=lambda word: word[1])
-            text = " ".join(word[4] for word in line)
-            left = min(word[1] for word in line)
-            right = max(word[1] + word[2] for word in line)
-            middle = sum(word[0] for word in line) / len(line)
-            result.append((text, (int((left + right) / 2 / SCALE), int(middle / SCALE))))
-        return result
-
     def open_menu(self):
         """Right-clicks the icon until the menu shows every expected title (the dock may still be
         loading the quicklist); returns the lines read and how often each title was found."""
@@ -147,12 +90,6 @@ class Session(ScratchDesktop):
         return last
 
 
-def folded(text):
-    """Letters and digits only, accents dropped, lower case: what OCR gets right reliably."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(character.lower() for character in decomposed if character.isalnum() and not unicodedata.combining(character))
-
-
 def matches(line, title):
     """A menu line shows `title`: the same letters, up to an OCR slip (ö read as é, a lost letter)."""
     line, title = folded(line), folded(title)
@@ -164,7 +101,7 @@ def matches(line, title):
 
 def crop_for_docs(session, shot, lines, target):
     """The dock and its open menu, with a margin, for the README."""
-    points = [center for _, center in lines] + [session.icon]
+    points = [line[1] for line in lines] + [session.icon]
     left = max(0, min(x for x, _ in points) - 180)
     right = min(1024, max(x for x, _ in points) + 180)
     top = max(0, min(y for _, y in points) - 40)
@@ -196,7 +133,7 @@ def main():
         report["expected"] = session.expected
         session.start_dock(exported)
         lines, found = session.open_menu()
-        report["lines"] = [text for text, _ in lines]
+        report["lines"] = [line[0] for line in lines]
         report["found"] = {title: len(hits) for title, hits in found.items()}
         if arguments.screenshot:
             crop_for_docs(session, session.path("menu.png"), lines, arguments.screenshot)
@@ -207,21 +144,7 @@ def main():
             hits = found.get(arguments.choose)
             if not hits:
                 raise Failure("'%s' is not a displayed quick action" % arguments.choose)
-            x, y = hits[0][1]
-            # GTK takes a click on a menu item only once it has selected the item under the
-            # pointer, which it shows by highlighting the row: a strip of the row left of the
-            # pointer (the pointer itself never in it) must change before the click.
-            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
-            unselected = session.pixels(*strip)
-            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=session.env, check=True)
-            wait_for("'%s' to show as selected under the pointer" % arguments.choose,
-                     lambda: session.pixels(*strip) != unselected, timeout=10, interval=0.05)
-            subprocess.run(["xdotool", "click", "1"], env=session.env, check=True)
-            pending = wait_for("the trigger", lambda: session.status().get("pendingLaunchItem"), timeout=10)
-            report["chosen"] = arguments.choose
-            report["pending"] = pending
-            if pending.get("title") != arguments.choose:
-                raise Failure("chose '%s' but the daemon got '%s'" % (arguments.choose, pending.get("title")))
+            session.choose(report, hits[0][1], arguments.choose)
         report["ok"] = True
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)

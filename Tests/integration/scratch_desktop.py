@@ -1,6 +1,7 @@
-"""A scratch desktop for the launcher scripts (plank-dock.py, gnome-shell.py): a folder with a
-HOME and XDG folders of its own, the built qactd on the demo contacts and static items exporting
-the demo app's desktop entry, and the processes started there, stopped at the end."""
+"""A scratch desktop for the launcher scripts (plank-dock.py, gnome-shell.py, plasma.py): a folder
+with a HOME and XDG folders of its own, the built qactd on the demo contacts and static items
+exporting the demo app's desktop entry, and the processes started there, stopped at the end; an
+Xvfb display, private buses, and screenshots read with tesseract."""
 import json
 import os
 import shutil
@@ -8,13 +9,39 @@ import signal
 import subprocess
 import tempfile
 import time
+import unicodedata
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DESKTOP_ID = "io.qactd.Demo.desktop"
 
 
+# A bus of our own that activates nothing: a shell's helpers (calendar server, a11y bus,
+# permission store, ...) are not started, so nothing outlives the test.
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=%s</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+# OCR upscales a screenshot first: tesseract reads menu-sized text far better at 3x.
+SCALE = 3
+
+
 class Failure(Exception):
     pass
+
+
+def folded(text):
+    """Letters and digits only, accents dropped, lower case: what OCR gets right reliably."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(character.lower() for character in decomposed if character.isalnum() and not unicodedata.combining(character))
 
 
 def wait_for(what, condition, timeout=15.0, interval=0.1):
@@ -60,6 +87,100 @@ class ScratchDesktop:
         self.processes.append(process)
         return process
 
+    def start_display(self, width=1024, height=768):
+        """Xvfb on a display number of its own choosing; sets DISPLAY."""
+        read_end, write_end = os.pipe()
+        self.start(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "%dx%dx24" % (width, height), "-nolisten", "tcp"],
+                   "xvfb.log", pass_fds=[write_end])
+        os.close(write_end)
+        with os.fdopen(read_end) as pipe:
+            number = pipe.readline().strip()
+        if not number:
+            raise Failure("Xvfb did not start: " + open(self.path("xvfb.log")).read())
+        self.env["DISPLAY"] = ":" + number
+
+    def start_private_buses(self):
+        """A private session bus and a second private bus standing in for the system bus, neither
+        activating anything; sets their addresses."""
+        for name, variable in [("bus", "DBUS_SESSION_BUS_ADDRESS"), ("system-bus", "DBUS_SYSTEM_BUS_ADDRESS")]:
+            socket = self.path(name)
+            with open(self.path(name + ".conf"), "w") as config:
+                config.write(BUS_CONFIG % socket)
+            self.start(["dbus-daemon", "--config-file=" + self.path(name + ".conf"), "--nofork", "--nopidfile"], name + ".log")
+            wait_for("the private " + name, lambda: os.path.exists(socket))
+            self.env[variable] = "unix:path=" + socket
+
+    def screenshot(self, name, area=None):
+        """The screen, or the rectangle `area` (x, y, width, height) of it, into `name`."""
+        shot = self.path(name)
+        crop = ["-crop", "%dx%d+%d+%d" % (area[2], area[3], area[0], area[1])] if area else []
+        subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root", *crop, shot], env=self.env,
+                       check=True, capture_output=True)
+        return shot
+
+    def pixels(self, x, y, width, height):
+        """The screen's raw RGB bytes in a rectangle."""
+        return subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root",
+                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "rgb:-"],
+                              env=self.env, check=True, capture_output=True).stdout
+
+    def choose(self, report, point, title, selects_first=True):
+        """Clicks the open menu's item `title` at `point` and waits until the daemon has the
+        trigger (no app is connected: the pending launch item), which must be that item.
+        A GTK menu (`selects_first`) takes a click on an item only once it has selected the item
+        under the pointer, which it shows by highlighting the row: a strip of the row left of the
+        pointer (the pointer itself never in it) must change before the click. A Qt menu takes
+        the click where it lands (and under Xvfb shows no highlight)."""
+        x, y = point
+        if selects_first:
+            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
+            unselected = self.pixels(*strip)
+            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=self.env, check=True)
+            wait_for("'%s' to show as selected under the pointer" % title,
+                     lambda: self.pixels(*strip) != unselected, timeout=10, interval=0.05)
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=self.env, check=True)
+        pending = wait_for("the trigger", lambda: self.status().get("pendingLaunchItem"), timeout=10)
+        report["chosen"] = title
+        report["pending"] = pending
+        if pending.get("title") != title:
+            raise Failure("chose '%s' but the daemon got '%s'" % (title, pending.get("title")))
+
+    def read_lines(self, shot, origin=(0, 0), scale=SCALE, contrast="", gap=None):
+        """tesseract's words grouped into lines: [(text, (x, y) centre, [(word, left edge x)])] in
+        screen pixels, the shot taken at `origin` on the screen. Words are grouped by their height
+        on screen, not by tesseract's own lines, which sometimes cut one menu item in two; with
+        `gap`, words further apart than that many pixels start a line of their own. `contrast`:
+        more of ImageMagick's options for the grey image tesseract reads."""
+        large = shot + ".ocr.png"
+        subprocess.run(["convert", shot, "+repage", "-resize", "%d%%" % (scale * 100), "-colorspace", "Gray",
+                        *contrast.split(), large], check=True)
+        tsv = subprocess.run(["tesseract", large, "-", "--psm", "11", "tsv"], capture_output=True, text=True).stdout
+        words = []
+        for row in tsv.splitlines()[1:]:
+            cells = row.split("\t")
+            if len(cells) < 12 or not cells[11].strip():
+                continue
+            left, top, width, height = (int(value) for value in cells[6:10])
+            words.append((top + height / 2, left, width, height, cells[11]))
+        words.sort()
+        lines = []
+        for word in words:
+            if lines and abs(word[0] - lines[-1][-1][0]) < max(word[3], lines[-1][-1][3]) / 2 \
+                    and (gap is None or word[1] - max(other[1] + other[2] for other in lines[-1]) < gap * scale):
+                lines[-1].append(word)
+            else:
+                lines.append([word])
+        result = []
+        for line in lines:
+            line.sort(key=lambda word: word[1])
+            text = " ".join(word[4] for word in line)
+            left = min(word[1] for word in line)
+            right = max(word[1] + word[2] for word in line)
+            middle = sum(word[0] for word in line) / len(line)
+            result.append((text, (origin[0] + int((left + right) / 2 / scale), origin[1] + int(middle / scale)),
+                           [(word[4], origin[0] + int(word[1] / scale)) for word in line]))
+        return result
+
     def qactl(self, *arguments):
         result = subprocess.run([os.path.join(self.bin, "qactl"), *arguments], env=self.env, capture_output=True, text=True)
         if result.returncode != 0:
@@ -72,6 +193,14 @@ class ScratchDesktop:
     def displayed(self):
         """The titles `qactl list` shows."""
         return [row["item"]["title"] for row in json.loads(self.qactl("list", "--json"))["items"]]
+
+    def contact(self, uid, name, favorite=True):
+        """Writes (whole, by a rename) the demo book's card `uid`, a favorite or not."""
+        path = self.path("contacts/personal/%s.vcf" % uid)
+        with open(path + ".tmp", "w") as card:
+            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
+                       % (uid, name, name, "favorite" if favorite else "friends"))
+        os.rename(path + ".tmp", path)
 
     def prepare(self, folders, mode):
         """The demo's contacts and static items, and the demo app's own entry in share/ (with an

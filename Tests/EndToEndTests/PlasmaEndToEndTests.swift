@@ -1,0 +1,75 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The real KDE Plasma. Tests/integration/plasma.py runs Debian's Plasma 5.27 (plasmashell,
+/// kwin_x11, kded5) under Xvfb on private buses with the demo app as the task manager's launcher
+/// and the built qactd exporting its quick actions; it right-clicks the launcher, reads the menu
+/// from a screenshot with tesseract and picks one item; Kickoff's menu for the app is read too, and a real window of the app, started
+/// from the launcher, must stay grouped with it (about 70 s).
+final class PlasmaEndToEndTests: XCTestCase {
+    static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/plasma.py").path
+    static let steps = ["first export", "favorite added", "favorite renamed", "favorite removed"]
+
+    func testTheTaskManagerShowsExactlyTheDisplayedItemsAfterEachChangeRunsTheOnePickedAndKeepsWindowsWithTheLauncher() throws {
+        let result = DaemonFixture.run("/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path])
+        let report = try XCTUnwrap(
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
+        if result.status == 77 { try QuicklistEndToEndTests.missing("plasma.py: \(report["error"] ?? result.stdout)") }
+        XCTAssertEqual(result.status, 0, "\(report)")
+
+        // Each step: the menu shows every displayed item once and none that is gone, within 3 s
+        // of the change (KSycoca rebuilt by kded5, or plasmashell's own check when a menu opens).
+        let steps = report["steps"] as? [[String: Any]] ?? []
+        XCTAssertEqual(steps.map { $0["step"] as? String ?? "" }, Self.steps, "\(report)")
+        for step in steps {
+            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)")
+            let gone = step["gone"] as? [String] ?? []
+            XCTAssertEqual(Set(expected).count, expected.count, "\(step)")
+            let counts = step["counts"] as? [String: Int] ?? [:]
+            for title in expected { XCTAssertEqual(counts[title], 1, "'\(title)' once in the menu: \(step)") }
+            for title in gone { XCTAssertEqual(counts[title], 0, "'\(title)' no longer in the menu: \(step)") }
+            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 3.0, "\(step)")
+        }
+        let titles = steps.map { $0["expected"] as? [String] ?? [] }
+        if titles.count == 4 {
+            XCTAssertTrue(titles[1].contains("Aaron Added") && titles[2].contains("Aaron Renamed") && !titles[3].contains("Aaron Renamed"), "\(titles)")
+        }
+
+        // Kickoff: the app's entry, found by its search, shows the same actions on a right-click
+        // (read after the task manager's, at each step).
+        let kickoff = report["kickoff"] as? [[String: Any]] ?? []
+        XCTAssertEqual(kickoff.map { $0["step"] as? String ?? "" }, Self.steps, "\(report)")
+        for step in kickoff {
+            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)")
+            let counts = step["counts"] as? [String: Int] ?? [:]
+            for title in expected { XCTAssertEqual(counts[title], 1, "'\(title)' once in Kickoff's menu: \(step)") }
+            for title in step["gone"] as? [String] ?? [] { XCTAssertEqual(counts[title], 0, "\(step)") }
+        }
+
+        // Picked in the menu, a favorite's action runs its Exec, `qactl trigger`: with no app
+        // connected the daemon keeps it as the pending launch item.
+        let pending = try XCTUnwrap(report["pending"] as? [String: Any], "\(report)")
+        XCTAssertEqual(pending["title"] as? String, report["chosen"] as? String, "\(report)")
+        XCTAssertEqual(pending["type"] as? String, "FavoriteAction", "\(report)")
+        // Windows stay with their launcher: a window started by a click on the launcher takes the
+        // launcher's place (one entry, at the panel's left end) before and after the entry is
+        // rewritten, whether the task manager knows it by WM_CLASS, by its GTK application ID or
+        // only by its command line (the entry's Exec, nothing added).
+        let windows = report["windows"] as? [[String: Any]] ?? []
+        XCTAssertEqual(windows.map { $0["case"] as? String ?? "" }, ["wm class", "application id", "command line"], "\(report)")
+        for window in windows {
+            for moment in ["before", "after"] {
+                let reading = window[moment] as? [String: Any] ?? [:]
+                XCTAssertEqual(reading["entries"] as? Int, 1, "\(moment): \(window)")
+                XCTAssertEqual(reading["grouped"] as? Bool, true, "\(moment): \(window)")
+            }
+        }
+        // The control: a window the task manager cannot match gets an entry of its own.
+        let control = try XCTUnwrap(report["control"] as? [String: Any], "\(report)")
+        XCTAssertEqual(control["grouped"] as? Bool, false, "\(control)")
+        XCTAssertEqual(control["entries"] as? Int, 1, "\(control)")
+
+        print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+    }
+}

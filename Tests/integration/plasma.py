@@ -1,0 +1,474 @@
+#!/usr/bin/python3
+"""KDE Plasma, the real one: the task manager's and Kickoff's menus of the exported app.
+
+  plasma.py --bin DIR [--keep]
+
+Starts, in a scratch folder with a HOME and XDG folders of its own: Xvfb, a private session bus
+and a second private bus standing in for the system bus, Debian's kwin_x11 (the window manager the
+task manager learns the windows from), kded5 (which rebuilds KDE's service cache, KSycoca, when an
+applications folder changes) and plasmashell with one panel: Kickoff and a task manager whose only
+launcher is the demo app. Then the built qactd on the demo contacts exports the demo app's entry
+(DynamicItems=desktop-entry: Plasma reads an app's actions only from its desktop entry).
+
+What a person sees is read from the screen: the task manager's icon is right-clicked with
+xdotool, the screen shot with ImageMagick's import and read with tesseract. After the first
+export, a favorite added, renamed and removed, the menu must show every displayed quick action
+(`qactl list`) exactly once and none that is gone (polled; the time from the change is reported,
+the test holds it to 3 s; a poll whose menu looks as the one before is not read again, so the
+menu is opened a few times a second). Kickoff, opened through plasmashell's own D-Bus method and searched
+for the app, shows the same actions on its right-click, read after the task manager's at each step (opening
+Kickoff, searching and reading it takes about 5 s, so its time includes the task manager's
+reading and is reported, not held). Picking a favorite in the task manager's
+menu runs its Exec (qactl trigger): the daemon gets it as the pending launch item.
+
+Windows and their launcher: a real window of the app (gtk-window.py, started by Plasma from the
+exported entry with a left click on the launcher) must take the launcher's place in the task
+manager, not add an entry of its own, before and after the entry is rewritten; for an app known
+by its WM_CLASS, by its GTK application ID and by its command line only (the entry's Exec). The
+task manager shows a launcher as an icon and a window as its icon and title, so the panel is read:
+the window's title once, starting right after the entry's own icon at the panel's left end. The
+control, a window it cannot match (started by the script, another WM_CLASS and command line),
+must read as an entry of its own after the launcher's icon.
+
+Prints one JSON object: {"ok", "steps": [{"step", "expected", "gone", "menu", "counts", "seconds"}],
+"kickoff": [...], "chosen", "pending", "windows": [{"case", "exec", "before", "after"}], "control",
+"startSeconds", "error"}; exits 0 when everything held,
+1 otherwise, 77 when a tool is missing.
+"""
+import argparse
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, folded, wait_for
+
+ACTIVITY_MANAGER = "/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"
+TOOLS = [ACTIVITY_MANAGER, "kglobalaccel5", "xprop", "dbus-send", "Xvfb", "dbus-daemon", "plasmashell", "kwin_x11", "kded5", "kbuildsycoca5", "xdotool", "import", "convert",
+         "tesseract"]
+STEP_TIMEOUT = 6.0
+# The screen Xvfb gives (ScratchDesktop.start_display's default).
+WIDTH, HEIGHT = 1024, 768
+PANEL = 44
+MENU_HEIGHT = 300
+MENU_WIDTH = 360
+# Words further apart than this (screen pixels) are not one menu item: an item and what
+# stands beside the menu.
+MENU_GAP = 60
+# One panel along the bottom: the task manager (text, so a person and tesseract read which
+# entries it has) with the demo app as its only launcher, then Kickoff. A desktop containment
+# too: plasmashell lays out its default desktop when it finds none.
+APPLETS = """[Containments][1]
+activityId=
+formfactor=0
+immutability=1
+lastScreen=0
+location=0
+plugin=org.kde.plasma.folder
+wallpaperplugin=org.kde.color
+
+[Containments][2]
+activityId=
+formfactor=2
+immutability=1
+lastScreen=0
+location=4
+plugin=org.kde.panel
+wallpaperplugin=org.kde.image
+
+[Containments][2][Applets][3]
+immutability=1
+plugin=org.kde.plasma.taskmanager
+
+[Containments][2][Applets][3][Configuration][General]
+launchers=applications:%(id)s
+separateLaunchers=false
+groupingStrategy=1
+showOnlyCurrentDesktop=false
+showOnlyCurrentActivity=false
+
+[Containments][2][Applets][4]
+immutability=1
+plugin=org.kde.plasma.kickoff
+
+[Containments][2][General]
+AppletOrder=3;4
+"""
+PANEL_RC = """[PlasmaViews][Panel 2]
+alignment=132
+
+[PlasmaViews][Panel 2][Defaults]
+thickness=%d
+""" % PANEL
+
+
+class Session(ScratchDesktop):
+    def __init__(self, bin_dir):
+        super().__init__(bin_dir, "qactd-plasma-", {
+            "XDG_CURRENT_DESKTOP": "KDE", "KDE_FULL_SESSION": "true", "KDE_SESSION_VERSION": "5",
+            "DESKTOP_SESSION": "plasma", "XDG_SESSION_TYPE": "x11", "QT_QPA_PLATFORM": "xcb",
+            # KDE_DEBUG: a crash is logged, not handed to DrKonqi's dialog.
+            "LIBGL_ALWAYS_SOFTWARE": "1", "QT_ACCESSIBILITY": "0", "KDE_DEBUG": "1",
+            "QT_LOGGING_RULES": "*.debug=false",
+        })
+
+    def prepare(self):
+        super().prepare(["home/.config", "home/.cache"], "desktop-entry")
+        # Every change of the favorites reaches the entry at once, as a person editing a
+        # contact sees it.
+        self.configure(DESKTOP_ID, "desktop-entry", "Recompute=change\nRecomputeSettleMSec=0\n")
+        with open(self.path("home/.config/plasma-org.kde.plasma.desktop-appletsrc"), "w") as applets:
+            applets.write(APPLETS % {"id": DESKTOP_ID})
+        with open(self.path("home/.config/plasmashellrc"), "w") as rc:
+            rc.write(PANEL_RC)
+        # No splash, no first-run notices, no screen locking mid-test.
+        with open(self.path("home/.config/kscreenlockerrc"), "w") as rc:
+            rc.write("[Daemon]\nAutolock=false\nLockOnResume=false\n")
+        with open(self.path("home/.config/kwinrc"), "w") as rc:
+            rc.write("[Compositing]\nEnabled=false\n")
+
+    def call(self, destination, path, interface, method, *arguments):
+        return subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=" + destination, path,
+                               interface + "." + method, *arguments], env=self.env, capture_output=True, text=True)
+
+    def start_plasma(self):
+        started = time.monotonic()
+        subprocess.run(["kbuildsycoca5", "--noincremental"], env=self.env, capture_output=True)
+        self.start(["kwin_x11", "--replace"], "kwin.log")
+        wait_for("kwin_x11 managing the screen", lambda: "_NET_SUPPORTING_WM_CHECK" in subprocess.run(
+            ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env, capture_output=True, text=True).stdout
+            and "not found" not in subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env,
+                                                  capture_output=True, text=True).stdout, timeout=30)
+        self.start(["kded5"], "kded.log")
+        # The bus activates nothing: what plasmashell needs is started here. It refuses to load
+        # without the activity manager; kglobalaccel5 takes the global shortcuts.
+        self.start([ACTIVITY_MANAGER], "kactivitymanagerd.log")
+        self.start(["kglobalaccel5"], "kglobalaccel.log")
+        wait_for("kactivitymanagerd on the bus", lambda: self.call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+            "string:org.kde.ActivityManager").stdout.rstrip().endswith("true"), timeout=30)
+        self.start(["plasmashell", "--no-respawn"], "plasmashell.log")
+
+        def panel():
+            found = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "plasmashell"], env=self.env,
+                                   capture_output=True, text=True).stdout.split()
+            for window in found:
+                geometry = subprocess.run(["xdotool", "getwindowgeometry", "--shell", window], env=self.env,
+                                          capture_output=True, text=True).stdout
+                values = dict(line.split("=", 1) for line in geometry.split())
+                if int(values.get("WIDTH", 0)) >= WIDTH // 2 and 20 <= int(values.get("HEIGHT", 0)) <= 100:
+                    return {key: int(values[key]) for key in ["X", "Y", "WIDTH", "HEIGHT"]}
+            return None
+
+        self.panel = wait_for("plasmashell's panel", panel, timeout=60, interval=0.3)
+        self.start_seconds = round(time.monotonic() - started, 2)
+
+    def launcher_point(self):
+        """The task manager's first entry, at the left end of the panel: a launcher is a square
+        icon there, a window's entry starts with its icon."""
+        return (self.panel["X"] + self.panel["HEIGHT"] // 2, self.panel["Y"] + self.panel["HEIGHT"] // 2)
+
+    def read_menu(self, point, stale=None):
+        """Right-clicks `point` and reads the screen above the panel: the menu's lines, and the
+        menu's picture. When the picture is `stale` (the one a poll before read), it is not read
+        again: None. A poll thus takes a fraction of a second until the menu changes."""
+        subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+        self.opened_at = time.monotonic()
+        subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1]), "click", "3"], env=self.env, check=True)
+        # The menu opens above the point, to its right; less to read is a quicker poll. It is
+        # filled when it opens: once two shots in a row agree, it is drawn.
+        area = (max(0, point[0] - 40), max(0, self.panel["Y"] - MENU_HEIGHT), MENU_WIDTH, MENU_HEIGHT)
+        shots = []
+
+        def drawn():
+            shots.append(open(self.screenshot("menu.png", area), "rb").read())
+            return len(shots) > 1 and shots[-1] == shots[-2]
+
+        wait_for("the menu to be drawn", drawn, timeout=5, interval=0.05)
+        if shots[-1] == stale:
+            return None, stale
+        return self.read_lines(self.path("menu.png"), area[:2], contrast="-normalize", gap=MENU_GAP), shots[-1]
+
+    def menu_step(self, name, expected, gone, changed_at, point=None):
+        """Polls the menu until it shows each of `expected` once and none of `gone`."""
+        point = point or self.launcher_point()
+        last = {}
+
+        def shown():
+            last["polls"] = last.get("polls", 0) + 1
+            lines, last["picture"] = self.read_menu(point, last.get("picture"))
+            if lines is None:
+                return False
+            last["lines"] = lines
+            counts = {title: sum(1 for line in lines if matches(line[0], title)) for title in expected + gone}
+            last["counts"] = counts
+            return all(counts[title] == 1 for title in expected) and not any(counts[title] for title in gone)
+
+        seen = None
+        try:
+            wait_for("the menu to show %s" % expected, shown, timeout=STEP_TIMEOUT, interval=0)
+            seen = self.opened_at
+        finally:
+            step = {"step": name, "expected": expected, "gone": gone, "menu": [line[0] for line in last.get("lines", [])],
+                    "counts": last.get("counts"), "polls": last.get("polls"), "seconds": round((seen or time.monotonic()) - changed_at, 2)}
+            self.steps.append(step)
+            subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+        return last["lines"]
+
+    def changed_area(self, before, after, width, height):
+        """The rectangle (x, y, width, height) of the screen that differs between two shots, if it
+        is at least `width` by `height`: a menu or popup that opened."""
+        box = subprocess.run(["convert", before, after, "-compose", "difference", "-composite", "-threshold", "5%",
+                              "-format", "%@", "info:"], capture_output=True, text=True).stdout.strip()
+        size, x, y = box.split("+")
+        changed = tuple(int(value) for value in size.split("x"))
+        return (int(x), int(y)) + changed if changed[0] >= width and changed[1] >= height else None
+
+    def kickoff_menu(self):
+        """Opens Kickoff through plasmashell's own D-Bus method (what the Meta key does), searches
+        for the app, right-clicks its entry and reads the menu that opens: the part of the screen
+        the right-click changed. Returns the menu's lines; Kickoff is closed again."""
+        for _ in range(2):
+            subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+        closed = self.screenshot("kickoff-closed.png")
+        opened = self.call("org.kde.plasmashell", "/PlasmaShell", "org.kde.PlasmaShell", "activateLauncherMenu")
+        if opened.returncode != 0:
+            raise Failure("activateLauncherMenu: " + opened.stderr.strip())
+        try:
+            popup = wait_for("Kickoff to open", lambda: self.changed_area(closed, self.screenshot("kickoff.png"), 300, 300),
+                             timeout=10, interval=0.1)
+            subprocess.run(["xdotool", "type", "--delay", "20", "qactd"], env=self.env, check=True)
+            # The search results fill Kickoff's upper part: only that is read.
+            results = (popup[0], popup[1], popup[2], min(popup[3], 160))
+            entry = wait_for("the app in Kickoff's search results", lambda: [line[1] for line in self.read_lines(
+                self.screenshot("kickoff-results.png", results), results[:2], 2, "-normalize", MENU_GAP) if matches(line[0], "qactd Demo")],
+                timeout=10, interval=0)[0]
+            self.screenshot("kickoff.png")
+            subprocess.run(["xdotool", "mousemove", str(entry[0]), str(entry[1]), "click", "3"], env=self.env, check=True)
+            self.opened_at = time.monotonic()
+            area = wait_for("Kickoff's menu for the app", lambda: self.changed_area(
+                self.path("kickoff.png"), self.screenshot("kickoff-menu.png"), 100, 60), timeout=5, interval=0.1)
+            subprocess.run(["convert", self.path("kickoff-menu.png"), "-crop", "%dx%d+%d+%d" % (area[2], area[3], area[0], area[1]), "+repage",
+                            self.path("kickoff-crop.png")], check=True)
+            return self.read_lines(self.path("kickoff-crop.png"), area[:2], 2, "-normalize", MENU_GAP)
+        finally:
+            for _ in range(2):
+                subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+
+    def kickoff_step(self, name, expected, gone, changed_at):
+        """Polls Kickoff's menu for the app until it shows each of `expected` once and none of `gone`."""
+        last = {}
+
+        def shown():
+            lines = self.kickoff_menu()
+            last["lines"] = lines
+            last["counts"] = {title: sum(1 for line in lines if matches(line[0], title)) for title in expected + gone}
+            return all(last["counts"][title] == 1 for title in expected) and not any(last["counts"][title] for title in gone)
+
+        seen = None
+        try:
+            wait_for("Kickoff's menu to show %s" % expected, shown, timeout=STEP_TIMEOUT * 3, interval=0)
+            seen = self.opened_at
+        finally:
+            self.kickoff.append({"step": name, "expected": expected, "gone": gone,
+                                 "menu": [line[0] for line in last.get("lines", [])], "counts": last.get("counts"),
+                                 "seconds": round((seen or time.monotonic()) - changed_at, 2)})
+
+    def app_entry(self, command, wait=False):
+        """Gives the app's own entry the command line `command`; with `wait`, waits until qactd's
+        copy has it."""
+        source = self.path("share/applications/" + DESKTOP_ID)
+        with open(source) as entry:
+            lines = [("Exec=%s\n" % command) if line.startswith("Exec=") else line for line in entry]
+        with open(source + ".tmp", "w") as entry:
+            entry.writelines(lines)
+        os.rename(source + ".tmp", source)
+        if not wait:
+            return
+        wait_for("the copy to take the app's command", lambda: ("\nExec=%s\n" % command) in open(self.exported).read(),
+                 timeout=10)
+        # KDE's service cache has it before the click: kded5 would rebuild it a second or two
+        # later; here the rebuild is run at once, so the click launches the new command.
+        subprocess.run(["kbuildsycoca5"], env=self.env, capture_output=True, check=True)
+
+    def windows(self):
+        """The gtk-window.py processes of this session: {pid: title}."""
+        found = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                arguments = open("/proc/%s/cmdline" % pid).read().split("\0")
+                if "--title" in arguments and "HOME=%s\0" % self.env["HOME"] in open("/proc/%s/environ" % pid).read():
+                    found[int(pid)] = arguments[arguments.index("--title") + 1]
+            except (OSError, IndexError):
+                pass
+        return found
+
+    def launch_window(self, title):
+        """Left-clicks the launcher until the window titled `title` shows, and returns its process.
+        A click before plasmashell has read the rewritten entry runs the previous command: that
+        window is closed and the launcher clicked again."""
+        def launched():
+            for pid, other in self.windows().items():
+                if other != title:
+                    os.kill(pid, 15)
+            mine = [pid for pid, other in self.windows().items() if other == title]
+            if mine and subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=self.env,
+                                       capture_output=True).returncode == 0:
+                return mine[0]
+            if not mine and time.monotonic() - last[0] > 3:
+                subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+                subprocess.run(["xdotool", "mousemove", *map(str, self.launcher_point()), "click", "1"], env=self.env, check=True)
+                last[0] = time.monotonic()
+            return None
+
+        last = [0.0]
+        return wait_for("the app's window '%s'" % title, launched, timeout=30, interval=0.2)
+
+    def panel_entries(self, title):
+        """The task manager's entries that show `title` (one word), each as the x of its left edge."""
+        area = (self.panel["X"], self.panel["Y"], self.panel["WIDTH"] // 2, self.panel["HEIGHT"])
+        # The selected entry's light blue reads best as black on white.
+        lines = self.read_lines(self.screenshot("panel.png", area), area[:2], 2, "-threshold 50%", MENU_GAP)
+        return [left for line in lines for word, left in line[2] if matches(word, title)]
+
+    def grouped(self, title):
+        """Whether the window titled `title` is the launcher's entry: its text is the only one and
+        starts at the panel's left end (a window the task manager could not match to the launcher
+        gets an entry of its own after the launcher's icon)."""
+        entries = wait_for("the window's entry in the task manager", lambda: self.panel_entries(title), timeout=10, interval=0)
+        # The launcher's icon is as wide as the panel is high; the entry's own icon narrower.
+        return {"entries": len(entries), "left": entries[0], "grouped": len(entries) == 1 and entries[0] < self.panel["HEIGHT"] * 1.5}
+
+    def window_case(self, name, arguments, uid):
+        """Starts the app's window from the launcher (a left click) with the entry's Exec running
+        gtk-window.py `arguments`, reads its entry, rewrites the entry (a favorite added), reads it
+        again, and closes the window. Returns the case's report."""
+        title, command = window_command(name, arguments)
+        self.app_entry(command, wait=True)
+        case = {"case": name, "exec": command}
+        pid = self.launch_window(title)
+        window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=self.env, capture_output=True,
+                                text=True).stdout.split()[0]
+        case["properties"] = subprocess.run(["xprop", "-id", window, "WM_CLASS", "_GTK_APPLICATION_ID"], env=self.env,
+                                         capture_output=True, text=True).stdout.strip().splitlines()
+        try:
+            case["before"] = self.grouped(title)
+            self.contact(uid, "Aaron Window")
+            self.wait_listed(lambda titles: "Aaron Window" in titles)
+            wait_for("the rewritten entry", lambda: "Name=Aaron Window" in open(self.exported).read(), timeout=10)
+            case["after"] = self.grouped(title)
+            os.unlink(self.path("contacts/personal/%s.vcf" % uid))
+            self.wait_listed(lambda titles: "Aaron Window" not in titles)
+        finally:
+            os.kill(pid, 15)
+        wait_for("the window to close", lambda: not self.panel_entries(title), timeout=10, interval=0)
+        return case
+
+    def wait_listed(self, condition):
+        wait_for("qactl list to follow the contacts", lambda: condition(self.displayed()), timeout=10, interval=0.02)
+
+
+APP_ID = DESKTOP_ID[:-len(".desktop")]
+# How the task manager can know the app's window: WM_CLASS only, the GTK application ID only,
+# neither (then only the process's command line names the entry).
+WINDOW_CASES = [("wm class", "--program " + APP_ID, "zz-window-1"),
+                ("application id", "--program qactd-window --application-id " + APP_ID, "zz-window-2"),
+                ("command line", "--program qactd-window", "zz-window-3")]
+
+
+def window_command(name, arguments):
+    """The window's title and the app entry's Exec that opens it."""
+    title = "qactd-window-%s" % name.replace(" ", "")
+    return title, "/usr/bin/python3 %s %s --title %s" % (os.path.join(REPOSITORY, "Tests/integration/gtk-window.py"),
+                                                         arguments, title)
+
+
+def matches(line, title):
+    """A menu line shows `title`: the same letters, up to an OCR slip."""
+    line, title = folded(line), folded(title)
+    if not line or not title:
+        return False
+    return line == title or (len(line) <= len(title) + 3 and difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.85)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
+    arguments = parser.parse_args()
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
+        return 77
+
+    session = Session(os.path.abspath(arguments.bin))
+    session.steps = []
+    session.kickoff = []
+    report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff}
+    try:
+        session.prepare()
+        # The app's command opens the first case's window from the start: a click on the
+        # launcher never runs `qactl app`, which would connect as the app.
+        session.app_entry(window_command(*WINDOW_CASES[0][:2])[1])
+        session.start_display(WIDTH, HEIGHT)
+        session.start_private_buses()
+        session.start_plasma()
+        report["startSeconds"] = session.start_seconds
+        session.start_daemon()
+        session.qactl("resign-active")
+        wait_for("the exported desktop entry", lambda: os.path.exists(session.exported), interval=0.01)
+        started = time.monotonic()
+        session.menu_step("first export", session.displayed(), [], started)
+        session.kickoff_step("first export", session.displayed(), [], started)
+
+        changed = time.monotonic()
+        session.contact("zz-new-favorite", "Aaron Added")
+        session.wait_listed(lambda titles: "Aaron Added" in titles)
+        session.menu_step("favorite added", session.displayed(), [], changed)
+        session.kickoff_step("favorite added", session.displayed(), [], changed)
+
+        changed = time.monotonic()
+        session.contact("zz-new-favorite", "Aaron Renamed")
+        session.wait_listed(lambda titles: "Aaron Renamed" in titles and "Aaron Added" not in titles)
+        session.menu_step("favorite renamed", session.displayed(), ["Aaron Added"], changed)
+        session.kickoff_step("favorite renamed", session.displayed(), ["Aaron Added"], changed)
+
+        changed = time.monotonic()
+        os.unlink(session.path("contacts/personal/zz-new-favorite.vcf"))
+        session.wait_listed(lambda titles: "Aaron Renamed" not in titles)
+        lines = session.menu_step("favorite removed", session.displayed(), ["Aaron Added", "Aaron Renamed"], changed)
+        session.kickoff_step("favorite removed", session.displayed(), ["Aaron Added", "Aaron Renamed"], changed)
+
+        choice = "Ada Lovelace"
+        hits = [line for line in session.read_menu(session.launcher_point())[0] if matches(line[0], choice)]
+        if not hits:
+            raise Failure("'%s' is not in the menu: %s" % (choice, lines))
+        session.choose(report, hits[0][1], choice, selects_first=False)
+        # Windows and their launcher: known by WM_CLASS only, by the GTK application ID only,
+        # by neither (the command line).
+        report["windows"] = [session.window_case(*case) for case in WINDOW_CASES]
+        # The control: a window the task manager cannot match to the entry (its WM_CLASS, no
+        # application ID, a command line not the entry's), started by the test, must show as an
+        # entry of its own after the launcher, or the reading above proves nothing.
+        title, command = window_command("stranger", "--program qactd-stranger")
+        stranger = session.start(command.split(), "stranger.log")
+        report["control"] = session.grouped(title)
+        stranger.terminate()
+        if report["control"]["grouped"]:
+            raise Failure("a window the task manager cannot match read as grouped: %s" % report["control"])
+        split = [case["case"] for case in report["windows"] if not (case["before"]["grouped"] and case["after"]["grouped"])]
+        if split:
+            raise Failure("a window has an entry of its own beside its launcher: %s" % split)
+        report["ok"] = True
+    except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
+        report["error"] = str(error)
+    finally:
+        session.finish(report, arguments.keep)
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
