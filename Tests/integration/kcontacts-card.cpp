@@ -1,6 +1,7 @@
 // Writes one contact as KDE's own library writes it: KContacts' VCardConverter, the code
 // KAddressBook saves a contact of its default address book (a vCard folder) with, in vCard 3.0,
-// into a file opened, written and closed with QFile.
+// saved with QSaveFile as Qt programs save files (on Linux an unnamed O_TMPFILE file, linked
+// into the folder when committed).
 //
 //   kcontacts-card OUTPUT UID NAME EMAIL [CATEGORY...]
 //
@@ -9,7 +10,7 @@
 #include <KContacts/Email>
 #include <KContacts/VCardConverter>
 #include <QCoreApplication>
-#include <QFile>
+#include <QSaveFile>
 #include <QStringList>
 #include <cstdio>
 
@@ -31,8 +32,8 @@ int main(int argc, char **argv)
     contact.setCategories(arguments.mid(5));
     KContacts::VCardConverter converter;
     const QByteArray card = converter.exportVCard(contact, KContacts::VCardConverter::v3_0);
-    QFile file(arguments[1]);
-    if (!file.open(QIODevice::WriteOnly) || file.write(card) != card.size() || !file.flush()) {
+    QSaveFile file(arguments[1]);
+    if (!file.open(QIODevice::WriteOnly) || file.write(card) != card.size() || !file.commit()) {
         std::fprintf(stderr, "kcontacts-card: cannot write %s\n", qPrintable(arguments[1]));
         return 1;
     }

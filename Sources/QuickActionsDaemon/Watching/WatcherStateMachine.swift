@@ -221,16 +221,18 @@ struct WatcherStateMachine: Sendable {
     /// brings its own `IN_CLOSE_WRITE`, which reads it sooner. A file is therefore read once
     /// its last writer has closed, whatever the timing, and never while one has it open.
     ///
-    /// A file found open for writing at its creation waits without a timer: the writer found
-    /// has not closed yet, so its `IN_CLOSE_WRITE` is still to come (closing, even by a killed
-    /// process, always queues one), and probing meanwhile could only read it a second time.
+    /// A file found open for writing at its creation is probed on the same backoff. Its
+    /// writer's close usually queues an `IN_CLOSE_WRITE` that reads it sooner, but not always:
+    /// a file written unnamed (`O_TMPFILE`) and linked into the folder while still open, as
+    /// Qt's `QSaveFile` and so KDE's programs save, brings an `IN_CREATE` and no close event
+    /// for its name. Only the probe then finds it finished.
     mutating func probed(_ action: Action, _ answer: WriterProbeAnswer, now: ContinuousClock.Instant) -> Action? {
         guard let path = action.filePath else { return action }
         switch (action, answer) {
         case (.readFileIfComplete, .writerOpen):
             // Whatever the index held under this name (a file deleted and created again) is
             // gone while the new one is written.
-            waitForWriter(path, now: now, probeAgain: false)
+            waitForWriter(path, now: now, probeAgain: true)
             return .forgetFile(path)
         case (.readFile, .writerOpen):
             // The index keeps the previous version until the writer is gone.
