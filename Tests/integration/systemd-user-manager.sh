@@ -764,9 +764,11 @@ wait_for 5 "the error naming the file and key" journal_has \
 step "the sandbox seen from inside: each setting of the unit refuses what it must"
 # The probe runs as an ExecStartPre= of qactd.service itself, so it gets the daemon's sandbox;
 # it exits 1 (and the service does not start) when a setting is not in force.
+# A copy in the home folder: the repository may be under /tmp, which PrivateTmp= hides from it.
 printf '' >"$home/.config/qactd/qactd.conf"
 rm -f /tmp/qactd-sandbox-probe
-printf '[Service]\nExecStartPre=/usr/bin/python3 %s %%h %%t %s\n' "$repository/Tests/integration/sandbox-probe.py" "$open_folder" \
+install -m 0644 "$repository/Tests/integration/sandbox-probe.py" "$home/sandbox-probe.py"
+printf '[Service]\nExecStartPre=/usr/bin/python3 %s %%h %%t %s\n' "$home/sandbox-probe.py" "$open_folder" \
     >"$home/.config/systemd/user/qactd.service.d/sandbox-probe.conf"
 chown -R "$uid:$gid" "$home/.config"
 sctl daemon-reload
