@@ -476,6 +476,29 @@ final class DirectoryWatcherTests: XCTestCase {
         XCTAssertTrue(waitUntil { watcher.health.waitingForWriter.isEmpty })
     }
 
+    func testAWaitingFileWhoseWriterClosesJustBeforeItsProbeIsParsedOnce() throws {
+        // The writer closes right before a backoff probe, so the probe finds the file finished
+        // while its IN_CLOSE_WRITE sits unread in the queue (as under ThreadSanitizer, where a
+        // slow watcher meets this often). The probe's read and that event's are one read.
+        let closing = NIOLockedValueBox<HalfWrittenFile?>(nil)
+        let watcher = start(probeWriter: { descriptor in
+            closing.withLockedValue { saving in
+                saving?.finish()
+                saving = nil
+            }
+            return OpenForWritingProbe.acquireReadLease(descriptor)
+        })
+        let parsedBefore = watcher.work.filesParsed
+        let saving = HalfWrittenFile(root + "/slow.vcf", card("Slow"))
+        XCTAssertTrue(waitUntil { watcher.health.waitingForWriter.map(\.path) == [saving.path] }, "\(watcher.health)")
+        closing.withLockedValue { $0 = saving }
+        XCTAssertTrue(waitUntil { watcher.names == ["Slow"] }, "\(watcher.names)")
+        XCTAssertNil(closing.withLockedValue { $0 }, "the writer was closed by a probe")
+        try settle(watcher)
+        XCTAssertEqual(watcher.work.filesParsed, parsedBefore + 1 + 1, "the card once, plus the settle marker")
+        XCTAssertTrue(waitUntil { watcher.health.waitingForWriter.isEmpty })
+    }
+
     func testInPlaceRewritesRightAfterStartAllReachTheIndex() throws {
         // The real race, many times over: each close may be read while the kernel still
         // counts its writer, and not one rewrite may be lost.

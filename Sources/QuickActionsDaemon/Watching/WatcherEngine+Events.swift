@@ -10,8 +10,8 @@ import SystemCalls
 extension WatcherEngine {
     /// Reads what the kernel has queued (bounded per batch) and handles it as one batch,
     /// so an overflow at the end of a long queue makes the work before it moot.
-    func readAndHandleEvents() {
-        var actions = creationsForNextBatch + handle(readQueuedEvents())
+    func readAndHandleEvents(startingWith first: [Action] = []) {
+        var actions = first + creationsForNextBatch + handle(readQueuedEvents())
         creationsForNextBatch = []
         // The state machine decides what becomes of each file seen only through IN_CREATE
         // (`probed`) and whether the queue is read once more (`readsQueueAgain`).

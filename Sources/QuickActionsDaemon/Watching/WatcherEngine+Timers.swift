@@ -1,10 +1,18 @@
 /// When the engine must act without an event: files whose writer is probed again on a backoff,
 /// and the periodic retries (a missing root, trees without watches).
 extension WatcherEngine {
-    /// Tries again to read the files that wait for their writer.
+    /// Tries again to read the files that wait for their writer. Each is probed before the
+    /// kernel queue is read: a writer that has just let go queued its `IN_CLOSE_WRITE` before
+    /// doing so, so a file found finished is read in one batch with that event, once, and not
+    /// now and again when the event is read.
     func probeWaitingWritersIfDue() {
-        let due = machine.writerProbesDue(now: ContinuousClock.now)
-        if !due.isEmpty { perform(due) }
+        let now = ContinuousClock.now
+        let finished = machine.writerProbesDue(now: now).compactMap { action -> Action? in
+            guard let path = action.filePath else { return action }
+            let answer = WatcherStateMachine.WriterProbeAnswer(OpenForWritingProbe.isOpenForWriting(path, acquire: probeWriter))
+            return machine.probed(action, answer, now: now)
+        }
+        if !finished.isEmpty { readAndHandleEvents(startingWith: finished) }
     }
 
     func tickIfDue() {
