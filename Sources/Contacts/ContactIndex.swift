@@ -6,173 +6,18 @@
 /// are resolved deterministically: the path first in code-point order wins, the
 /// others are reported, and when the winner goes the next one takes over.
 public struct ContactIndex: Sendable {
-    public struct InvalidFile: Hashable, Sendable, CustomStringConvertible {
-        public var path: String
-        public var reason: ContactFileProblem
-
-        public init(path: String, reason: ContactFileProblem) {
-            self.path = path
-            self.reason = reason
-        }
-
-        public var description: String { "Skipped contact file \"\(path)\": \(reason.description)" }
-    }
-
-    public struct Duplicate: Hashable, Sendable, CustomStringConvertible {
-        public var identifier: String
-        public var keptPath: String
-        public var ignoredPath: String
-
-        public init(identifier: String, keptPath: String, ignoredPath: String) {
-            self.identifier = identifier
-            self.keptPath = keptPath
-            self.ignoredPath = ignoredPath
-        }
-
-        public var description: String {
-            "The contact identifier \"\(identifier)\" in \"\(ignoredPath)\" is already used in \"\(keptPath)\"; ignoring the duplicate."
-        }
-    }
-
-    /// What one file contributed, and the file's name: an element of its folder's set,
-    /// hashed and compared by the name's bytes. One pointer (8 bytes in the set's table);
-    /// the common one-card file is its `PackedContact` alone, which holds the name.
-    private struct FileSlot: PackedTextKey, Sendable {
-        enum Storage: Sendable {
-            case one(PackedContact)
-            /// Several cards or none, or a problem; also a lookup by name (`probe`).
-            case other(OtherFile)
-        }
-
-        let storage: Storage
-
-        static func probe(_ name: String) -> FileSlot {
-            FileSlot(storage: .other(OtherFile(name: name, contacts: [], problem: nil)))
-        }
-
-        func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-            switch storage {
-            case .one(let contact): return contact.withFileNameBytes(body)
-            case .other(let file): return ContactIndex.withBytes(of: file.name, body)
-            }
-        }
-
-        var name: String {
-            switch storage {
-            case .one(let contact): return contact.fileName
-            case .other(let file): return file.name
-            }
-        }
-
-        var contacts: [PackedContact] {
-            switch storage {
-            case .one(let contact): return [contact]
-            case .other(let file): return file.contacts
-            }
-        }
-
-        var problem: ContactFileProblem? {
-            if case .other(let file) = storage { return file.problem }
-            return nil
-        }
-
-    }
-
-    private final class OtherFile: Sendable {
-        let name: String
-        let contacts: [PackedContact]
-        let problem: ContactFileProblem?
-
-        init(name: String, contacts: [PackedContact], problem: ContactFileProblem?) {
-            self.name = name
-            self.contacts = contacts
-            self.problem = problem
-        }
-    }
-
-    /// The files directly in one folder: the folder's path is stored once, not once per file.
-    private struct Folder: Sendable {
-        /// The path up to and including its last "/" ("" for a path without one), so
-        /// `key + name` is exactly the path that was applied.
-        var key: String
-        var files: Set<FileSlot> = []
-    }
-
-    /// Every card that defines one identifier, in code-point order of their paths (a path
-    /// appears once per card carrying the identifier); the first is the winner. An element
-    /// of `claims`, hashed and compared by the identifier's bytes: one pointer, and nearly
-    /// every identifier has one card, which needs no array. Any card of the identifier
-    /// (`.one(card)`) or `probe` finds it.
-    private struct ClaimSlot: PackedTextKey, Sendable {
-        enum Storage: Sendable {
-            case one(PackedContact)
-            case several([PackedContact])
-            case probe(IdentifierProbe)
-        }
-
-        let storage: Storage
-
-        static func one(_ contact: PackedContact) -> ClaimSlot { ClaimSlot(storage: .one(contact)) }
-        static func probe(_ identifier: String) -> ClaimSlot { ClaimSlot(storage: .probe(IdentifierProbe(identifier))) }
-
-        var claimants: [PackedContact] {
-            switch storage {
-            case .one(let contact): return [contact]
-            case .several(let contacts): return contacts
-            case .probe: return []
-            }
-        }
-
-        var winner: PackedContact? {
-            switch storage {
-            case .one(let contact): return contact
-            case .several(let contacts): return contacts.first
-            case .probe: return nil
-            }
-        }
-
-        func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-            switch storage {
-            case .one(let contact): return contact.withIdentifierBytes(body)
-            case .several(let contacts): return contacts[0].withIdentifierBytes(body)
-            case .probe(let probe): return ContactIndex.withBytes(of: probe.identifier, body)
-            }
-        }
-
-    }
-
-    private final class IdentifierProbe: Sendable {
-        let identifier: String
-        init(_ identifier: String) { self.identifier = identifier }
-    }
-
-    fileprivate static func textEqual(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
-        if left.elementsEqual(right) { return true }
-        if left.allSatisfy({ $0 < 0x80 }) && right.allSatisfy({ $0 < 0x80 }) { return false }
-        return String(decoding: left, as: UTF8.self) == String(decoding: right, as: UTF8.self)
-    }
-
-    fileprivate static func hashText(_ text: UnsafeBufferPointer<UInt8>, into hasher: inout Hasher) {
-        hasher.combine(String(decoding: text, as: UTF8.self))
-    }
-
-    private static func withBytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        var text = text
-        return text.withUTF8(body)
-    }
-
     /// Folders by number; a folder left empty is freed and its number reused.
-    private var folders: [Folder] = []
+    private(set) var folders: [Folder] = []
     private var freeFolders: [UInt32] = []
-    private var folderNumbers: [String: UInt32] = [:]
-    private var claims: Set<ClaimSlot> = []
-    private var invalidPaths: Set<String> = []
-    private var duplicatedIdentifiers: Set<String> = []
+    private(set) var folderNumbers: [String: UInt32] = [:]
+    private(set) var claims: Set<ClaimSlot> = []
+    private(set) var invalidPaths: Set<String> = []
+    private(set) var duplicatedIdentifiers: Set<String> = []
     /// Favorites among the winners, kept sorted so reading them costs nothing: their sort keys,
     /// and the contacts in the same order as an array of their own, which `favorites` hands out
     /// as it is: every recompute reads all of them, so they are shared, not copied contact by contact.
     private var favoriteKeys: [FavoriteSortKey] = []
-    private var sortedFavorites: [Contact] = []
+    private(set) var sortedFavorites: [Contact] = []
 
     public private(set) var duplicateCount = 0
 
@@ -299,18 +144,25 @@ public struct ContactIndex: Sendable {
     private static func lastIndex(
         of path: String, in order: [Int], of files: [(path: String, result: Result<[Contact], ContactFileProblem>)]
     ) -> Int? {
-        var low = 0
-        var high = order.count
+        let after = firstPosition(in: order.indices) { precedesByCodePoint(path, files[order[$0]].path) }
+        guard after > 0, hasSameUTF8(files[order[after - 1]].path, path) else { return nil }
+        return order[after - 1]
+    }
+
+    /// Binary search: the first position in `positions` at which `isPast` holds, for a condition
+    /// that, once it holds, holds to the end.
+    private static func firstPosition(in positions: Range<Int>, where isPast: (Int) -> Bool) -> Int {
+        var low = positions.lowerBound
+        var high = positions.upperBound
         while low < high {
             let middle = low + (high - low) / 2
-            if precedesByCodePoint(path, files[order[middle]].path) {
+            if isPast(middle) {
                 high = middle
             } else {
                 low = middle + 1
             }
         }
-        guard low > 0, hasSameUTF8(files[order[low - 1]].path, path) else { return nil }
-        return order[low - 1]
+        return low
     }
 
     private mutating func mergeFavorites(_ newFavorites: inout [(key: FavoriteSortKey, contact: Contact)]) {
@@ -401,7 +253,7 @@ public struct ContactIndex: Sendable {
         freeFolders.append(number)
     }
 
-    private func path(of contact: PackedContact) -> String {
+    func path(of contact: PackedContact) -> String {
         folders[Int(contact.folder)].key + contact.fileName
     }
 
@@ -461,19 +313,9 @@ public struct ContactIndex: Sendable {
         }
     }
 
-    /// Binary search: the first position whose key is not less than `key`.
+    /// The first position whose key is not less than `key`.
     private func favoritePosition(of key: FavoriteSortKey) -> Int {
-        var low = favoriteKeys.startIndex
-        var high = favoriteKeys.endIndex
-        while low < high {
-            let middle = low + (high - low) / 2
-            if favoriteKeys[middle] < key {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        return low
+        Self.firstPosition(in: favoriteKeys.indices) { !(favoriteKeys[$0] < key) }
     }
 
     /// One card per identifier; a file holds one card or a few, so no set is built for them.
@@ -491,83 +333,10 @@ public struct ContactIndex: Sendable {
     }
 
     /// The folder key (up to and including the last "/") and the file name.
-    private static func split(_ path: String) -> (key: String, name: String) {
+    static func split(_ path: String) -> (key: String, name: String) {
         guard let slash = ContactFileKind.lastIndex(of: "/", in: path) else { return ("", path) }
         let afterSlash = path.utf8.index(after: slash)
         return (String(decoding: path.utf8[..<afterSlash], as: UTF8.self),
                 String(decoding: path.utf8[afterSlash...], as: UTF8.self))
-    }
-
-    // MARK: Queries
-
-    /// Every path the index holds an entry for (valid or not), in code-point order.
-    public var paths: [String] {
-        folders.flatMap { folder in folder.files.map { folder.key + $0.name } }.sorted(by: precedesByCodePoint)
-    }
-
-    /// Distinct contacts (duplicates count once).
-    public var contactCount: Int { claims.count }
-
-    public var favoriteCount: Int { sortedFavorites.count }
-
-    /// Favorites in display order: by name, case- and accent-insensitive, ties broken by identifier.
-    public var favorites: [Contact] { sortedFavorites }
-
-    public func contact(identifier: String) -> Contact? {
-        claims.firstIndex(of: .probe(identifier)).flatMap { claims[$0].winner }?.contact
-    }
-
-    /// The path of the file whose card defines `identifier` (the one that wins it), if any.
-    public func filePath(identifier: String) -> String? {
-        claims.firstIndex(of: .probe(identifier)).flatMap { claims[$0].winner }.map(path(of:))
-    }
-
-    private func file(path: String) -> FileSlot? {
-        let (key, name) = Self.split(path)
-        guard let number = folderNumbers[key] else { return nil }
-        let files = folders[Int(number)].files
-        return files.firstIndex(of: .probe(name)).map { files[$0] }
-    }
-
-    /// What the index knows about one file: its contacts, its problem, or nil when unknown.
-    public func entry(path: String) -> Result<[Contact], ContactFileProblem>? {
-        guard let file = file(path: path) else { return nil }
-        if let problem = file.problem { return .failure(problem) }
-        return .success(file.contacts.map(\.contact))
-    }
-
-    public var invalidFiles: [InvalidFile] {
-        invalidPaths.sorted(by: precedesByCodePoint).compactMap { path in
-            guard let problem = file(path: path)?.problem else { return nil }
-            return InvalidFile(path: path, reason: problem)
-        }
-    }
-
-    /// Every ignored definition of an identifier, by identifier then path.
-    public var duplicates: [Duplicate] {
-        duplicatedIdentifiers.sorted(by: precedesByCodePoint).flatMap { identifier -> [Duplicate] in
-            guard let slot = claims.firstIndex(of: .probe(identifier)) else { return [] }
-            let claimants = claims[slot].claimants
-            guard let kept = claimants.first else { return [] }
-            let keptPath = path(of: kept)
-            return claimants.dropFirst().map { Duplicate(identifier: identifier, keptPath: keptPath, ignoredPath: path(of: $0)) }
-        }
-    }
-}
-
-/// A set element found by one packed text (a file name, an identifier), which compares and
-/// hashes as `String`s do (canonical equivalence), as when the index's tables were keyed
-/// by `String`; equal bytes, or two ASCII texts, are decided without making strings.
-private protocol PackedTextKey: Hashable {
-    func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
-}
-
-extension PackedTextKey {
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.withKeyBytes { left in rhs.withKeyBytes { right in ContactIndex.textEqual(left, right) } }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        withKeyBytes { ContactIndex.hashText($0, into: &hasher) }
     }
 }
