@@ -44,7 +44,7 @@ public struct LanguagePreference: Hashable, Sendable {
         var text = Substring(entry)
         if let at = text.firstIndex(of: "@") { text = text[..<at] }
         if let dot = text.firstIndex(of: ".") { text = text[..<dot] }
-        let normalized = text.trimmingSpaces().replacingHyphens()
+        let normalized = String(text.trimming(while: \.isWhitespace)).replacingAll("-", with: "_")
         if normalized.isEmpty || normalized == "C" || normalized == "POSIX" { return nil }
         return normalized
     }
@@ -126,15 +126,3 @@ public struct Localization: Hashable, Sendable {
     }
 }
 
-extension Substring {
-    fileprivate func trimmingSpaces() -> Substring {
-        var text = self
-        while text.first?.isWhitespace == true { text = text.dropFirst() }
-        while text.last?.isWhitespace == true { text = text.dropLast() }
-        return text
-    }
-
-    fileprivate func replacingHyphens() -> String {
-        String(map { $0 == "-" ? "_" : $0 })
-    }
-}

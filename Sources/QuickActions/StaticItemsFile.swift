@@ -244,19 +244,6 @@ extension PropertyListValue {
 }
 
 extension String {
-    /// Every occurrence of `target` replaced (FoundationEssentials has no `replacingOccurrences`).
-    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = self[...]
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        return result + rest
-    }
-
     /// The first `$(NAME)` or `${NAME}` in the string, as written.
     fileprivate func firstBuildSetting() -> String? {
         var index = startIndex
