@@ -181,15 +181,11 @@ private final class NotificationBusConnection {
     private var readsMarkup: Bool?
 
     init(address: String) throws(NotificationProblem) {
-        var created: OpaquePointer?
-        guard sd_bus_new(&created) >= 0, let bus = created else { throw .busLost(SdBusError(call: "sd_bus_new", errno: ENOMEM)) }
-        self.bus = bus
-        do {
-            try sdBusChecked("sd_bus_set_address", address.withCString { sd_bus_set_address(bus, $0) })
-            try sdBusChecked("sd_bus_set_bus_client", sd_bus_set_bus_client(bus, 1))
-            try sdBusChecked("sd_bus_start", sd_bus_start(bus))
+        do throws(SdBusError) {
+            bus = try sdBusOpen(address: address, busClient: true)
+        } catch where error.call == "sd_bus_new" {
+            throw .busLost(error)
         } catch {
-            sd_bus_flush_close_unref(bus)
             throw .noBus("the session bus at '\(address)' cannot be reached (\(error))")
         }
     }

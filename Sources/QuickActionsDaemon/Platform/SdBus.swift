@@ -24,6 +24,35 @@ func sdBusChecked(_ call: String, _ result: Int32) throws(SdBusError) -> Int32 {
     return result
 }
 
+/// A connection to the bus or peer at `address` (a D-Bus address), started. `busClient` for a
+/// bus daemon (the session bus), which is greeted and gives a unique name; not for a peer that is
+/// no bus, such as the user manager's private socket.
+func sdBusOpen(address: String, busClient: Bool) throws(SdBusError) -> OpaquePointer {
+    var created: OpaquePointer?
+    try sdBusChecked("sd_bus_new", sd_bus_new(&created))
+    guard let bus = created else { throw SdBusError(call: "sd_bus_new", errno: ENOMEM) }
+    do {
+        try sdBusChecked("sd_bus_set_address", address.withCString { sd_bus_set_address(bus, $0) })
+        if busClient { try sdBusChecked("sd_bus_set_bus_client", sd_bus_set_bus_client(bus, 1)) }
+        try sdBusChecked("sd_bus_start", sd_bus_start(bus))
+    } catch {
+        sd_bus_flush_close_unref(bus)
+        throw error
+    }
+    return bus
+}
+
+/// How long `poll` may sleep on `bus` before sd-bus has a deadline of its own to handle (a
+/// call's timeout, the authentication); nil when it has none.
+func sdBusPollTimeoutMilliseconds(_ bus: OpaquePointer) -> Int32? {
+    var deadline: UInt64 = 0
+    guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else { return nil }
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    return deadline <= nowMicroseconds ? 0 : Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
+}
+
 /// The D-Bus type codes used here, as sd-bus takes them (`char`).
 enum DBusType {
     static let byte = code("y")
