@@ -106,7 +106,7 @@ extension VCardParser {
     }
 
     /// `cardMarker` for a trimmed ASCII line.
-    private static func asciiCardMarker(_ text: UnsafeBufferPointer<UInt8>) -> CardMarker? {
+    static func asciiCardMarker(_ text: UnsafeBufferPointer<UInt8>) -> CardMarker? {
         guard let first = text.first, first | 0x20 == UInt8(ascii: "b") || first | 0x20 == UInt8(ascii: "e"),
               let colon = text.firstIndex(of: UInt8(ascii: ":"))
         else { return nil }

@@ -168,18 +168,9 @@ final class ActionsEndToEndTests: XCTestCase {
         try FileManager.default.removeItem(at: fixture.contacts.appendingPathComponent("personal"))
         try FileManager.default.removeItem(at: fixture.contacts.appendingPathComponent("work"))
         try writeHostileContacts(fixture, values)
-        let share = fixture.root.appendingPathComponent("share/applications")
-        try FileManager.default.createDirectory(at: share, withIntermediateDirectories: true)
-        try "[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\n"
-            .write(to: share.appendingPathComponent("io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
-        fixture.daemonEnvironment = [
-            "XDG_DATA_HOME": fixture.root.appendingPathComponent("data").path,
-            // qactd's exports folder first, as its environment generator puts it for a session.
-            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("data/qactd/exports/share").path + ":" + fixture.root.appendingPathComponent("share").path,
-        ]
+        let exported = try fixture.installAppEntry("[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\n")
         try fixture.start()
         XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
-        let exported = fixture.root.appendingPathComponent("data/qactd/exports/share/applications/io.qactd.Test.desktop").path
         let rows = try fixture.qactl(["list", "--json"]).json()["items"] as? [[String: Any]] ?? []
         XCTAssertEqual(rows.count, 2 + values.count)
         var environment = fixture.environment

@@ -185,4 +185,19 @@ final class DaemonFixture {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
+
+    /// Installs the app's own desktop entry `text` as `share/applications/<name>` of the system's
+    /// data folders and sets the daemon's `XDG_DATA_HOME` and `XDG_DATA_DIRS` to find it, qactd's
+    /// exports folder first, as its environment generator puts it for a session. Returns the path
+    /// of the entry qactd exports for the app.
+    @discardableResult
+    func installAppEntry(_ text: String, name: String = "io.qactd.Test.desktop") throws -> String {
+        let applications = root.appendingPathComponent("share/applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        try text.write(to: applications.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        daemonEnvironment["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
+        daemonEnvironment["XDG_DATA_DIRS"] =
+            root.appendingPathComponent("data/qactd/exports/share").path + ":" + root.appendingPathComponent("share").path
+        return root.appendingPathComponent("data/qactd/exports/share/applications/" + name).path
+    }
 }

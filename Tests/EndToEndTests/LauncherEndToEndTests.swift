@@ -78,19 +78,11 @@ final class LauncherEndToEndTests: XCTestCase {
             "favorite": true,
         ])
         try fixture.write(contact: "work/eve.json", String(decoding: hostile, as: UTF8.self))
-        let systemApplications = fixture.root.appendingPathComponent("share/applications")
-        try FileManager.default.createDirectory(at: systemApplications, withIntermediateDirectories: true)
         // D-Bus activatable, as GNOME's own apps are: on a session bus GLib would send the actions
         // to the app over D-Bus (nobody answers here), which the copy turns off so their Exec runs.
-        try "[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\nDBusActivatable=true\n"
-            .write(to: systemApplications.appendingPathComponent("io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
-        fixture.daemonEnvironment = [
-            "XDG_DATA_HOME": fixture.root.appendingPathComponent("data").path,
-            // qactd's exports folder first, as its environment generator puts it for a session.
-            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("data/qactd/exports/share").path + ":" + fixture.root.appendingPathComponent("share").path,
-        ]
+        let exported = try fixture.installAppEntry(
+            "[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\nDBusActivatable=true\n")
         try fixture.start()
-        let exported = fixture.root.appendingPathComponent("data/qactd/exports/share/applications/io.qactd.Test.desktop").path
 
         let status = try fixture.qactl(["status", "--json"]).json()
         let export = try XCTUnwrap(status["desktopEntry"] as? [String: Any], "status shows the export")

@@ -68,19 +68,11 @@ final class NotificationEndToEndTests: XCTestCase {
     /// entry names it "Test Contacts" with an icon file.
     func start(_ configuration: String, withBus: Bool = true) throws {
         fixture = try DaemonFixture()
-        let share = fixture.root.appendingPathComponent("share/applications")
-        try FileManager.default.createDirectory(at: share, withIntermediateDirectories: true)
         let icon = fixture.root.appendingPathComponent("icon.png")
         try XCTUnwrap(Data(base64Encoded: Self.iconPNG)).write(to: icon)
-        try "[Desktop Entry]\nType=Application\nName=\(Self.appName)\nExec=/bin/true\nIcon=\(icon.path)\n"
-            .write(to: share.appendingPathComponent("io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
+        try fixture.installAppEntry("[Desktop Entry]\nType=Application\nName=\(Self.appName)\nExec=/bin/true\nIcon=\(icon.path)\n")
         try fixture.writeConfiguration("[Launcher]\nDesktopFile=io.qactd.Test.desktop\n" + configuration)
-        fixture.daemonEnvironment = [
-            "XDG_DATA_HOME": fixture.root.appendingPathComponent("data").path,
-            // qactd's exports folder first, as its environment generator puts it for a session.
-            "XDG_DATA_DIRS": fixture.root.appendingPathComponent("data/qactd/exports/share").path + ":" + fixture.root.appendingPathComponent("share").path,
-            "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(fixture.root.path)/no-bus",
-        ]
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(fixture.root.path)/no-bus"
         if withBus {
             let bus = try PrivateSessionBus(in: fixture.root)
             self.bus = bus
