@@ -120,38 +120,37 @@ final class ManagerConnection: @unchecked Sendable {
     }
 
     private func managerEnvironment() throws(SdBusError) -> [String] {
-        var call: OpaquePointer?
-        try sdBusChecked("sd_bus_message_new_method_call", sd_bus_message_new_method_call(
-            bus, &call, UserManagerCommands.manager, UserManagerCommands.managerPath, "org.freedesktop.DBus.Properties", "Get"))
-        defer { sd_bus_message_unref(call) }
-        let writer = SdBusMessageWriter(message: call!)
-        try writer.append(UserManagerCommands.managerInterface)
-        try writer.append("Environment")
-        let reply = try send(call!)
-        defer { sd_bus_message_unref(reply) }
-        return try SdBusMessageReader(message: reply).readVariant("as") { reader throws(SdBusError) in try reader.readStrings() }
+        try call("Get", of: "org.freedesktop.DBus.Properties") { writer throws(SdBusError) in
+            try writer.append(UserManagerCommands.managerInterface)
+            try writer.append("Environment")
+        } read: { reply throws(SdBusError) in
+            try reply.readVariant("as") { reader throws(SdBusError) in try reader.readStrings() }
+        }
     }
 
-    /// Calls a method of the manager and drops its reply.
-    private func call(_ member: String, _ fill: (SdBusMessageWriter) throws(SdBusError) -> Void) throws(SdBusError) {
-        var call: OpaquePointer?
+    /// Calls a method of the manager (of its `interface`) with the arguments `fill` appends, and
+    /// hands the reply to `read`.
+    private func call<Value>(
+        _ member: String, of interface: String = UserManagerCommands.managerInterface,
+        _ fill: (SdBusMessageWriter) throws(SdBusError) -> Void,
+        read: (SdBusMessageReader) throws(SdBusError) -> Value = { _ throws(SdBusError) in }
+    ) throws(SdBusError) -> Value {
+        var created: OpaquePointer?
         try sdBusChecked("sd_bus_message_new_method_call", sd_bus_message_new_method_call(
-            bus, &call, UserManagerCommands.manager, UserManagerCommands.managerPath, UserManagerCommands.managerInterface, member))
+            bus, &created, UserManagerCommands.manager, UserManagerCommands.managerPath, interface, member))
+        guard let call = created else { throw SdBusError(call: "sd_bus_message_new_method_call", errno: ENOMEM) }
         defer { sd_bus_message_unref(call) }
-        try fill(SdBusMessageWriter(message: call!))
-        sd_bus_message_unref(try send(call!))
-    }
-
-    private func send(_ call: OpaquePointer) throws(SdBusError) -> OpaquePointer {
+        try fill(SdBusMessageWriter(message: call))
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
         let result = sd_bus_call(bus, call, UserManagerCommands.callTimeoutMicroseconds, &error, &reply)
+        defer { sd_bus_message_unref(reply) }
         guard result >= 0, let reply else {
             let said = [error.name, error.message].compactMap { $0.map { String(cString: $0) } }.joined(separator: ": ")
             throw SdBusError(call: said.isEmpty ? "sd_bus_call" : said, errno: -result)
         }
-        return reply
+        return try read(SdBusMessageReader(message: reply))
     }
 
     /// Reads every message that arrived and hands what the manager said about units to `handle`.
