@@ -2,57 +2,6 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// A process that runs while the test drives the daemon (an app, a watcher), its output
-/// collected in a file so the test can wait for lines to appear.
-final class BackgroundProcess {
-    let process = Process()
-    let outputFile: URL
-    /// Where `send` writes, when the process was started `withInput`.
-    private let input: Pipe?
-
-    init(_ executable: String, _ arguments: [String], environment: [String: String], outputFile: URL, withInput: Bool = false) throws {
-        self.outputFile = outputFile
-        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: outputFile)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardOutput = handle
-        process.standardError = handle
-        input = withInput ? Pipe() : nil
-        process.standardInput = input ?? FileHandle.nullDevice
-        try process.run()
-    }
-
-    /// Writes one line to the process's standard input.
-    func send(_ line: String) {
-        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
-    }
-
-    deinit {
-        try? input?.fileHandleForWriting.close()
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
-
-    var output: String { (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "" }
-
-    /// The JSON objects printed one per line so far (lines that are not JSON are skipped).
-    var jsonLines: [[String: Any]] {
-        output.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
-    }
-
-    func waitForExit(timeout: TimeInterval = 15) -> Int32? {
-        guard waitUntil(timeout: timeout, { !self.process.isRunning }) else { return nil }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}
-
 /// Triggering and delivering actions to the app, end to end: the built qactd, the built qactl
 /// as the app, and the reference Python Varlink client as the app.
 final class AppDeliveryEndToEndTests: XCTestCase {
@@ -475,57 +424,5 @@ final class AppDeliveryEndToEndTests: XCTestCase {
             "/usr/bin/env",
             ["python3", "-m", "varlink.cli", "call", "unix:\(fixture.socketPath)/io.qactd.QuickActions.\(method)", parameters],
             environment: fixture.environment)
-    }
-}
-
-/// VmRSS of a process, in kB.
-func residentKilobytes(pid: Int32) -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-    return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-}
-
-/// A Varlink peer that sends `Watch` with `more` and then reads nothing until told to.
-final class RawWatchSocket {
-    private let descriptor: Int32
-    private var pending = [UInt8]()
-
-    init(path: String) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8) + [0])
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw NSError(domain: "connect", code: Int(errno)) }
-        // A small receive buffer so the daemon's side fills up after a few sets.
-        var size: Int32 = 4096
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let call = Array(#"{"method":"io.qactd.QuickActions.Watch","more":true}"#.utf8) + [0]
-        guard send(descriptor, call, call.count, 0) == call.count else { throw NSError(domain: "send", code: Int(errno)) }
-    }
-
-    deinit { close(descriptor) }
-
-    /// Reads replies until one has `generation`, returning every generation seen.
-    func readGenerations(until last: Int) throws -> [Int] {
-        var generations: [Int] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while generations.last != last {
-            let count = recv(descriptor, &chunk, chunk.count, 0)
-            guard count > 0 else { throw NSError(domain: "recv", code: Int(errno)) }
-            pending += chunk[..<count]
-            while let end = pending.firstIndex(of: 0) {
-                let message = try JSONSerialization.jsonObject(with: Data(pending[..<end])) as? [String: Any]
-                pending.removeSubrange(...end)
-                if let generation = (message?["parameters"] as? [String: Any])?["generation"] as? Int {
-                    generations.append(generation)
-                }
-            }
-        }
-        return generations
     }
 }
