@@ -57,13 +57,7 @@ public enum ContactFace: Hashable, Sendable {
     /// A name for a file holding `svg`, from its content: the same face is one file, and a
     /// changed photo a new name, which launchers that cache icons by path see as new.
     public var fileName: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a, 64 bits
-        for byte in svg {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "face-" + String(repeating: "0", count: 16 - hex.count) + hex + ".svg"
+        "face-" + StableHash.hex(svg) + ".svg"
     }
 
     /// Up to two letters: the first of the first word and of the last ("Grace Hopper" → "GH",

@@ -18,7 +18,7 @@ public enum DesktopActionIdentifier {
             && !type.contains("-") && readable.count <= maxReadableLength
         if isExact { return readable }
         let shortened = String(readable.prefix(maxReadableLength).trimming { $0 == "-" })
-        return (shortened.isEmpty ? "" : shortened + "-") + hash(exact)
+        return (shortened.isEmpty ? "" : shortened + "-") + StableHash.hex(exact.utf8)
     }
 
     /// Adds `-2`, `-3`, … until the identifier is not in `taken`.
@@ -40,16 +40,5 @@ public enum DesktopActionIdentifier {
             }
         }
         return String(folded.trimming { $0 == "-" })
-    }
-
-    /// FNV-1a, 64 bits: the same in every run and on every machine (Swift's `Hasher` is seeded).
-    static func hash(_ text: String) -> String {
-        var value: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            value ^= UInt64(byte)
-            value = value &* 0x0000_0100_0000_01b3
-        }
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

@@ -210,6 +210,17 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertEqual(DesktopActionIdentifier.unique("qactd-B", avoiding: ["qactd-A"]), "qactd-B")
     }
 
+    /// Identifiers and file names made from a hash must not change from one version to the
+    /// next (a launcher or a pin may hold them): FNV-1a's own test vectors, and one identifier.
+    func testTheStableHashIsFNV1aOf64Bits() {
+        XCTAssertEqual(StableHash.hex("".utf8), "cbf29ce484222325")
+        XCTAssertEqual(StableHash.hex("a".utf8), "af63dc4c8601ec8c")
+        XCTAssertEqual(StableHash.hex(Array("foobar".utf8)), "85944171f73967e8")
+        XCTAssertEqual(
+            DesktopActionIdentifier.make(type: "FavoriteAction", contactIdentifier: "a b"),
+            "qactd-FavoriteAction-a-b-" + StableHash.hex("FavoriteAction\u{0}a b".utf8))
+    }
+
     func testEverySystemIconTypeHasAName() {
         var names: Set<String> = []
         for type in SystemIconType.allCases {

@@ -1,5 +1,6 @@
 import Contacts
 import Glibc
+import QuickActions
 import QuickActionsProtocol
 import SystemCalls
 
@@ -71,12 +72,6 @@ enum ContactCards {
 
     /// The identifier is anything a contact file says: its hash names the file (FNV-1a, 64 bits).
     static func fileName(for identifier: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in identifier.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex + ".vcf"
+        StableHash.hex(identifier.utf8) + ".vcf"
     }
 }
