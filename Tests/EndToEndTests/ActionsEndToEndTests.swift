@@ -136,7 +136,9 @@ final class ActionsEndToEndTests: XCTestCase {
     /// nothing runs, through qactl and through the desktop entry alike.
     func testAValueThatWouldBeAnOptionOrHoldsANulIsRefusedAndNothingRuns() throws {
         let fixture = try makeFixture()
-        let refused = ["-rf", "--output=/tmp/x", "-", "a\u{0}b", String(repeating: "x", count: 1 << 20)]
+        // A path of this test's own: whatever else left a /tmp/x proves nothing either way.
+        let output = "/tmp/qactd-refused-\(UUID().uuidString)"
+        let refused = ["-rf", "--output=" + output, "-", "a\u{0}b", String(repeating: "x", count: 1 << 20)]
         try FileManager.default.createDirectory(at: fixture.contacts.appendingPathComponent("hostile"), withIntermediateDirectories: true)
         try writeHostileContacts(fixture, refused)
         try fixture.start()
@@ -152,7 +154,7 @@ final class ActionsEndToEndTests: XCTestCase {
         XCTAssertEqual(fixture.qactl(["trigger", "--type", "SearchAction"]).status, 0)
         XCTAssertTrue(waitUntil(timeout: 10) { !self.readRecorded().isEmpty })
         XCTAssertEqual(readRecorded().map(\.argv), [["search", "SearchAction"]], "no refused item ran")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/x"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
     }
 
     /// The same values reach the recorder through the exported desktop entry, launched by GLib
