@@ -56,6 +56,32 @@ final class QuicklistMenuTests: XCTestCase {
         XCTAssertTrue(menu.contains(id: QuicklistMenu.rootID))
     }
 
+    /// A favorite's face goes as its image (`icon-data`, the SVG's bytes) instead of its icon
+    /// name; a face that comes or changes alone is new properties, with the name removed.
+    func testAFaceIsTheFavoritesImageAndAChangeOfFaceAloneIsNewProperties() throws {
+        let content = QuicklistContent(
+            applicationURI: "application://demo.desktop",
+            entries: [entry("Ada", contact: "ada"), QuicklistEntry(label: "Search", iconName: "system-search", type: "search")])
+        var menu = QuicklistMenu()
+        XCTAssertEqual(menu.replace(with: content.entries), .layout)
+        let ada = menu.items[0].id, search = menu.items[1].id
+        let face = Array("<svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8)
+        let withFace = content.showing(faces: ["ada": face, "search": [1, 2, 3]])
+        XCTAssertNil(withFace.entries[1].iconData, "an item without a contact has no face, whatever the faces hold")
+        XCTAssertEqual(menu.replace(with: withFace.entries), .properties(updated: [ada], removed: [ada: ["icon-name"]]))
+        let properties = try XCTUnwrap(menu.properties(of: ada))
+        XCTAssertEqual(properties.map(\.key), ["label", "enabled", "visible", "icon-data"])
+        XCTAssertEqual(properties[3].value, .bytes(face))
+        XCTAssertEqual(try XCTUnwrap(menu.properties(of: search)).last?.value, .string("system-search"), "the static item keeps its icon name")
+
+        let newFace = Array("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1\"/>".utf8)
+        XCTAssertEqual(menu.replace(with: content.showing(faces: ["ada": newFace]).entries), .properties(updated: [ada], removed: [:]))
+        XCTAssertNil(menu.replace(with: content.showing(faces: ["ada": newFace]).entries))
+        XCTAssertEqual(menu.replace(with: content.showing(faces: [:]).entries), .properties(updated: [ada], removed: [ada: ["icon-data"]]),
+                       "without faces (FavoriteFaces=no) the icon name is back")
+        XCTAssertEqual(try XCTUnwrap(menu.properties(of: ada)).last?.value, .string("starred"))
+    }
+
     func testTheSessionBusAddressComesFromTheEnvironmentOrTheRuntimeFolder() throws {
         XCTAssertEqual(try QuicklistExporter.sessionBusAddress(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]).get(), "unix:path=/x")
         let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-bus-\(UUID().uuidString.prefix(8))")
