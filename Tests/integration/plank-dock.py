@@ -116,8 +116,10 @@ def read_faces(session, monogram=None):
             if not found.get(title):
                 raise Failure("'%s' is not in the menu: %s" % (title, [line[0] for line in lines]))
             point = found[title][0][1]
-            counts[title] = {"magenta": session.colour_beside(point, MAGENTA),
-                             "monogram": session.colour_beside(point, monogram) if monogram else 0}
+            # Counted in the screenshot the menu was read from.
+            shot = session.path("menu.png")
+            counts[title] = {"magenta": session.colour_beside(point, MAGENTA, shot=shot),
+                             "monogram": session.colour_beside(point, monogram, shot=shot) if monogram else 0}
         shown = counts[PHOTO]["magenta"] > 0 and counts[NO_PHOTO]["monogram"] > 0
         if session.faces != "yes" or shown or time.monotonic() >= deadline:
             return lines, found, counts, monogram

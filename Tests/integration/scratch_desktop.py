@@ -256,17 +256,14 @@ class ScratchDesktop:
                 colours[found.group(2)] = tuple(int(found.group(1)[i:i + 2], 16) for i in (0, 2, 4))
         return colours
 
-    def colour_beside(self, point, colour, width=150, height=16, tolerance=40, shot=None):
+    def colour_beside(self, point, colour, shot, width=150, height=16, tolerance=40):
         """How many pixels of `colour` the row at `point` (a text's centre) shows in the `width`
-        pixels left of it, where a menu draws an item's icon: on the X display, or in the
-        screenshot `shot` (a PNG file)."""
+        pixels left of it, where a menu draws an item's icon, in the screenshot `shot` (read with
+        PIL)."""
+        from PIL import Image
         x, y = point
         left, top = max(0, x - width), max(0, y - height // 2)
-        if shot:
-            from PIL import Image
-            raw = Image.open(shot).convert("RGB").crop((left, top, x, top + height)).tobytes()
-        else:
-            raw = self.pixels(left, top, x - left, height)
+        raw = Image.open(shot).convert("RGB").crop((left, top, x, top + height)).tobytes()
         return sum(1 for i in range(0, len(raw) - 2, 3)
                    if all(abs(raw[i + c] - colour[c]) <= tolerance for c in range(3)))
 
