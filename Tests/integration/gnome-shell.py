@@ -32,7 +32,7 @@ entry (no actions).
 
 Faces, read off screenshots (org.gnome.Shell.Screenshot, which --unsafe-mode allows) with
 tesseract: with FavoriteFaces=yes and a pure magenta photo on Ada Lovelace's card, the extension's
-menu in the dash and Dash to Dock's menu show a patch of magenta beside her name and Arnold
+menu in the dash and in the app grid and Dash to Dock's menu show a patch of magenta beside her name and Arnold
 Schönberg's monogram colour beside his (he has no photo); with FavoriteFaces=no neither colour
 ("faces": [{"step", "menu", "counts", ...}]).
 
@@ -61,7 +61,7 @@ try:
 except (ImportError, ValueError):
     gi = None
 
-from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, folded, wait_for  # noqa: E402
+from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, matches, wait_for  # noqa: E402
 
 TOOLS = ["gnome-shell", "dbus-daemon"]
 EXTENSION_UUID = "quick-actions@qactd.io"
@@ -176,14 +176,17 @@ READ_APP_JS = r"""
 """
 
 
-# Faces: opens the app's icon's menu, in the overview's dash or in Dash to Dock (%(dock)s), and
-# leaves it open for a screenshot; says what the menu holds for each of qactd's items and whether
-# it is open and done animating.
+# Faces: opens the app's icon's menu, in the overview's dash, the app grid or Dash to Dock
+# (%(where)s), and leaves it open for a screenshot; says whether it is open and done animating, and
+# where it is on the screen (the screenshot is read there only, away from icons' names in the grid).
 FACES_OPEN_JS = r"""
 (() => {
   const id = %(id)s;
+  const where = %(where)s;
   let icon;
-  if (%(dock)s) {
+  if (where === 'grid') {
+    icon = imports.ui.main.overview._overview._controls._appDisplay._items.get(id);
+  } else if (where === 'dock') {
     const dock = imports.ui.main.extensionManager.lookup(%(uuid)s);
     const manager = dock && dock.imports.docking.DockManager.getDefault();
     icon = manager && manager.mainDock && manager.mainDock.dash._box.get_children().map(actor => actor.child)
@@ -195,7 +198,10 @@ FACES_OPEN_JS = r"""
   if (!icon) return JSON.stringify(null);
   if (!icon._menu || !icon._menu.isOpen) icon.popupMenu();
   const menu = icon._menu;
-  return JSON.stringify({open: menu.isOpen, settled: menu.actor.opacity === 255 && menu.actor.visible});
+  const [x, y] = menu.actor.get_transformed_position();
+  const [width, height] = menu.actor.get_transformed_size();
+  return JSON.stringify({open: menu.isOpen, settled: menu.actor.opacity === 255 && menu.actor.visible,
+    box: [x, y, width, height].map(Math.round)});
 })()
 """
 
@@ -489,27 +495,38 @@ class Session(ScratchDesktop):
             raise Failure("org.gnome.Shell.Screenshot did not write %s" % path)
         return written
 
-    def faces_read(self, step, dock, monogram, present):
-        """Opens the app's menu (the overview's dash, or Dash to Dock), screenshots it, finds
+    def faces_read(self, step, where, monogram, present):
+        """Opens the app's menu (`where`: "dash", "grid" or "dock"), screenshots it, finds
         Ada's and Arnold's rows with tesseract and counts magenta and `monogram` beside each. With
         `present`, again (a new screenshot, the menu kept open) until both show, within a deadline."""
-        arguments = {"id": json.dumps(DESKTOP_ID), "dock": json.dumps(dock), "uuid": json.dumps(DOCK_UUID)}
+        arguments = {"id": json.dumps(DESKTOP_ID), "where": json.dumps(where), "uuid": json.dumps(DOCK_UUID)}
         # In the overview, where Dash to Dock stays shown too (over a window it may hide).
         self.eval("imports.ui.main.overview.show(); true")
         wait_for("the overview", lambda: self.eval("imports.ui.main.overview.visible && "
                                                    "!imports.ui.main.overview.animationInProgress") == "true", timeout=10)
-        record = {"step": step, "menu": "Dash to Dock" if dock else "dash"}
+        # The app grid or the windows, as the dash's button shows them, once the move is over (the
+        # overview's state 2 or 1). Dash to Dock, which replaces the dash, shows over either.
+        if where != "dock":
+            self.eval("imports.ui.main.overview.dash.showAppsButton.checked = %s; true" % json.dumps(where == "grid"))
+            wait_for("the overview's %s" % ("app grid" if where == "grid" else "windows"),
+                     lambda: self.eval("imports.ui.main.overview._overview._controls._stateAdjustment.value")
+                     == ("2" if where == "grid" else "1"), timeout=10)
+        record = {"step": step, "menu": where}
         deadline = time.monotonic() + LIVE_TIMEOUT
         try:
             while True:
                 state = wait_for("the %s menu to open" % record["menu"],
                                  lambda: (lambda read: read if read and read["open"] and read["settled"] else None)(
                                      json.loads(json.loads(self.eval(FACES_OPEN_JS % arguments)))), timeout=10)
-                shot = self.faces_screenshot("faces-%s-%s.png" % ("dock" if dock else "dash", step.replace(" ", "-")))
-                lines = self.read_lines(shot, contrast="-negate")
+                shot = self.faces_screenshot("faces-%s-%s.png" % (where, step))
+                from PIL import Image
+                x, y, width, height = state["box"]
+                menu = shot[:-len(".png")] + "-menu.png"
+                Image.open(shot).crop((x, y, x + width, y + height)).save(menu)
+                lines = self.read_lines(menu, origin=(x, y), contrast="-negate")
                 counts = {}
                 for title in (PHOTO, NO_PHOTO):
-                    rows = [line for line in lines if folded(title) in folded(line[0])]
+                    rows = [line for line in lines if matches(line[0], title)]
                     if rows:
                         counts[title] = {"magenta": self.colour_beside(rows[0][1], MAGENTA, shot=shot),
                                          "monogram": self.colour_beside(rows[0][1], monogram, shot=shot) if monogram else 0}
@@ -537,10 +554,11 @@ class Session(ScratchDesktop):
             if faces == "yes":
                 monogram = wait_for("Arnold's monogram among the faces", lambda: self.monogram_colours().get("AS"))
                 self.faces_monogram = monogram
-            self.faces_read("FavoriteFaces=" + faces, False, monogram, faces == "yes")
+            self.faces_read("FavoriteFaces=" + faces, "grid", monogram, faces == "yes")
+            self.faces_read("FavoriteFaces=" + faces, "dash", monogram, faces == "yes")
             self.set_extension(True, DOCK_UUID)
             wait_for("the dock", lambda: self.read_dock() is not None, timeout=LIVE_TIMEOUT)
-            self.faces_read("FavoriteFaces=" + faces, True, monogram, faces == "yes")
+            self.faces_read("FavoriteFaces=" + faces, "dock", monogram, faces == "yes")
             self.set_extension(False, DOCK_UUID)
             wait_for("the dock to go", lambda: self.read_dock() is None, timeout=LIVE_TIMEOUT)
         self.configure(DESKTOP_ID, "quicklist")

@@ -22,7 +22,6 @@ Prints one JSON object: {"ok", "mode", "expected", "found", "chosen", "pending",
 0 when everything held, 1 otherwise, 77 when a tool is missing.
 """
 import argparse
-import difflib
 import json
 import os
 import shutil
@@ -30,7 +29,7 @@ import subprocess
 import sys
 import time
 
-from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, folded, wait_for
+from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, matches, wait_for
 
 TOOLS = ["Xvfb", "dbus-daemon", "plank", "xdotool", "import", "convert", "tesseract"]
 MAGENTA = (255, 0, 255)
@@ -123,15 +122,6 @@ def read_faces(session, monogram=None):
         shown = counts[PHOTO]["magenta"] > 0 and counts[NO_PHOTO]["monogram"] > 0
         if session.faces != "yes" or shown or time.monotonic() >= deadline:
             return lines, found, counts, monogram
-
-
-def matches(line, title):
-    """A menu line shows `title`: the same letters, up to an OCR slip (ö read as é, a lost letter)."""
-    line, title = folded(line), folded(title)
-    if not line or not title:
-        return False
-    # An icon read as a letter or two may stand before the title.
-    return title in line or difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.8
 
 
 def crop_for_docs(session, shot, lines, target):

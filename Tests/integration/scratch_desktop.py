@@ -2,6 +2,7 @@
 with a HOME and XDG folders of its own, the built qactd on the demo contacts and static items
 exporting the demo app's desktop entry, and the processes started there, stopped at the end; an
 Xvfb display, private buses, and screenshots read with tesseract."""
+import difflib
 import json
 import os
 import shutil
@@ -42,6 +43,15 @@ def folded(text):
     """Letters and digits only, accents dropped, lower case: what OCR gets right reliably."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(character.lower() for character in decomposed if character.isalnum() and not unicodedata.combining(character))
+
+
+def matches(line, title):
+    """A menu line shows `title`: the same letters, up to an OCR slip (ö read as é, a lost letter)."""
+    line, title = folded(line), folded(title)
+    if not line or not title:
+        return False
+    # An icon read as a letter or two may stand before the title.
+    return title in line or difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.8
 
 
 def wait_for(what, condition, timeout=15.0, interval=0.1):

@@ -93,20 +93,23 @@ struct QuicklistMenu {
     }
 
     /// The properties of item `id` limited to `names` (all when empty), nil for an unknown id.
-    /// Defaults the dbusmenu spec gives (type "standard") are left out, as libdbusmenu does.
+    /// An item's type goes although "standard" is dbusmenu's default: Dash to Dock draws an
+    /// item's icon only when the item says it is "standard" (libdbusmenu answers nothing for a
+    /// type left out).
     func properties(of id: Int32, only names: [String] = []) -> [(key: String, value: DBusVariantValue)]? {
         let all: [(key: String, value: DBusVariantValue)]
         if id == Self.rootID {
             all = [("children-display", .string("submenu"))]
         } else if let entry = entry(id: id) {
             var properties: [(key: String, value: DBusVariantValue)] = [
+                ("type", .string("standard")),
                 // dbusmenu reads "_" as a mnemonic mark; "__" shows one underscore.
                 ("label", .string(entry.label.replacingUnderscoresForMnemonics())),
                 ("enabled", .boolean(true)),
                 ("visible", .boolean(true)),
             ]
             // The image goes alone: Dash to Dock shows a name that is set rather than the image.
-            // dbusmenu says PNG, but both hand the bytes to GdkPixbuf's loader, which reads the
+            // dbusmenu says PNG, but Dash to Dock and libdbusmenu-gtk (Plank) hand the bytes to GdkPixbuf's loader, which reads the
             // format from them and draws an SVG through librsvg.
             if let image = entry.iconData {
                 properties.append(("icon-data", .bytes(image)))
