@@ -446,12 +446,13 @@ final class QuicklistEndToEndTests: XCTestCase {
 
         // A new photo: the same item, new properties.
         let layouts = fixture.log().components(separatedBy: "Quicklist: LayoutUpdated").count
+        let oneItemUpdates = fixture.log().components(separatedBy: "ItemsPropertiesUpdated for 1 item").count
         try fixture.write(contact: "personal/ada-lovelace.vcf", Self.adaCard(photo: try Self.solidPNG((0, 255, 0))))
         XCTAssertTrue(waitUntil(timeout: 10) {
             _ = fixture.qactl(["resign-active"])
             return close(Self.pixel(self.icons(menu)["Ada Lovelace"], "centre"), [0, 255, 0, 255])
         }, "icons: \(icons(menu))\n\(fixture.log())")
-        XCTAssertTrue(fixture.log().contains("ItemsPropertiesUpdated for 1 item"), fixture.log())
+        XCTAssertGreaterThan(fixture.log().components(separatedBy: "ItemsPropertiesUpdated for 1 item").count, oneItemUpdates, fixture.log())
         XCTAssertEqual(fixture.log().components(separatedBy: "Quicklist: LayoutUpdated").count, layouts, "no new layout for a new face")
 
         // FavoriteFaces=no: the favorites have their icon name again, and no image.

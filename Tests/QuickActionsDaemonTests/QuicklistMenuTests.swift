@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Logging
 import QuickActions
 @testable import QuickActionsDaemon
 import XCTest
@@ -81,6 +82,36 @@ final class QuicklistMenuTests: XCTestCase {
         XCTAssertEqual(menu.replace(with: content.showing(faces: [:]).entries), .properties(updated: [ada], removed: [ada: ["icon-data"]]),
                        "without faces (FavoriteFaces=no) the icon name is back")
         XCTAssertEqual(try XCTUnwrap(menu.properties(of: ada)).last?.value, .string("starred"))
+    }
+
+    /// The quicklist's image of a face is the face's own SVG, the file the desktop entry names;
+    /// a face larger than `maxIconDataBytes` (a photo near the 1 MiB a card's photo may have)
+    /// goes to the quicklist as the contact's monogram, while its file keeps the photo.
+    func testTheQuicklistGetsTheFaceFileItselfOrTheMonogramPastItsBound() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-faces-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A PNG's signature and header, which is all the daemon reads of it, then bytes for its size.
+        let header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 64, 0, 0, 0, 64, 8, 2, 0, 0, 0]
+        func card(_ name: String, padding: Int) throws -> FaceRequest {
+            let photo = Data(header + [UInt8](repeating: 0, count: padding)).base64EncodedString()
+            let path = folder + "/\(name).vcf"
+            try "BEGIN:VCARD\nVERSION:3.0\nUID:\(name)\nFN:\(name.capitalized) Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(photo)\nEND:VCARD\n"
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return FaceRequest(identifier: name, name: "\(name.capitalized) Hopper", cardPath: path)
+        }
+        var faces = FaceFiles(dataHome: folder)
+        let files = faces.sync(
+            [try card("small", padding: 1000), try card("large", padding: QuicklistMenu.maxIconDataBytes)],
+            appDesktopFileID: "org.example.Contacts.desktop", logger: Logger(label: "test"))
+        let small = try XCTUnwrap(files["small"]), large = try XCTUnwrap(files["large"])
+        XCTAssertEqual(small.quicklistImage, Array(try Data(contentsOf: URL(fileURLWithPath: small.path))), "the face file itself")
+        let largeFile = try String(contentsOfFile: large.path, encoding: .utf8)
+        XCTAssertTrue(largeFile.contains("<image"), "the file keeps the photo")
+        XCTAssertGreaterThan(largeFile.utf8.count, QuicklistMenu.maxIconDataBytes)
+        let monogram = String(decoding: large.quicklistImage, as: UTF8.self)
+        XCTAssertTrue(monogram.contains(">LH</text>") && !monogram.contains("<image"), monogram)
+        XCTAssertLessThanOrEqual(large.quicklistImage.count, QuicklistMenu.maxIconDataBytes)
     }
 
     func testTheSessionBusAddressComesFromTheEnvironmentOrTheRuntimeFolder() throws {
