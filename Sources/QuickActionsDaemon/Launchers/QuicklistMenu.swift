@@ -109,8 +109,8 @@ struct QuicklistMenu {
                 ("visible", .boolean(true)),
             ]
             // The image goes alone: Dash to Dock shows a name that is set rather than the image.
-            // dbusmenu says PNG, but Dash to Dock and libdbusmenu-gtk (Plank) hand the bytes to GdkPixbuf's loader, which reads the
-            // format from them and draws an SVG through librsvg.
+            // dbusmenu says PNG, but Dash to Dock and libdbusmenu-gtk (Plank) hand the bytes to
+            // GdkPixbuf's loader, which reads the format from them and draws an SVG through librsvg.
             if let image = entry.iconData {
                 properties.append(("icon-data", .bytes(image)))
             } else if let icon = entry.iconName {
