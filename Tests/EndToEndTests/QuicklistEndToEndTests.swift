@@ -402,6 +402,8 @@ final class QuicklistEndToEndTests: XCTestCase {
     /// a favorite without a photo, its monogram's colour. A new photo reaches the dock as new
     /// properties of the same item; turned off, the favorites have their icon name again.
     func testAFavoritesFaceIsItsImageInTheQuicklistAndANewPhotoIsNewProperties() throws {
+        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('GdkPixbuf', '2.0')"])
+        if probe.status != 0 { try Self.missing("gir1.2-gdkpixbuf-2.0 is missing (\(probe.output))") }
         let faces = "[Launcher]\nDesktopFile=\(Self.desktopFileID)\nDynamicItems=quicklist\nFavoriteFaces=yes\n"
         let fixture = try DaemonFixture(extraConfiguration: faces)
         let bus = try PrivateSessionBus(in: fixture.root)

@@ -26,8 +26,7 @@ import sys
 import gi
 
 gi.require_version("Dbusmenu", "0.4")
-gi.require_version("GdkPixbuf", "2.0")
-from gi.repository import Dbusmenu, GdkPixbuf, Gio, GLib  # noqa: E402
+from gi.repository import Dbusmenu, Gio, GLib  # noqa: E402
 
 loop = GLib.MainLoop()
 
@@ -51,6 +50,8 @@ def on_stdin(handle_command):
 
 def image(data):
     """What GdkPixbuf's loader makes of an item's icon-data, as a dock's menu loads it."""
+    gi.require_version("GdkPixbuf", "2.0")
+    from gi.repository import GdkPixbuf
     loader = GdkPixbuf.PixbufLoader()
     try:
         loader.write(data)

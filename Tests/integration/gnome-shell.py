@@ -61,7 +61,7 @@ try:
 except (ImportError, ValueError):
     gi = None
 
-from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, matches, wait_for  # noqa: E402
+from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, matches, pil_missing, wait_for  # noqa: E402
 
 TOOLS = ["gnome-shell", "dbus-daemon"]
 EXTENSION_UUID = "quick-actions@qactd.io"
@@ -604,7 +604,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs)")
     parser.add_argument("--bench", type=int, metavar="N", help="only measure N stars toggled (scripts/bench)")
     arguments = parser.parse_args()
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else [])
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else []) + pil_missing()
     if missing:
         print(json.dumps({"ok": False, "unavailable": True, "error": "missing: " + " ".join(missing)}))
         return 77

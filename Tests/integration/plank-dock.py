@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 
-from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, matches, wait_for
+from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, matches, pil_missing, wait_for
 
 TOOLS = ["Xvfb", "dbus-daemon", "plank", "xdotool", "import", "convert", "tesseract"]
 MAGENTA = (255, 0, 255)
@@ -145,7 +145,7 @@ def main():
     parser.add_argument("--monogram", help="RRGGBB: the colour of Arnold's monogram, counted with --faces no")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
     arguments = parser.parse_args()
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (pil_missing() if arguments.faces else [])
     if missing:
         print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
         return 77

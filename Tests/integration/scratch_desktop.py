@@ -39,6 +39,16 @@ class Failure(Exception):
     pass
 
 
+def pil_missing():
+    """["python3-pil (PIL)"] when PIL, which makes the faces' photos and reads screenshots'
+    pixels, cannot be imported; else []."""
+    try:
+        import PIL.Image  # noqa: F401
+    except ImportError:
+        return ["python3-pil (PIL)"]
+    return []
+
+
 def folded(text):
     """Letters and digits only, accents dropped, lower case: what OCR gets right reliably."""
     decomposed = unicodedata.normalize("NFKD", text)
