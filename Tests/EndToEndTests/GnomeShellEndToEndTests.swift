@@ -6,7 +6,8 @@ import XCTest
 /// private buses with qactd's extension enabled (and Debian's Dash to Dock for a while), the demo app pinned to the dash, a real GTK window
 /// of the app open and the built qactd exporting its quick actions; at each step it asks the shell,
 /// through its own org.gnome.Shell.Eval, what a right-click on the app's icons shows and whether
-/// the app is still the one running with its window (about 90 s in all).
+/// the app is still the one running with its window, and, from screenshots, which colours the
+/// menus show beside the favorites' names with `FavoriteFaces=yes` and `no` (about 90 s in all).
 final class GnomeShellEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/gnome-shell.py").path
     static let liveSteps = ["shown", "favorite added", "favorite renamed", "favorite removed", "extension enabled again"]
