@@ -6,7 +6,8 @@ import XCTest
 /// private buses with qactd's extension enabled (and Debian's Dash to Dock for a while), the demo app pinned to the dash, a real GTK window
 /// of the app open and the built qactd exporting its quick actions; at each step it asks the shell,
 /// through its own org.gnome.Shell.Eval, what a right-click on the app's icons shows and whether
-/// the app is still the one running with its window (about 90 s in all).
+/// the app is still the one running with its window, and, from screenshots, which colours the
+/// menus show beside the favorites' names with `FavoriteFaces=yes` and `no` (about 90 s in all).
 final class GnomeShellEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/gnome-shell.py").path
     static let liveSteps = ["shown", "favorite added", "favorite renamed", "favorite removed", "extension enabled again"]
@@ -88,6 +89,8 @@ final class GnomeShellEndToEndTests: XCTestCase {
             XCTAssertEqual(step["searchByProgram"] as? Bool, true, "the shell's search finds the app by its program's name: \(step)")
         }
 
+        assertFacesBesideTheNames(report)
+
         // A pinned quick action is an app of its own in the shell (a separate icon), and follows
         // its contact: renamed, removed (kept, its description the disabled message), back, unpinned.
         let pinned = allSteps.filter { $0["pinned"] != nil }
@@ -116,5 +119,30 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertEqual(emptied["appSystem"] as? [String], [], "\(emptied)")
         XCTAssertEqual(emptied["dash"] as? [String], [], "\(emptied)")
         print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); steps \(allSteps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); running \(running.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+    }
+
+    /// Read off screenshots: with `FavoriteFaces=yes`, the extension's menu in the dash and in the
+    /// app grid, and Dash to Dock's menu, show a patch of Ada Lovelace's pure magenta photo beside
+    /// her name and Arnold Schönberg's monogram colour beside his (he has no photo); with
+    /// `FavoriteFaces=no` neither colour is in either row.
+    private func assertFacesBesideTheNames(_ report: [String: Any], file: StaticString = #filePath, line: UInt = #line) {
+        let faces = report["faces"] as? [[String: Any]] ?? []
+        let menus = ["grid", "dash", "dock"]
+        XCTAssertEqual(faces.map { "\($0["step"] ?? "") \($0["menu"] ?? "")" },
+                       ["yes", "no"].flatMap { setting in menus.map { "FavoriteFaces=\(setting) \($0)" } }, "\(faces)", file: file, line: line)
+        for menu in faces {
+            let counts = menu["counts"] as? [String: [String: Int]] ?? [:]
+            let ada = counts["Ada Lovelace"] ?? [:], arnold = counts["Arnold Schönberg"] ?? [:]
+            if menu["step"] as? String == "FavoriteFaces=yes" {
+                XCTAssertGreaterThanOrEqual(ada["magenta"] ?? 0, 30, "Ada's photo beside her name: \(menu)", file: file, line: line)
+                XCTAssertGreaterThanOrEqual(arnold["monogram"] ?? 0, 30, "Arnold's monogram beside his name: \(menu)", file: file, line: line)
+            }
+            XCTAssertLessThanOrEqual(arnold["magenta"] ?? .max, 3, "Ada's photo only in her row: \(menu)", file: file, line: line)
+            XCTAssertLessThanOrEqual(ada["monogram"] ?? .max, 3, "no monogram beside Ada: \(menu)", file: file, line: line)
+            if menu["step"] as? String == "FavoriteFaces=no" {
+                XCTAssertLessThanOrEqual(ada["magenta"] ?? .max, 3, "FavoriteFaces=no: no photo: \(menu)", file: file, line: line)
+                XCTAssertLessThanOrEqual(arnold["monogram"] ?? .max, 3, "FavoriteFaces=no: no monogram: \(menu)", file: file, line: line)
+            }
+        }
     }
 }

@@ -8,9 +8,10 @@ import XCTest
 final class PlankEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/plank-dock.py").path
 
-    private func runDock(mode: String, choose title: String) throws -> [String: Any] {
+    private func runDock(mode: String, choose title: String? = nil, more: [String] = []) throws -> [String: Any] {
         let result = DaemonFixture.run(
-            "/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path, "--mode", mode, "--choose", title])
+            "/usr/bin/python3",
+            [Self.script, "--bin", DaemonFixture.binDirectory.path, "--mode", mode] + (title.map { ["--choose", $0] } ?? []) + more)
         if result.status == 77 { try QuicklistEndToEndTests.missing("plank-dock.py: \(result.stdout)") }
         let report = try XCTUnwrap(
             (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
@@ -37,5 +38,27 @@ final class PlankEndToEndTests: XCTestCase {
     func testDesktopEntryModeShowsEachActionOnceAndAClickOnAFavoriteTriggersIt() throws {
         let report = try runDock(mode: "desktop-entry", choose: "Ada Lovelace")
         assertEachDisplayedActionOnceAndTheChosenOneTriggered(report, chosen: "Ada Lovelace")
+    }
+
+    /// `FavoriteFaces=yes`, read off the screen: in Plank's menu (the live quicklist's `icon-data`,
+    /// drawn by libdbusmenu-gtk through GdkPixbuf) Ada Lovelace, whose card has a pure magenta
+    /// photo, has a patch of magenta beside her name, and Arnold Schönberg, who has no photo, his
+    /// monogram's colour beside his. With `FavoriteFaces=no` neither colour is in either row.
+    func testQuicklistFavoritesShowTheirFacesBesideTheirNames() throws {
+        let on = try runDock(mode: "quicklist", more: ["--faces", "yes"])
+        let faces = try XCTUnwrap(on["faces"] as? [String: [String: Int]], "\(on)")
+        let monogram = try XCTUnwrap(on["monogramColour"] as? [Int], "\(on)")
+        XCTAssertGreaterThanOrEqual(faces["Ada Lovelace"]?["magenta"] ?? 0, 30, "Ada's photo beside her name: \(faces)")
+        XCTAssertLessThanOrEqual(faces["Ada Lovelace"]?["monogram"] ?? .max, 3, "not a monogram: \(faces)")
+        XCTAssertGreaterThanOrEqual(faces["Arnold Schönberg"]?["monogram"] ?? 0, 30, "Arnold's monogram beside his name: \(faces)")
+        XCTAssertLessThanOrEqual(faces["Arnold Schönberg"]?["magenta"] ?? .max, 3, "Ada's photo only in her row: \(faces)")
+
+        let colour = monogram.map { String(format: "%02x", $0) }.joined()
+        let off = try runDock(mode: "quicklist", more: ["--faces", "no", "--monogram", colour])
+        let plain = try XCTUnwrap(off["faces"] as? [String: [String: Int]], "\(off)")
+        for title in ["Ada Lovelace", "Arnold Schönberg"] {
+            XCTAssertLessThanOrEqual(plain[title]?["magenta"] ?? .max, 3, "FavoriteFaces=no: no photo beside \(title): \(plain)")
+            XCTAssertLessThanOrEqual(plain[title]?["monogram"] ?? .max, 3, "FavoriteFaces=no: no monogram beside \(title): \(plain)")
+        }
     }
 }

@@ -372,6 +372,100 @@ final class QuicklistEndToEndTests: XCTestCase {
         XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("no session bus"), fixture.qactl(["status"]).stdout)
     }
 
+    /// A PNG of one solid colour, made by Debian's python3-pil.
+    static func solidPNG(_ rgb: (Int, Int, Int), side: Int = 64) throws -> Data {
+        let made = runCommand([
+            "/usr/bin/python3", "-c",
+            "import base64, io, sys; from PIL import Image; b = io.BytesIO(); "
+                + "Image.new('RGB', (\(side), \(side)), (\(rgb.0), \(rgb.1), \(rgb.2))).save(b, 'PNG'); print(base64.b64encode(b.getvalue()).decode())",
+        ])
+        if made.status != 0 { try missing("python3-pil (PIL) cannot make a PNG: \(made.output)") }
+        return try XCTUnwrap(Data(base64Encoded: made.output.trimmingCharacters(in: .whitespacesAndNewlines)), made.output)
+    }
+
+    /// Ada Lovelace's demo card with a photo (a PNG, inline as vCard 3.0 has it).
+    static func adaCard(photo: Data) -> String {
+        "BEGIN:VCARD\nVERSION:3.0\nUID:ada-lovelace\nFN:Ada Lovelace\nN:Lovelace;Ada;;;\nEMAIL:ada@analytical.example\n"
+            + "CATEGORIES:friends,favorite\nPHOTO;ENCODING=b;TYPE=PNG:\(photo.base64EncodedString())\nEND:VCARD\n"
+    }
+
+    private func icons(_ client: BackgroundProcess) -> [String: [String: Any]] {
+        (client.jsonLines.last { $0["icons"] != nil }?["icons"] as? [String: [String: Any]]) ?? [:]
+    }
+
+    private static func pixel(_ icon: [String: Any]?, _ name: String) -> [Int]? {
+        (icon?["image"] as? [String: Any])?[name] as? [Int]
+    }
+
+    /// `FavoriteFaces=yes`: a favorite's face is its image in the quicklist (`icon-data`, the
+    /// face's SVG, which GdkPixbuf's loader draws as a dock's menu does): Ada's photo, cut round;
+    /// a favorite without a photo, its monogram's colour. A new photo reaches the dock as new
+    /// properties of the same item; turned off, the favorites have their icon name again.
+    func testAFavoritesFaceIsItsImageInTheQuicklistAndANewPhotoIsNewProperties() throws {
+        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('GdkPixbuf', '2.0')"])
+        if probe.status != 0 { try Self.missing("gir1.2-gdkpixbuf-2.0 is missing (\(probe.output))") }
+        let faces = "[Launcher]\nDesktopFile=\(Self.desktopFileID)\nDynamicItems=quicklist\nFavoriteFaces=yes\n"
+        let fixture = try DaemonFixture(extraConfiguration: faces)
+        let bus = try PrivateSessionBus(in: fixture.root)
+        let dataHome = fixture.root.appendingPathComponent("data").path
+        fixture.daemonEnvironment["XDG_DATA_HOME"] = dataHome
+        fixture.daemonEnvironment["XDG_RUNTIME_DIR"] = fixture.root.appendingPathComponent("runtime").path
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try fixture.write(contact: "personal/ada-lovelace.vcf", Self.adaCard(photo: try Self.solidPNG((255, 0, 255))))
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        let busName = waitUntilServed(fixture)
+        let shown = try displayedDynamicTitles(fixture)
+        XCTAssertEqual(shown.first, "Ada Lovelace", "\(shown)")
+        let other = try XCTUnwrap(shown.last)
+        XCTAssertNotEqual(other, "Ada Lovelace")
+
+        let menu = try client(["follow", busName, Self.menuPath, "--icons"], bus: bus, fixture: fixture, name: "follow")
+        // The monogram's colour, as its face file (the same SVG) fills its circle.
+        let folder = dataHome + "/qactd/faces/\(Self.desktopFileID)"
+        var monogram: [Int]?
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            let svg = files.compactMap { try? String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }.first { $0.contains("<text") }
+            guard let fill = svg?.range(of: ##"fill="#[0-9a-f]{6}""##, options: .regularExpression).map({ svg![$0].dropFirst(7).prefix(6) }),
+                  let value = Int(fill, radix: 16)
+            else { return false }
+            monogram = [value >> 16, value >> 8 & 0xFF, value & 0xFF, 255]
+            return true
+        }, "no monogram among the faces in \(folder)")
+        func close(_ pixel: [Int]?, _ wanted: [Int]?) -> Bool {
+            guard let pixel, let wanted, pixel.count == wanted.count else { return false }
+            return zip(pixel, wanted).allSatisfy { abs($0 - $1) <= 8 }
+        }
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            let icons = self.icons(menu)
+            return close(Self.pixel(icons["Ada Lovelace"], "centre"), [255, 0, 255, 255]) && close(Self.pixel(icons[other], "top"), monogram)
+        }, "icons: \(icons(menu)), the monogram \(String(describing: monogram))\n\(fixture.log())")
+        let ada = try XCTUnwrap(icons(menu)["Ada Lovelace"])
+        XCTAssertTrue(ada["name"] is NSNull, "the face goes alone, without the icon name a dock would prefer: \(ada)")
+        XCTAssertEqual(Self.pixel(ada, "corner")?.last, 0, "cut round: the corner is transparent: \(ada)")
+        XCTAssertEqual((ada["image"] as? [String: Any])?["format"] as? String, "svg", "\(ada)")
+
+        // A new photo: the same item, new properties.
+        let layouts = fixture.log().components(separatedBy: "Quicklist: LayoutUpdated").count
+        let oneItemUpdates = fixture.log().components(separatedBy: "ItemsPropertiesUpdated for 1 item").count
+        try fixture.write(contact: "personal/ada-lovelace.vcf", Self.adaCard(photo: try Self.solidPNG((0, 255, 0))))
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            _ = fixture.qactl(["resign-active"])
+            return close(Self.pixel(self.icons(menu)["Ada Lovelace"], "centre"), [0, 255, 0, 255])
+        }, "icons: \(icons(menu))\n\(fixture.log())")
+        XCTAssertGreaterThan(fixture.log().components(separatedBy: "ItemsPropertiesUpdated for 1 item").count, oneItemUpdates, fixture.log())
+        XCTAssertEqual(fixture.log().components(separatedBy: "Quicklist: LayoutUpdated").count, layouts, "no new layout for a new face")
+
+        // FavoriteFaces=no: the favorites have their icon name again, and no image.
+        try fixture.writeConfiguration("[Launcher]\nDesktopFile=\(Self.desktopFileID)\nDynamicItems=quicklist\nFavoriteFaces=no\n")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            let icons = self.icons(menu)
+            return shown.allSatisfy { icons[$0]?["image"] is NSNull && icons[$0]?["name"] as? String == "starred" }
+        }, "icons: \(icons(menu))\n\(fixture.log())")
+    }
+
     func testAReloadTurnsTheQuicklistOnAndOffAndOffLeavesTheBus() throws {
         let fixture = try makeFixture(bus: nil, dynamicItems: "desktop-entry")
         let bus = try PrivateSessionBus(in: fixture.root)

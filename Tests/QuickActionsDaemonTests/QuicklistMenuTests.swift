@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Logging
 import QuickActions
 @testable import QuickActionsDaemon
 import XCTest
@@ -47,13 +48,70 @@ final class QuicklistMenuTests: XCTestCase {
         let id = menu.items[0].id
         XCTAssertEqual(menu.properties(of: QuicklistMenu.rootID)?.map(\.key), ["children-display"])
         let properties = try XCTUnwrap(menu.properties(of: id))
-        XCTAssertEqual(properties.map(\.key), ["label", "enabled", "visible", "icon-name"])
-        XCTAssertEqual(properties[0].value, .string("Snake__case"), "an underscore is not taken for a mnemonic")
-        XCTAssertEqual(properties[3].value, .string("starred"))
+        XCTAssertEqual(properties.map(\.key), ["type", "label", "enabled", "visible", "icon-name"])
+        XCTAssertEqual(properties[0].value, .string("standard"), "said, although the default: Dash to Dock draws icons only then")
+        XCTAssertEqual(properties[1].value, .string("Snake__case"), "an underscore is not taken for a mnemonic")
+        XCTAssertEqual(properties[4].value, .string("starred"))
         XCTAssertEqual(menu.properties(of: id, only: ["label"])?.map(\.key), ["label"])
         XCTAssertNil(menu.properties(of: 99))
         XCTAssertFalse(menu.contains(id: 99))
         XCTAssertTrue(menu.contains(id: QuicklistMenu.rootID))
+    }
+
+    /// A favorite's face goes as its image (`icon-data`, the SVG's bytes) instead of its icon
+    /// name; a face that comes or changes alone is new properties, with the name removed.
+    func testAFaceIsTheFavoritesImageAndAChangeOfFaceAloneIsNewProperties() throws {
+        let content = QuicklistContent(
+            applicationURI: "application://demo.desktop",
+            entries: [entry("Ada", contact: "ada"), QuicklistEntry(label: "Search", iconName: "system-search", type: "search")])
+        var menu = QuicklistMenu()
+        XCTAssertEqual(menu.replace(with: content.entries), .layout)
+        let ada = menu.items[0].id, search = menu.items[1].id
+        let face = Array("<svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8)
+        let withFace = content.showing(faces: ["ada": face, "search": [1, 2, 3]])
+        XCTAssertNil(withFace.entries[1].iconData, "an item without a contact has no face, whatever the faces hold")
+        XCTAssertEqual(menu.replace(with: withFace.entries), .properties(updated: [ada], removed: [ada: ["icon-name"]]))
+        let properties = try XCTUnwrap(menu.properties(of: ada))
+        XCTAssertEqual(properties.map(\.key), ["type", "label", "enabled", "visible", "icon-data"])
+        XCTAssertEqual(properties[4].value, .bytes(face))
+        XCTAssertEqual(try XCTUnwrap(menu.properties(of: search)).last?.value, .string("system-search"), "the static item keeps its icon name")
+
+        let newFace = Array("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1\"/>".utf8)
+        XCTAssertEqual(menu.replace(with: content.showing(faces: ["ada": newFace]).entries), .properties(updated: [ada], removed: [:]))
+        XCTAssertNil(menu.replace(with: content.showing(faces: ["ada": newFace]).entries))
+        XCTAssertEqual(menu.replace(with: content.showing(faces: [:]).entries), .properties(updated: [ada], removed: [ada: ["icon-data"]]),
+                       "without faces (FavoriteFaces=no) the icon name is back")
+        XCTAssertEqual(try XCTUnwrap(menu.properties(of: ada)).last?.value, .string("starred"))
+    }
+
+    /// The quicklist's image of a face is the face's own SVG, the file the desktop entry names;
+    /// a face larger than `maxIconDataBytes` (a photo near the 1 MiB a card's photo may have)
+    /// goes to the quicklist as the contact's monogram, while its file keeps the photo.
+    func testTheQuicklistGetsTheFaceFileItselfOrTheMonogramPastItsBound() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-faces-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A PNG's signature and header, which is all the daemon reads of it, then bytes for its size.
+        let header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 64, 0, 0, 0, 64, 8, 2, 0, 0, 0]
+        func card(_ name: String, padding: Int) throws -> FaceRequest {
+            let photo = Data(header + [UInt8](repeating: 0, count: padding)).base64EncodedString()
+            let path = folder + "/\(name).vcf"
+            try "BEGIN:VCARD\nVERSION:3.0\nUID:\(name)\nFN:\(name.capitalized) Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(photo)\nEND:VCARD\n"
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return FaceRequest(identifier: name, name: "\(name.capitalized) Hopper", cardPath: path)
+        }
+        var faces = FaceFiles(dataHome: folder)
+        let files = faces.sync(
+            [try card("small", padding: 1000), try card("large", padding: QuicklistMenu.maxIconDataBytes)],
+            appDesktopFileID: "org.example.Contacts.desktop", logger: Logger(label: "test"))
+        let small = try XCTUnwrap(files["small"]), large = try XCTUnwrap(files["large"])
+        XCTAssertEqual(small.quicklistImage, Array(try Data(contentsOf: URL(fileURLWithPath: small.path))), "the face file itself")
+        let largeFile = try String(contentsOfFile: large.path, encoding: .utf8)
+        XCTAssertTrue(largeFile.contains("<image"), "the file keeps the photo")
+        XCTAssertGreaterThan(largeFile.utf8.count, QuicklistMenu.maxIconDataBytes)
+        let monogram = String(decoding: large.quicklistImage, as: UTF8.self)
+        XCTAssertTrue(monogram.contains(">LH</text>") && !monogram.contains("<image"), monogram)
+        XCTAssertLessThanOrEqual(large.quicklistImage.count, QuicklistMenu.maxIconDataBytes)
     }
 
     func testTheSessionBusAddressComesFromTheEnvironmentOrTheRuntimeFolder() throws {

@@ -1,9 +1,14 @@
 #!/usr/bin/python3
 """Real clients of the quicklist for the end-to-end tests (Debian's python3-gi).
 
-  dbusmenu-client.py follow BUS_NAME OBJECT_PATH
+  dbusmenu-client.py follow BUS_NAME OBJECT_PATH [--icons]
       libdbusmenu's own client (Dbusmenu.Client, the library Plank and Dash to Dock use) on the
-      session bus: prints {"labels": [...]} each time the menu's items or their labels change. Reads commands on
+      session bus: prints {"labels": [...]} each time the menu's items or their labels change; with
+      --icons also {"icons": {LABEL: {"name", "image"}}} each time an item's icon changes, "image"
+      being its icon-data as GdkPixbuf's loader reads it, as a dock does (the loader picks the
+      format from the bytes): {"format", "width", "height", "centre": [r, g, b, a], "top": [...] (an
+      eighth of the way down, clear of a monogram's initials), "corner": [...]},
+      or {"error"} when the loader cannot read it. Reads commands on
       stdin: "click LABEL" sends the item a "clicked" event, as a dock does, and prints
       {"clicked": LABEL, "error": null or text} once the daemon answered.
   dbusmenu-client.py updates
@@ -43,9 +48,38 @@ def on_stdin(handle_command):
     GLib.io_add_watch(channel, GLib.PRIORITY_DEFAULT, GLib.IOCondition.IN | GLib.IOCondition.HUP, read)
 
 
-def follow(bus_name, path):
+def image(data):
+    """What GdkPixbuf's loader makes of an item's icon-data, as a dock's menu loads it."""
+    gi.require_version("GdkPixbuf", "2.0")
+    from gi.repository import GdkPixbuf
+    loader = GdkPixbuf.PixbufLoader()
+    try:
+        loader.write(data)
+        loader.close()
+    except GLib.Error as error:
+        return {"error": error.message}
+    pixbuf = loader.get_pixbuf()
+    pixels, stride, channels = pixbuf.get_pixels(), pixbuf.get_rowstride(), pixbuf.get_n_channels()
+
+    def pixel(x, y):
+        values = list(pixels[y * stride + x * channels:y * stride + (x + 1) * channels])
+        return values + [255] * (4 - len(values))
+
+    return {"format": loader.get_format().get_name(), "width": pixbuf.get_width(), "height": pixbuf.get_height(),
+            "centre": pixel(pixbuf.get_width() // 2, pixbuf.get_height() // 2),
+            "top": pixel(pixbuf.get_width() // 2, pixbuf.get_height() // 8), "corner": pixel(0, 0)}
+
+
+def icon(item):
+    data = item.property_get_variant("icon-data")
+    return {"name": item.property_get("icon-name"),
+            "image": image(data.get_data_as_bytes().get_data()) if data is not None and data.n_children() > 0 else None}
+
+
+def follow(bus_name, path, icons=False):
     client = Dbusmenu.Client.new(bus_name, path)
     last = [None]
+    last_icons = [None]
 
     def children():
         root = client.get_root()
@@ -57,6 +91,10 @@ def follow(bus_name, path):
         if labels != last[0]:
             last[0] = labels
             emit({"labels": labels})
+        shown = {item.property_get("label"): icon(item) for item in children()} if icons else None
+        if shown != last_icons[0]:
+            last_icons[0] = shown
+            emit({"icons": shown})
 
     watched = set()
 
@@ -152,8 +190,8 @@ def describe(bus_name, menu_path, entry_path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "follow":
-        follow(sys.argv[2], sys.argv[3])
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "follow" and sys.argv[4:] in ([], ["--icons"]):
+        follow(sys.argv[2], sys.argv[3], icons=sys.argv[4:] == ["--icons"])
     elif len(sys.argv) == 2 and sys.argv[1] == "updates":
         updates()
     elif len(sys.argv) == 5 and sys.argv[1] == "describe":

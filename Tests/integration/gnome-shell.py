@@ -30,12 +30,18 @@ Then, as before, a pinned quick action follows its contact; launched from the sh
 its own command line with nothing added; and a reload that empties DesktopFile= leaves the app's own
 entry (no actions).
 
+Faces, read off screenshots (org.gnome.Shell.Screenshot, which --unsafe-mode allows) with
+tesseract: with FavoriteFaces=yes and a pure magenta photo on Ada Lovelace's card, the extension's
+menu in the dash and in the app grid and Dash to Dock's menu show a patch of magenta beside her name and Arnold
+Schönberg's monogram colour beside his (he has no photo); with FavoriteFaces=no neither colour
+("faces": [{"step", "menu", "counts", ...}]).
+
 With --bench N it only measures, for scripts/bench: with Recompute=change (settle 0), a contact's
 star toggled N times, each time until the dash's menu shows the change; it prints {"ok", "bench":
 {"seconds": [...]}}.
 
 Prints one JSON object: {"ok", "steps": [{"step", "expected", "dash", "grid", "seconds", ...}],
-"running": [{"step", ...}], "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
+"running": [{"step", ...}], "faces": [...], "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
 the shell cannot run here.
 """
 import argparse
@@ -55,7 +61,7 @@ try:
 except (ImportError, ValueError):
     gi = None
 
-from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, wait_for  # noqa: E402
+from scratch_desktop import DESKTOP_ID, REPOSITORY, Failure, ScratchDesktop, matches, pil_missing, wait_for  # noqa: E402
 
 TOOLS = ["gnome-shell", "dbus-daemon"]
 EXTENSION_UUID = "quick-actions@qactd.io"
@@ -168,6 +174,50 @@ READ_APP_JS = r"""
   return JSON.stringify(app ? {name: app.get_name(), description: app.get_description()} : null);
 })()
 """
+
+
+# Faces: opens the app's icon's menu, in the overview's dash, the app grid or Dash to Dock
+# (%(where)s), and leaves it open for a screenshot; says whether it is open and done animating, and
+# where it is on the screen (the screenshot is read there only, away from icons' names in the grid).
+FACES_OPEN_JS = r"""
+(() => {
+  const id = %(id)s;
+  const where = %(where)s;
+  let icon;
+  if (where === 'grid') {
+    icon = imports.ui.main.overview._overview._controls._appDisplay._items.get(id);
+  } else if (where === 'dock') {
+    const dock = imports.ui.main.extensionManager.lookup(%(uuid)s);
+    const manager = dock && dock.imports.docking.DockManager.getDefault();
+    icon = manager && manager.mainDock && manager.mainDock.dash._box.get_children().map(actor => actor.child)
+      .find(child => child && child.app && child.app.get_id() === id);
+  } else {
+    icon = imports.ui.main.overview.dash._box.get_children().map(actor => actor.child && actor.child._delegate)
+      .find(delegate => delegate && delegate.app && delegate.app.get_id() === id);
+  }
+  if (!icon) return JSON.stringify(null);
+  if (!icon._menu || !icon._menu.isOpen) icon.popupMenu();
+  const menu = icon._menu;
+  const [x, y] = menu.actor.get_transformed_position();
+  const [width, height] = menu.actor.get_transformed_size();
+  return JSON.stringify({open: menu.isOpen, settled: menu.actor.opacity === 255 && menu.actor.visible,
+    box: [x, y, width, height].map(Math.round)});
+})()
+"""
+
+FACES_CLOSE_JS = r"""
+(() => {
+  const menus = [];
+  const visit = actor => { if (actor._delegate && actor._delegate._menu) menus.push(actor._delegate._menu);
+    if (actor._menu) menus.push(actor._menu); actor.get_children().forEach(visit); };
+  visit(global.stage);
+  menus.filter(menu => menu.isOpen).forEach(menu => menu.close());
+  return 'true';
+})()
+"""
+
+MAGENTA = (255, 0, 255)
+PHOTO, NO_PHOTO = "Ada Lovelace", "Arnold Schönberg"
 
 
 class Unavailable(Exception):
@@ -433,6 +483,87 @@ class Session(ScratchDesktop):
             self.steps.append({"step": name, "pinned": desktop_id, "expected": expected, "shell": last.get("app"),
                                "seconds": round(time.monotonic() - started, 2)})
 
+    # Faces in the menus, read off screenshots.
+
+    def faces_screenshot(self, name):
+        path = self.path(name)
+        reply = self.bus.call_sync("org.gnome.Shell.Screenshot", "/org/gnome/Shell/Screenshot", "org.gnome.Shell.Screenshot",
+                                   "Screenshot", GLib.Variant("(bbs)", (False, False, path)), GLib.VariantType("(bs)"),
+                                   Gio.DBusCallFlags.NONE, 10000, None)
+        success, written = reply.unpack()
+        if not success:
+            raise Failure("org.gnome.Shell.Screenshot did not write %s" % path)
+        return written
+
+    def faces_read(self, step, where, monogram, present):
+        """Opens the app's menu (`where`: "dash", "grid" or "dock"), screenshots it, finds
+        Ada's and Arnold's rows with tesseract and counts magenta and `monogram` beside each. With
+        `present`, again (a new screenshot, the menu kept open) until both show, within a deadline."""
+        arguments = {"id": json.dumps(DESKTOP_ID), "where": json.dumps(where), "uuid": json.dumps(DOCK_UUID)}
+        # In the overview, where Dash to Dock stays shown too (over a window it may hide).
+        self.eval("imports.ui.main.overview.show(); true")
+        wait_for("the overview", lambda: self.eval("imports.ui.main.overview.visible && "
+                                                   "!imports.ui.main.overview.animationInProgress") == "true", timeout=10)
+        # The app grid or the windows, as the dash's button shows them, once the move is over (the
+        # overview's state 2 or 1). Dash to Dock, which replaces the dash, shows over either.
+        if where != "dock":
+            self.eval("imports.ui.main.overview.dash.showAppsButton.checked = %s; true" % json.dumps(where == "grid"))
+            wait_for("the overview's %s" % ("app grid" if where == "grid" else "windows"),
+                     lambda: self.eval("imports.ui.main.overview._overview._controls._stateAdjustment.value")
+                     == ("2" if where == "grid" else "1"), timeout=10)
+        record = {"step": step, "menu": where}
+        deadline = time.monotonic() + LIVE_TIMEOUT
+        try:
+            while True:
+                state = wait_for("the %s menu to open" % record["menu"],
+                                 lambda: (lambda read: read if read and read["open"] and read["settled"] else None)(
+                                     json.loads(json.loads(self.eval(FACES_OPEN_JS % arguments)))), timeout=10)
+                shot = self.faces_screenshot("faces-%s-%s.png" % (where, step))
+                from PIL import Image
+                x, y, width, height = state["box"]
+                menu = shot[:-len(".png")] + "-menu.png"
+                Image.open(shot).crop((x, y, x + width, y + height)).save(menu)
+                lines = self.read_lines(menu, origin=(x, y), contrast="-negate")
+                counts = {}
+                for title in (PHOTO, NO_PHOTO):
+                    rows = [line for line in lines if matches(line[0], title)]
+                    if rows:
+                        counts[title] = {"magenta": self.colour_beside(rows[0][1], MAGENTA, shot=shot),
+                                         "monogram": self.colour_beside(rows[0][1], monogram, shot=shot) if monogram else 0}
+                record.update({"open": state, "lines": [line[0] for line in lines], "counts": counts, "shot": shot})
+                complete = len(counts) == 2
+                shown = complete and counts[PHOTO]["magenta"] > 0 and counts[NO_PHOTO]["monogram"] > 0
+                if (complete and (not present or shown)) or time.monotonic() >= deadline:
+                    break
+        finally:
+            self.eval(FACES_CLOSE_JS)
+            self.faces.append(record)
+        if len(record["counts"]) != 2:
+            raise Failure("the %s menu's screenshot does not show both '%s' and '%s': %s"
+                          % (record["menu"], PHOTO, NO_PHOTO, record["lines"]))
+
+    def faces_steps(self):
+        """FavoriteFaces=yes with a magenta photo on Ada's card, then no: each time the dash's
+        menu (the extension) and Dash to Dock's, screenshotted."""
+        self.photo("ada-lovelace", MAGENTA)
+        monogram = None
+        for faces in ["yes", "no"]:
+            self.configure(DESKTOP_ID, "quicklist", launcher="FavoriteFaces=%s\n" % faces)
+            self.qactl("reload")
+            self.wait_listed(lambda titles: PHOTO in titles and NO_PHOTO in titles)
+            if faces == "yes":
+                monogram = wait_for("Arnold's monogram among the faces", lambda: self.monogram_colours().get("AS"))
+                self.faces_monogram = monogram
+            self.faces_read("FavoriteFaces=" + faces, "grid", monogram, faces == "yes")
+            self.faces_read("FavoriteFaces=" + faces, "dash", monogram, faces == "yes")
+            self.set_extension(True, DOCK_UUID)
+            wait_for("the dock", lambda: self.read_dock() is not None, timeout=LIVE_TIMEOUT)
+            self.faces_read("FavoriteFaces=" + faces, "dock", monogram, faces == "yes")
+            self.set_extension(False, DOCK_UUID)
+            wait_for("the dock to go", lambda: self.read_dock() is None, timeout=LIVE_TIMEOUT)
+        self.configure(DESKTOP_ID, "quicklist")
+        self.qactl("reload")
+
     def wait_listed(self, condition):
         """The app resigns active, as apps do, so the favorites become its dynamic items again,
         until `List` shows the change (the daemon sees the contacts folder change first)."""
@@ -473,7 +604,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs)")
     parser.add_argument("--bench", type=int, metavar="N", help="only measure N stars toggled (scripts/bench)")
     arguments = parser.parse_args()
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else [])
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else []) + pil_missing()
     if missing:
         print(json.dumps({"ok": False, "unavailable": True, "error": "missing: " + " ".join(missing)}))
         return 77
@@ -482,7 +613,9 @@ def main():
     session.steps = []
     session.running = []
     session.dock = []
-    report = {"ok": False, "folder": session.root, "steps": session.steps, "running": session.running, "dock": session.dock}
+    session.faces = []
+    report = {"ok": False, "folder": session.root, "steps": session.steps, "running": session.running, "dock": session.dock,
+              "faces": session.faces}
     status = 1
     try:
         session.prepare()
@@ -560,6 +693,10 @@ def main():
         session.dock_step("dock enabled again", changed, used)
         session.set_extension(False, DOCK_UUID)
         wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
+
+        # Faces beside the favorites' names, in the extension's menu and in Dash to Dock's.
+        session.faces_steps()
+        report["facesMonogram"] = session.faces_monogram
 
         # The running app: every change rewrites the entry; the app stays one, running, with its window.
         session.pin([DESKTOP_ID])

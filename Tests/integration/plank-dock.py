@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plank, a real dock, shows qactd's quick actions and runs the one chosen.
 
-  plank-dock.py --bin DIR --mode quicklist|desktop-entry [--choose TITLE] [--screenshot FILE]
+  plank-dock.py --bin DIR --mode quicklist|desktop-entry [--choose TITLE] [--screenshot FILE] [--faces yes|no]
 
 Starts, in a scratch folder with a HOME and XDG folders of its own: Xvfb (no window manager), a
 private dbus-daemon, the built qactd on the demo contacts with the demo app's desktop entry
@@ -12,11 +12,16 @@ displayed quick action (qactl list) must be in the menu exactly once. With --cho
 that item where tesseract found it and waits until the daemon counts the trigger. With
 --screenshot it saves the dock and its open menu (make screenshot: docs/dock.png).
 
-Prints one JSON object: {"ok", "mode", "expected", "found", "chosen", "pending", "error"}; exits
+With --faces (FavoriteFaces=yes or no), Ada Lovelace's card has a photo of pure magenta (a JPEG made
+with PIL) and Arnold Schönberg's none: the menu's rows are read as a person sees them, counting the
+pixels of magenta and of Arnold's monogram colour (from the face the daemon made) left of each
+name, where the menu draws an item's icon ("faces": {title: {"magenta", "monogram"}}). With
+--faces no there is no face to take the monogram's colour from: --monogram RRGGBB gives it.
+
+Prints one JSON object: {"ok", "mode", "expected", "found", "chosen", "pending", "faces", "error"}; exits
 0 when everything held, 1 otherwise, 77 when a tool is missing.
 """
 import argparse
-import difflib
 import json
 import os
 import shutil
@@ -24,18 +29,24 @@ import subprocess
 import sys
 import time
 
-from scratch_desktop import Failure, ScratchDesktop, folded, wait_for
+from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, matches, pil_missing, wait_for
 
 TOOLS = ["Xvfb", "dbus-daemon", "plank", "xdotool", "import", "convert", "tesseract"]
+MAGENTA = (255, 0, 255)
+PHOTO, NO_PHOTO = "Ada Lovelace", "Arnold Schönberg"
 
 
 class Session(ScratchDesktop):
-    def __init__(self, bin_dir, mode):
+    def __init__(self, bin_dir, mode, faces=None):
         super().__init__(bin_dir, "qactd-plank-", {"GSETTINGS_BACKEND": "memory"})
         self.mode = mode
+        self.faces = faces
 
     def prepare(self):
         super().prepare(["home/.config/plank/dock1/launchers"], self.mode)
+        if self.faces:
+            self.configure(DESKTOP_ID, self.mode, launcher="FavoriteFaces=%s\n" % self.faces)
+            self.photo("ada-lovelace", MAGENTA)
 
     def start_bus(self):
         socket = self.path("bus")
@@ -90,13 +101,27 @@ class Session(ScratchDesktop):
         return last
 
 
-def matches(line, title):
-    """A menu line shows `title`: the same letters, up to an OCR slip (ö read as é, a lost letter)."""
-    line, title = folded(line), folded(title)
-    if not line or not title:
-        return False
-    # An icon read as a letter or two may stand before the title.
-    return title in line or difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.8
+def read_faces(session, monogram=None):
+    """The menu open with every title shown: the magenta of Ada's photo and Arnold's monogram
+    colour counted beside each favorite's name. With faces on, the menu is opened again until both
+    show (the faces reach the quicklist just after its items), within a deadline."""
+    if session.faces == "yes":
+        monogram = wait_for("Arnold's monogram among the faces", lambda: session.monogram_colours().get("AS"))
+    deadline = time.monotonic() + 10
+    while True:
+        lines, found = session.open_menu()
+        counts = {}
+        for title in (PHOTO, NO_PHOTO):
+            if not found.get(title):
+                raise Failure("'%s' is not in the menu: %s" % (title, [line[0] for line in lines]))
+            point = found[title][0][1]
+            # Counted in the screenshot the menu was read from.
+            shot = session.path("menu.png")
+            counts[title] = {"magenta": session.colour_beside(point, MAGENTA, shot=shot),
+                             "monogram": session.colour_beside(point, monogram, shot=shot) if monogram else 0}
+        shown = counts[PHOTO]["magenta"] > 0 and counts[NO_PHOTO]["monogram"] > 0
+        if session.faces != "yes" or shown or time.monotonic() >= deadline:
+            return lines, found, counts, monogram
 
 
 def crop_for_docs(session, shot, lines, target):
@@ -116,14 +141,16 @@ def main():
     parser.add_argument("--mode", choices=["quicklist", "desktop-entry"], required=True)
     parser.add_argument("--choose")
     parser.add_argument("--screenshot")
+    parser.add_argument("--faces", choices=["yes", "no"], help="FavoriteFaces=, with a magenta photo on Ada's card")
+    parser.add_argument("--monogram", help="RRGGBB: the colour of Arnold's monogram, counted with --faces no")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
     arguments = parser.parse_args()
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (pil_missing() if arguments.faces else [])
     if missing:
         print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
         return 77
 
-    session = Session(os.path.abspath(arguments.bin), arguments.mode)
+    session = Session(os.path.abspath(arguments.bin), arguments.mode, arguments.faces)
     report = {"ok": False, "mode": arguments.mode, "folder": session.root}
     try:
         session.prepare()
@@ -132,7 +159,12 @@ def main():
         exported = session.start_daemon()
         report["expected"] = session.expected
         session.start_dock(exported)
-        lines, found = session.open_menu()
+        if arguments.faces:
+            given = tuple(int(arguments.monogram[i:i + 2], 16) for i in (0, 2, 4)) if arguments.monogram else None
+            lines, found, report["faces"], monogram = read_faces(session, given)
+            report["monogramColour"] = monogram
+        else:
+            lines, found = session.open_menu()
         report["lines"] = [line[0] for line in lines]
         report["found"] = {title: len(hits) for title, hits in found.items()}
         if arguments.screenshot:

@@ -2,6 +2,7 @@
 with a HOME and XDG folders of its own, the built qactd on the demo contacts and static items
 exporting the demo app's desktop entry, and the processes started there, stopped at the end; an
 Xvfb display, private buses, and screenshots read with tesseract."""
+import difflib
 import json
 import os
 import shutil
@@ -38,10 +39,29 @@ class Failure(Exception):
     pass
 
 
+def pil_missing():
+    """["python3-pil (PIL)"] when PIL, which makes the faces' photos and reads screenshots'
+    pixels, cannot be imported; else []."""
+    try:
+        import PIL.Image  # noqa: F401
+    except ImportError:
+        return ["python3-pil (PIL)"]
+    return []
+
+
 def folded(text):
     """Letters and digits only, accents dropped, lower case: what OCR gets right reliably."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(character.lower() for character in decomposed if character.isalnum() and not unicodedata.combining(character))
+
+
+def matches(line, title):
+    """A menu line shows `title`: the same letters, up to an OCR slip (ö read as é, a lost letter)."""
+    line, title = folded(line), folded(title)
+    if not line or not title:
+        return False
+    # An icon read as a letter or two may stand before the title.
+    return title in line or difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.8
 
 
 def wait_for(what, condition, timeout=15.0, interval=0.1):
@@ -220,12 +240,52 @@ class ScratchDesktop:
                 target.write(line)
         self.configure(DESKTOP_ID, mode)
 
-    def configure(self, desktop_file, mode, shortcuts=""):
-        """`shortcuts`: more lines for [Shortcuts]."""
+    def configure(self, desktop_file, mode, shortcuts="", launcher=""):
+        """`shortcuts`, `launcher`: more lines for [Shortcuts] and [Launcher]."""
         with open(self.path("qactd.conf"), "w") as configuration:
             configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n%s"
-                                "[Launcher]\nDesktopFile=%s\nDynamicItems=%s\n[Daemon]\nSocket=%s\n"
-                                % (shortcuts, desktop_file, mode, self.env["QACTD_SOCKET"]))
+                                "[Launcher]\nDesktopFile=%s\nDynamicItems=%s\n%s[Daemon]\nSocket=%s\n"
+                                % (shortcuts, desktop_file, mode, launcher, self.env["QACTD_SOCKET"]))
+
+    def photo(self, uid, rgb, image_format="JPEG"):
+        """Gives the demo card `uid` a photo of one solid colour (made with PIL, inline as vCard
+        3.0 has it), written whole by a rename."""
+        import base64
+        import io
+        from PIL import Image
+        data = io.BytesIO()
+        Image.new("RGB", (64, 64), rgb).save(data, image_format)
+        path = self.path("contacts/personal/%s.vcf" % uid)
+        with open(path) as card:
+            lines = [line for line in card.read().splitlines() if line and not line.startswith("PHOTO") and line != "END:VCARD"]
+        lines.append("PHOTO;ENCODING=b;TYPE=%s:%s" % (image_format, base64.b64encode(data.getvalue()).decode()))
+        with open(path + ".tmp", "w") as card:
+            card.write("\n".join(lines + ["END:VCARD", ""]))
+        os.rename(path + ".tmp", path)
+
+    def monogram_colours(self):
+        """The colour of each monogram among the faces the daemon made ({initials: (r, g, b)})."""
+        import re
+        folder = self.env["XDG_DATA_HOME"] + "/qactd/faces/" + DESKTOP_ID
+        colours = {}
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            with open(os.path.join(folder, name)) as face:
+                svg = face.read()
+            found = re.search(r'<circle[^>]*fill="#([0-9a-f]{6})".*>([^<>]+)</text>', svg)
+            if found:
+                colours[found.group(2)] = tuple(int(found.group(1)[i:i + 2], 16) for i in (0, 2, 4))
+        return colours
+
+    def colour_beside(self, point, colour, shot, width=150, height=16, tolerance=40):
+        """How many pixels of `colour` the row at `point` (a text's centre) shows in the `width`
+        pixels left of it, where a menu draws an item's icon, in the screenshot `shot` (read with
+        PIL)."""
+        from PIL import Image
+        x, y = point
+        left, top = max(0, x - width), max(0, y - height // 2)
+        raw = Image.open(shot).convert("RGB").crop((left, top, x, top + height)).tobytes()
+        return sum(1 for i in range(0, len(raw) - 2, 3)
+                   if all(abs(raw[i + c] - colour[c]) <= tolerance for c in range(3)))
 
     def start_daemon(self):
         self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")

@@ -5,7 +5,8 @@
 // extension listens for those announcements, keeps each announced menu's items (read with
 // GetLayout, read again on LayoutUpdated and ItemsPropertiesUpdated), and puts them into the
 // menu of the app's icon, after the desktop entry's own actions, whenever it opens (and again
-// while it is open when they change). A click sends the item's dbusmenu "clicked" event to
+// while it is open when they change), each with its icon: the image of its icon-data (a
+// favorite's face; GdkPixbuf reads the format from the bytes) or its themed icon-name. A click sends the item's dbusmenu "clicked" event to
 // qactd, which triggers the quick action. It owns the name io.qactd.ShellExtension: qactd
 // announces its menus again when that name gets an owner, so an extension enabled after qactd
 // started has them at once.
@@ -33,11 +34,19 @@ function labelText(label) {
     return label.replace(/__|_/g, mark => (mark === '__' ? '_' : ''));
 }
 
+// An item's icon: its image when it has one, else its themed icon name; null for none.
+function itemIcon(props) {
+    const data = props['icon-data'];
+    if (data && data.length > 0)
+        return Gio.BytesIcon.new(data instanceof GLib.Bytes ? data : new GLib.Bytes(data));
+    return props['icon-name'] ? Gio.ThemedIcon.new(props['icon-name']) : null;
+}
+
 // The menus qactd (or any program) announced, per desktop-file ID, and their items.
 class Quicklists {
     constructor(onChange) {
         this._onChange = onChange;
-        // app ID → {sender, path, items: [{id, label}], generation}
+        // app ID → {sender, path, items: [{id, label, icon}], generation}
         this._apps = new Map();
         const bus = Gio.DBus.session;
         const subscribe = (sender, iface, member, path, handler) => bus.signal_subscribe(
@@ -145,7 +154,7 @@ class Quicklists {
                 const [, [, , children]] = layout;
                 app.items = children
                     .filter(([, props]) => props.type !== 'separator' && props.visible !== false && props.label)
-                    .map(([id, props]) => ({id, label: labelText(props.label)}));
+                    .map(([id, props]) => ({id, label: labelText(props.label), icon: itemIcon(props)}));
                 this._onChange(appId);
             });
     }
@@ -211,10 +220,12 @@ class Extension {
         if (!appId || !this._quicklists)
             return;
         for (const item of this._quicklists.items(appId)) {
-            section.addAction(item.label, event => {
+            const menuItem = new PopupMenu.PopupImageMenuItem(item.label, item.icon);
+            menuItem.connect('activate', (activated, event) => {
                 this._quicklists.activate(appId, item.id, event?.get_time() ?? global.get_current_time());
                 Main.overview.hide();
             });
+            section.addMenuItem(menuItem);
         }
     }
 }

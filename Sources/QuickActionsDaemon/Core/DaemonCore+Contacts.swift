@@ -47,6 +47,13 @@ extension DaemonCore {
         }
         publishStatus()
         refreshPins()
+        // A card whose face a launcher shows was rewritten: its photo may be new.
+        if !launcherFaceCards.isEmpty, changes.contains(where: { change in
+            if case .file(let path, _) = change { launcherFaceCards.contains(path) } else { false }
+        }) {
+            faceCardChanges &+= 1
+            publishToLaunchers()
+        }
         if changes.count >= Self.largeBatch { HeapTrimming.releaseFreeMemorySoon() }
         if index.favoritesVersion != favoritesBefore { scheduleRecomputeIfFollowingContacts() }
     }

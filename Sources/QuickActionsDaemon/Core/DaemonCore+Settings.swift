@@ -80,16 +80,20 @@ extension DaemonCore {
             ? PublishedReplies.ListingKey(generation: 0, launched: false, settingsEpoch: settingsEpoch)
             : PublishedReplies.ListingKey(generation: state.generation, launched: state.launched, settingsEpoch: settingsEpoch)
         let pins = publishedPins()
-        guard key != launcherPublicationKey || pins != launcherPublishedPins else { return }
+        guard key != launcherPublicationKey || pins != launcherPublishedPins || faceCardChanges != launcherPublishedFaceCardChanges
+        else { return }
         launcherPublicationKey = key
         launcherPublishedPins = pins
+        launcherPublishedFaceCardChanges = faceCardChanges
         let untranslated = composedListing(all: false, translated: false, usage: false)
+        let faces = faceRequests(rows: untranslated.items, pins: pins)
+        launcherFaceCards = Set(faces.compactMap(\.cardPath))
         launcherTicket = launchers.publish(
             LauncherPublication(
                 displayed: settings.localization.localizing(untranslated, for: settings.language),
                 untranslated: untranslated, localization: settings.localization,
                 configuration: settings.configuration, socketPath: socketPath, pins: pins,
-                faces: faceRequests(rows: untranslated.items, pins: pins)))
+                faces: faces, faceCardChanges: faceCardChanges))
     }
 
     /// Each favorite a launcher shows, displayed or pinned, once, with the card that may hold its

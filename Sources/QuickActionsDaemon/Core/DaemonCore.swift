@@ -102,6 +102,12 @@ actor DaemonCore {
     var launcherPublicationKey: PublishedReplies.ListingKey?
     /// The pins the launchers were last handed (they change apart from the listing).
     var launcherPublishedPins: [PinnedItem] = []
+    /// The cards the launchers' faces were last read from, and a count of changes to them: a
+    /// new photo changes no contact the index keeps, so a change of one of these files is what
+    /// makes the faces be read again.
+    var launcherFaceCards: Set<String> = []
+    var faceCardChanges: UInt64 = 0
+    var launcherPublishedFaceCardChanges: UInt64 = 0
     /// False while start-up reads the contact sources one after the other, so a pin whose
     /// contact comes from the source read second is not disabled in between.
     var pinsFollowContacts = true

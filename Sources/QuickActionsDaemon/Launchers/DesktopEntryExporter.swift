@@ -30,8 +30,9 @@ struct DesktopEntryExporter: Sendable {
     private var writtenPins: [String: [UInt8]]?
     /// The favorites' faces; nil without a data folder.
     private var faceFiles: FaceFiles?
-    /// The face file of each favorite shown, by contact identifier, for the last publication.
-    private var facePaths: [String: String] = [:]
+    /// The face of each favorite shown, by contact identifier, for the last publication; the
+    /// quicklist shows them too (`DesktopEntryWriter.onFacesChange`).
+    private(set) var faces: [String: FaceFile] = [:]
 
     init(environment: [String: String], qactlPath: String?) {
         self.environment = environment
@@ -74,7 +75,7 @@ struct DesktopEntryExporter: Sendable {
         // left in the person's own applications folder.
         let isFirstSinceStartOrReload = lastPublication == nil
         lastPublication = publication
-        facePaths = faceFiles?.sync(publication.faces, appDesktopFileID: publication.configuration.launcherDesktopFileID, logger: logger) ?? [:]
+        faces = faceFiles?.sync(publication.faces, appDesktopFileID: publication.configuration.launcherDesktopFileID, logger: logger) ?? [:]
         let configuration = publication.configuration
         if isFirstSinceStartOrReload, let folders {
             removeLeftovers(
@@ -179,7 +180,7 @@ struct DesktopEntryExporter: Sendable {
 
     /// A favorite's face file (`FavoriteFaces=yes`); nil for any other item.
     private func face(of item: ShortcutItem) -> String? {
-        item.contactIdentifier.flatMap { facePaths[$0] }
+        item.contactIdentifier.flatMap { faces[$0]?.path }
     }
 
     /// `qactl trigger --socket=… --type=… [--contact=…]`: one argument each, in the `--name=value`

@@ -24,6 +24,9 @@ final class DesktopEntryWriter: Sendable {
         /// No thread could be started: every export is made by the caller.
         var inline = false
         var onStatusChange: (@Sendable () -> Void)?
+        /// The quicklist's images of the faces last made, by contact identifier.
+        var faces: [String: [UInt8]] = [:]
+        var onFacesChange: (@Sendable ([String: [UInt8]]) -> Void)?
     }
 
     /// The `qactd-export` thread and its one-slot mailbox.
@@ -55,6 +58,13 @@ final class DesktopEntryWriter: Sendable {
     /// Called on the thread after each export that changed `status`.
     func onStatusChange(_ action: @escaping @Sendable () -> Void) {
         thread.withMail { $0.onStatusChange = action }
+    }
+
+    /// Called on the thread with the quicklist's images of the favorites' faces (by contact
+    /// identifier) each time the faces made for an export change: the faces are made here, once,
+    /// for the desktop entry, the pinned launchers and the quicklist.
+    func onFacesChange(_ action: @escaping @Sendable ([String: [UInt8]]) -> Void) {
+        thread.withMail { $0.onFacesChange = action }
     }
 
     /// Hands `publication` over and returns its ticket at once. The thread starts with the
@@ -138,29 +148,32 @@ final class DesktopEntryWriter: Sendable {
     /// the outcome and resumes whom `ticket` (a publication's; nil for a change of the app's
     /// entry) answers.
     private func carryOut(ticket: Ticket?, _ work: (inout DesktopEntryExporter) -> Void) {
-        var (status, folders) = exporter.withLockedValue { exporter in
+        var (status, folders, faces) = exporter.withLockedValue { exporter in
             work(&exporter)
-            return (exporter.status, exporter.appEntryFolders)
+            return (exporter.status, exporter.appEntryFolders, exporter.faces.mapValues(\.quicklistImage))
         }
         // A folder watched only now may have got the entry between the lookup and the watch,
         // which no event would tell: looked up again until the folders stay the same (each
         // round watches a folder nearer the entry, so a few rounds are the most there can be).
         for _ in 0..<8 {
             guard appEntryWatch.withLockedValue({ $0?.follow(folders, logger: logger) ?? false }) else { break }
-            (status, folders) = exporter.withLockedValue { exporter in
+            (status, folders, faces) = exporter.withLockedValue { exporter in
                 exporter.refresh(logger: logger)
-                return (exporter.status, exporter.appEntryFolders)
+                return (exporter.status, exporter.appEntryFolders, exporter.faces.mapValues(\.quicklistImage))
             }
         }
-        let (ready, changed, onStatusChange) = thread.withMail { mail in
+        let (ready, changed, onStatusChange, onFacesChange) = thread.withMail { mail in
             let changed = mail.status != status
             mail.status = status
+            let facesChanged = mail.faces != faces
+            mail.faces = faces
             if let ticket { mail.done = max(mail.done, ticket) }
             let ready = mail.waiters.filter { $0.ticket <= mail.done }
             mail.waiters.removeAll { $0.ticket <= mail.done }
-            return (ready, changed, mail.onStatusChange)
+            return (ready, changed, mail.onStatusChange, facesChanged ? mail.onFacesChange : nil)
         }
         if changed { onStatusChange?() }
+        onFacesChange?(faces)
         for waiter in ready { waiter.reply.answer() }
     }
 }

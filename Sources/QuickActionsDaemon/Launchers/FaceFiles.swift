@@ -13,6 +13,14 @@ struct FaceRequest: Hashable, Sendable {
     var cardPath: String?
 }
 
+/// A favorite's face as the launchers get it: the file a desktop entry or pinned launcher names,
+/// and the image the live quicklist sends (the same SVG, or the monogram's when the face is
+/// larger than `QuicklistMenu.maxIconDataBytes`).
+struct FaceFile: Equatable, Sendable {
+    var path: String
+    var quicklistImage: [UInt8]
+}
+
 /// The favorites' faces as SVG files in a folder of qactd's own, `$XDG_DATA_HOME/qactd/faces/APP`
 /// (APP the desktop-file ID of `DesktopFile=`, so the daemons of several apps keep theirs apart),
 /// each named by its content (`ContactFace.fileName`): a launcher is handed a path, and a face
@@ -31,14 +39,14 @@ struct FaceFiles: Sendable {
         faces = dataHome + "/qactd/faces"
     }
 
-    /// The face file of each request, by contact identifier, for the app `appDesktopFileID`;
-    /// a face that cannot be written is left out (the launcher shows the configured icon).
-    mutating func sync(_ requests: [FaceRequest], appDesktopFileID: String?, logger: Logger) -> [String: String] {
+    /// The face of each request, by contact identifier, for the app `appDesktopFileID`; a face
+    /// that cannot be written is left out (the launchers show the configured icon).
+    mutating func sync(_ requests: [FaceRequest], appDesktopFileID: String?, logger: Logger) -> [String: FaceFile] {
         let wanted = appDesktopFileID.map { faces + "/" + $0 }
         if let folder, folder != wanted { removeFaces(in: folder, except: [], logger: logger) }
         folder = wanted
         guard let folder = wanted else { return [:] }
-        var paths: [String: String] = [:]
+        var files: [String: FaceFile] = [:]
         if !requests.isEmpty {
             do throws(SystemCallError) {
                 try makeDirectories(folder, mode: 0o700)
@@ -58,14 +66,17 @@ struct FaceFiles: Sendable {
             logged[request.identifier] = problem
             let path = folder + "/" + face.fileName
             do throws(AtomicReplaceError) {
-                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: [face.svg], mode: 0o644) }
-                paths[request.identifier] = path
+                let svg = face.svg
+                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: [svg], mode: 0o644) }
+                let quicklistImage = svg.count <= QuicklistMenu.maxIconDataBytes
+                    ? svg : ContactFace.make(photo: nil, name: request.name, identifier: request.identifier).face.svg
+                files[request.identifier] = FaceFile(path: path, quicklistImage: quicklistImage)
             } catch {
                 logger.warning("Cannot write the face of contact '\(request.identifier)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
             }
         }
-        removeFaces(in: folder, except: Set(paths.values), logger: logger)
-        return paths
+        removeFaces(in: folder, except: Set(files.values.map(\.path)), logger: logger)
+        return files
     }
 
     /// The photo's bytes as the card has them (read whole from a `file:` URI), or why there are none.

@@ -25,6 +25,9 @@ struct LauncherPublication: Equatable, Sendable {
     /// The favorites shown (displayed or pinned) whose icon is their face; empty with
     /// `FavoriteFaces=no`.
     var faces: [FaceRequest] = []
+    /// Counts changes to the cards of `faces`: a new count makes the faces be read again even
+    /// when the contacts the index keeps (which have no photo) are the same.
+    var faceCardChanges: UInt64 = 0
 }
 
 /// How the exports are doing, for `Status`.
@@ -60,6 +63,8 @@ struct LauncherExporters: Sendable {
     init(environment: [String: String], qactlPath: String?, logger: Logger = Logger(label: "qactd")) {
         desktopEntry = DesktopEntryWriter(environment: environment, qactlPath: qactlPath, logger: logger)
         quicklist = QuicklistExporter(environment: environment, logger: logger)
+        // The faces are made once, by the desktop-entry writer, and the quicklist shows them too.
+        desktopEntry.onFacesChange { [quicklist] faces in quicklist.show(faces: faces) }
     }
 
     /// Hands the publication to both exporters' threads and returns at once; the desktop

@@ -36,13 +36,20 @@ final class QuicklistExporter: Sendable {
         case on(QuicklistContent)
     }
 
+    /// The thread's mailbox: what the core wants shown, and the favorites' faces the
+    /// desktop-entry writer made for it (by contact identifier), which come a little later.
+    struct Mail: Sendable, Equatable {
+        var wanted: Wanted
+        var faces: [String: [UInt8]] = [:]
+    }
+
     /// The session bus's address, or why there is none.
     private let address: Result<String, NoSessionBus>
     private let logger: Logger
     private let timing: Timing
     /// The `qactd-bus` thread, made with the first content that turns the quicklist on (a
     /// daemon that never does opens no descriptor), and what the core wants shown.
-    private let thread: MailboxThread<Wanted>
+    private let thread: MailboxThread<Mail>
     private let current: NIOLockedValueBox<QuicklistInfo>
     private let activation = NIOLockedValueBox<(@Sendable (QuicklistEntry) -> Void)?>(nil)
     private let infoObserver = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
@@ -52,7 +59,7 @@ final class QuicklistExporter: Sendable {
         self.logger = logger
         self.timing = timing
         let notYet = "the daemon has not published its quick actions yet"
-        thread = MailboxThread(named: "qactd-bus", for: "the session bus thread", mail: .off(reason: notYet), logger: logger)
+        thread = MailboxThread(named: "qactd-bus", for: "the session bus thread", mail: Mail(wanted: .off(reason: notYet)), logger: logger)
         current = NIOLockedValueBox(QuicklistInfo(state: .off, message: notYet))
     }
 
@@ -89,8 +96,8 @@ final class QuicklistExporter: Sendable {
         }
         // Every change of the core's state comes here; only a change of the quicklist wakes the thread.
         let changed = thread.withMail { current -> Bool in
-            defer { current = wanted }
-            return current != wanted
+            defer { current.wanted = wanted }
+            return current.wanted != wanted
         }
         if thread.isRunning || thread.isStopping {
             if changed { thread.wake() }
@@ -106,6 +113,17 @@ final class QuicklistExporter: Sendable {
             logger.error("Cannot start the session bus thread: \(error) The quicklist is off.")
             setInfo(QuicklistInfo(state: .off, message: "the session bus thread could not start: \(error)"))
         }
+    }
+
+    /// The faces of the favorites to show instead of their icon names (each an image for
+    /// `icon-data`, by contact identifier); a change wakes a running thread, which tells the
+    /// docks with `ItemsPropertiesUpdated`.
+    func show(faces: [String: [UInt8]]) {
+        let changed = thread.withMail { current -> Bool in
+            defer { current.faces = faces }
+            return current.faces != faces
+        }
+        if changed, thread.isRunning { thread.wake() }
     }
 
     /// Leaves the bus (the docks drop the menu) and ends the thread; returns once it has.
@@ -124,8 +142,9 @@ final class QuicklistExporter: Sendable {
         while !thread.isStopping {
             descriptors = []
             let content: QuicklistContent
-            switch thread.withMail({ $0 }) {
-            case .on(let wanted): content = wanted
+            let mail = thread.withMail { $0 }
+            switch mail.wanted {
+            case .on(let wanted): content = wanted.showing(faces: mail.faces)
             case .off(let reason):
                 if session != nil { logger.info("Leaving the session bus: the quicklist is off.") }
                 session?.close()

@@ -7,6 +7,9 @@ struct QuicklistEntry: Sendable, Hashable {
     var iconName: String?
     var type: String
     var contactIdentifier: String?
+    /// The favorite's face (an SVG document, `ContactFace`), sent as the item's image instead of
+    /// `iconName`; nil for every other item.
+    var iconData: [UInt8]? = nil
 
     /// By type and contact, as `Trigger` names an item: a click on a row shown before a change
     /// still triggers that item (or fails cleanly when it is gone), never a neighbour.
@@ -18,6 +21,16 @@ struct QuicklistEntry: Sendable, Hashable {
 struct QuicklistContent: Sendable, Equatable {
     var applicationURI: String
     var entries: [QuicklistEntry]
+
+    /// The same content with each favorite whose face is in `faces` (by contact identifier)
+    /// showing it.
+    func showing(faces: [String: [UInt8]]) -> QuicklistContent {
+        var content = self
+        for index in content.entries.indices {
+            content.entries[index].iconData = content.entries[index].contactIdentifier.flatMap { faces[$0] }
+        }
+        return content
+    }
 }
 
 /// The `com.canonical.dbusmenu` tree of the quicklist: the root (id 0) and one level of items
@@ -25,6 +38,10 @@ struct QuicklistContent: Sendable, Equatable {
 /// and `revision` goes up with every change.
 struct QuicklistMenu {
     static let rootID: Int32 = 0
+    /// The most bytes of a face sent as an item's `icon-data`: a dock reads every item's image
+    /// each time it reads the menu, so a larger face (a photo near `ContactPhoto.maxBytes`) is
+    /// sent as the contact's monogram instead.
+    static let maxIconDataBytes = 256 * 1024
 
     /// What a replacement changed, as clients are told: other items or another order is a new
     /// layout (`LayoutUpdated`); the same items with a new title or icon are new properties
@@ -76,19 +93,29 @@ struct QuicklistMenu {
     }
 
     /// The properties of item `id` limited to `names` (all when empty), nil for an unknown id.
-    /// Defaults the dbusmenu spec gives (type "standard") are left out, as libdbusmenu does.
+    /// An item's type goes although "standard" is dbusmenu's default: Dash to Dock draws an
+    /// item's icon only when the item says it is "standard" (libdbusmenu answers nothing for a
+    /// type left out).
     func properties(of id: Int32, only names: [String] = []) -> [(key: String, value: DBusVariantValue)]? {
         let all: [(key: String, value: DBusVariantValue)]
         if id == Self.rootID {
             all = [("children-display", .string("submenu"))]
         } else if let entry = entry(id: id) {
             var properties: [(key: String, value: DBusVariantValue)] = [
+                ("type", .string("standard")),
                 // dbusmenu reads "_" as a mnemonic mark; "__" shows one underscore.
                 ("label", .string(entry.label.replacingUnderscoresForMnemonics())),
                 ("enabled", .boolean(true)),
                 ("visible", .boolean(true)),
             ]
-            if let icon = entry.iconName { properties.append(("icon-name", .string(icon))) }
+            // The image goes alone: Dash to Dock shows a name that is set rather than the image.
+            // dbusmenu says PNG, but Dash to Dock and libdbusmenu-gtk (Plank) hand the bytes to
+            // GdkPixbuf's loader, which reads the format from them and draws an SVG through librsvg.
+            if let image = entry.iconData {
+                properties.append(("icon-data", .bytes(image)))
+            } else if let icon = entry.iconName {
+                properties.append(("icon-name", .string(icon)))
+            }
             all = properties
         } else {
             return nil

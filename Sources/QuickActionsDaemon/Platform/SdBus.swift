@@ -70,6 +70,7 @@ enum DBusVariantValue: Equatable {
     case int32(Int32)
     case uint32(UInt32)
     case strings([String])
+    case bytes([UInt8])
 
     var signature: String {
         switch self {
@@ -79,6 +80,7 @@ enum DBusVariantValue: Equatable {
         case .int32: "i"
         case .uint32: "u"
         case .strings: "as"
+        case .bytes: "ay"
         }
     }
 }
@@ -135,8 +137,15 @@ struct SdBusMessageWriter {
                 try container(DBusType.array, "s") { () throws(SdBusError) in
                     for text in texts { try append(text) }
                 }
+            case .bytes(let bytes): try append(bytes: bytes)
             }
         }
+    }
+
+    /// An `ay` array, copied in one call rather than a byte at a time.
+    func append(bytes: [UInt8]) throws(SdBusError) {
+        let result = bytes.withUnsafeBytes { sd_bus_message_append_array(message, DBusType.byte, $0.baseAddress, $0.count) }
+        try sdBusChecked("sd_bus_message_append_array", result)
     }
 
     /// An `a{sv}` dictionary, in the order given.
