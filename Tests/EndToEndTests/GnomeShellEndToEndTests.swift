@@ -102,6 +102,14 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertFalse(disabledMessage.isEmpty, "\(String(describing: removed))")
         XCTAssertEqual((removed?["shell"] as? [String: Any])?["description"] as? String, disabledMessage)
 
+        // FavoriteFaces=yes: a pinned favorite's launcher has its face as Icon= (an SVG that
+        // embeds the photo), and the shell's app for that launcher has that file as its icon.
+        let face = try XCTUnwrap(report["pinnedFace"] as? [String: Any], "\(report)")
+        let facePath = try XCTUnwrap(face["icon"] as? String, "\(face)")
+        XCTAssertTrue(facePath.contains("/qactd/faces/") && facePath.hasSuffix(".svg"), "\(face)")
+        XCTAssertEqual(face["embedsPhoto"] as? Bool, true, "\(face)")
+        XCTAssertEqual((face["shell"] as? [String: Any])?["path"] as? String, facePath, "the shell's app shows the face: \(face)")
+
         // Launched from the shell, the app runs its own command line, nothing added.
         let launch = try XCTUnwrap(report["launch"] as? [String: Any], "\(report)")
         let argv = launch["argv"] as? [String] ?? []

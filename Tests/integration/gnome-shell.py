@@ -39,6 +39,7 @@ Prints one JSON object: {"ok", "steps": [{"step", "expected", "dash", "grid", "s
 the shell cannot run here.
 """
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -168,6 +169,22 @@ READ_APP_JS = r"""
   return JSON.stringify(app ? {name: app.get_name(), description: app.get_description()} : null);
 })()
 """
+
+
+# The icon the shell holds for a pinned launcher: a file's path (an entry's Icon= that is a path
+# is a GFileIcon), else the icon's name.
+READ_APP_ICON_JS = r"""
+(() => {
+  const app = imports.gi.Shell.AppSystem.get_default().lookup_app(%(id)s);
+  const icon = app ? app.get_icon() : null;
+  if (!icon) return JSON.stringify(null);
+  const Gio = imports.gi.Gio;
+  return JSON.stringify(icon instanceof Gio.FileIcon ? {path: icon.get_file().get_path()} : {name: icon.to_string()});
+})()
+"""
+
+# The photo of the face test's favorite: a colour no theme icon has.
+FACE_COLOUR = (0xE0, 0x10, 0xB0)
 
 
 class Unavailable(Exception):
@@ -433,6 +450,43 @@ class Session(ScratchDesktop):
             self.steps.append({"step": name, "pinned": desktop_id, "expected": expected, "shell": last.get("app"),
                                "seconds": round(time.monotonic() - started, 2)})
 
+    def pinned_face_step(self):
+        """FavoriteFaces=yes (added to the configuration, reloaded) and a favorite whose photo is
+        one solid colour, pinned: its launcher's Icon= is its face, an SVG in qactd's faces
+        folder that embeds the photo, and the shell's app for that launcher has that very file
+        as its icon. Unpinned at the end. Returns what it saw."""
+        started = time.monotonic()
+        with open(self.path("qactd.conf"), "a") as configuration:
+            configuration.write("[Launcher]\nFavoriteFaces=yes\n")
+        self.qactl("reload")
+        photo = self.face_contact("zz-face", "Fiona Face", FACE_COLOUR)
+        self.wait_listed(lambda titles: "Fiona Face" in titles)
+        pin = json.loads(self.qactl("pin", "--type", "FavoriteAction", "--contact", "zz-face", "--json"))["pin"]
+        desktop_id = os.path.basename(pin["desktopFile"])
+        seen = {"desktopFile": desktop_id}
+        try:
+            def launcher_icon():
+                with open(pin["desktopFile"]) as entry:
+                    icons = [line[5:].strip() for line in entry if line.startswith("Icon=")]
+                return icons[0] if icons and "/qactd/faces/" in icons[0] else None
+            seen["icon"] = wait_for("the pinned launcher's Icon= to be a face", launcher_icon, timeout=10)
+            with open(seen["icon"]) as face:
+                seen["embedsPhoto"] = base64.b64encode(photo).decode() in face.read()
+
+            def shell_icon():
+                seen["shell"] = json.loads(json.loads(self.eval(READ_APP_ICON_JS % {"id": json.dumps(desktop_id)})))
+                return seen["shell"] == {"path": seen["icon"]}
+            try:
+                wait_for("the shell's app for the pinned launcher to have the face as its icon", shell_icon,
+                         timeout=STEP_TIMEOUT, interval=0.25)
+            except Failure as error:
+                raise Failure("%s; it has %s" % (error, seen.get("shell")))
+        finally:
+            seen["seconds"] = round(time.monotonic() - started, 2)
+            self.face = seen
+            self.qactl("unpin", pin["identifier"])
+        return seen
+
     def wait_listed(self, condition):
         """The app resigns active, as apps do, so the favorites become its dynamic items again,
         until `List` shows the change (the daemon sees the contacts folder change first)."""
@@ -610,6 +664,8 @@ def main():
         session.pinned_step("pinned contact back", pinned_id, {"name": "Aaron Quickest", "not description": message})
         session.qactl("unpin", pin["identifier"])
         session.pinned_step("unpinned", pinned_id, None)
+        # A pinned favorite with FavoriteFaces=yes: the shell's app has its face as its icon.
+        session.pinned_face_step()
         report["launch"] = session.launch()
         session.configure("", "desktop-entry")
         session.qactl("reload")
@@ -625,6 +681,7 @@ def main():
     except (Failure, GLib.Error, subprocess.CalledProcessError, OSError, ValueError, KeyError) as error:
         report["error"] = str(error)
     finally:
+        report["pinnedFace"] = getattr(session, "face", None)
         session.finish(report, arguments.keep)
     return status
 

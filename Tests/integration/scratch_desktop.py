@@ -202,6 +202,24 @@ class ScratchDesktop:
                        % (uid, name, name, "favorite" if favorite else "friends"))
         os.rename(path + ".tmp", path)
 
+    def face_contact(self, uid, name, colour):
+        """Writes the demo book's favorite `uid` with a photo of one solid colour (an (r, g, b)
+        tuple), a real PNG made by Pillow, inline as vCard 4.0 has it; returns the PNG's bytes."""
+        import base64
+        import io
+
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.new("RGB", (96, 96), colour).save(buffer, "PNG")
+        path = self.path("contacts/personal/%s.vcf" % uid)
+        with open(path + ".tmp", "w") as card:
+            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:favorite\n"
+                       "PHOTO:data:image/png;base64,%s\nEND:VCARD\n"
+                       % (uid, name, name, base64.b64encode(buffer.getvalue()).decode()))
+        os.rename(path + ".tmp", path)
+        return buffer.getvalue()
+
     def prepare(self, folders, mode):
         """The demo's contacts and static items, and the demo app's own entry in share/ (with an
         Exec that needs no terminal: a launcher only needs an entry that launches)."""

@@ -100,9 +100,17 @@ extension DaemonCore {
         var seen: Set<String> = []
         for item in rows.filter({ $0.source == .dynamic }).map(\.item) + pins.map(\.item) {
             guard let identifier = item.contactIdentifier, seen.insert(identifier).inserted else { continue }
-            requests.append(FaceRequest(identifier: identifier, name: item.title, cardPath: index.filePath(identifier: identifier)))
+            requests.append(FaceRequest(identifier: identifier, name: item.title, card: index.filePath(identifier: identifier).map(faceCard)))
         }
         return requests
+    }
+
+    /// Where the face of the contact at index path `path` reads its card: its vCard file, or its
+    /// Evolution row.
+    private func faceCard(_ path: String) -> FaceCardSource {
+        guard let (book, uid) = EvolutionCards.bookAndUID(ofPath: path) else { return .file(path) }
+        return .evolutionRow(
+            uid: uid, local: evolutionLocation.database(forSource: book), cache: evolutionLocation.database(forSource: book, in: .cache))
     }
 
     /// Returns once the desktop entry shows what was last handed over (tests, and shutdown).
