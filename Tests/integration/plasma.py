@@ -398,7 +398,10 @@ class Session(ScratchDesktop):
             if len(rows) != 1:
                 last["menu"] = [line[0] for line in lines]
                 return False
-            text_left, middle = rows[0][2][0][1], rows[0][1][1]
+            # tesseract may read the icon as letters too: the name starts at its first word.
+            first = FACE_NAME.split()[0]
+            text_left = min([left for word, left in rows[0][2] if matches(word, first)] or [rows[0][2][0][1]])
+            middle = rows[0][1][1]
             # From the menu's left edge (read_menu's area starts 40 px left of the point) to the text.
             left = max(0, point[0] - 40)
             strip = self.pixels(left, middle - 12, max(1, text_left - left), 25)

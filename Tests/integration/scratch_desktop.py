@@ -119,9 +119,10 @@ class ScratchDesktop:
         return shot
 
     def pixels(self, x, y, width, height):
-        """The screen's raw RGB bytes in a rectangle."""
+        """The screen's raw RGB bytes in a rectangle, one byte a channel (import would give the
+        display's 16 bits a channel otherwise)."""
         return subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root",
-                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "rgb:-"],
+                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "-depth", "8", "rgb:-"],
                               env=self.env, check=True, capture_output=True).stdout
 
     def choose(self, report, point, title, selects_first=True):
