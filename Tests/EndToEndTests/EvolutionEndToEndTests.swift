@@ -310,41 +310,47 @@ final class EvolutionEndToEndTests: XCTestCase {
     /// monogram, each logged once however often the entry is exported again.
     func testAFavoritesPhotoSavedThroughEvolutionIsItsFace() throws {
         let (fixture, eds) = try makeFixture(extra: "[Launcher]\nDesktopFile=io.qactd.Test.desktop\nFavoriteFaces=yes")
-        let applications = eds.dataHome.appendingPathComponent("applications")
-        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        // The app's own entry, installed system-wide; qactd's exports folder first, as its
+        // environment generator puts it for a session.
+        let share = fixture.root.appendingPathComponent("share")
+        try FileManager.default.createDirectory(at: share.appendingPathComponent("applications"), withIntermediateDirectories: true)
         try "[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\n"
-            .write(to: applications.appendingPathComponent("io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
+            .write(to: share.appendingPathComponent("applications/io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
+        fixture.daemonEnvironment["XDG_DATA_DIRS"] = eds.dataHome.appendingPathComponent("qactd/exports/share").path + ":" + share.path
         let photo = try solidColourPNG(red: 0xE0, green: 0x10, blue: 0xB0)
         // Over the 1 MiB a photo may have: a PNG's signature, then bytes nobody needs to read.
         let huge = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 7, count: (1 << 20) + 4096)
         try eds.start()
-        let grace = eds.call(["op": "add", "name": "Grace Hopper", "star": true, "photo": photo.base64EncodedString()])["uid"] as? String ?? ""
+        let hedy = eds.call(["op": "add", "name": "Hedy Lamarr", "star": true, "photo": photo.base64EncodedString()])["uid"] as? String ?? ""
         let broken = eds.call(["op": "add", "name": "Bob Broken", "star": true, "photo": Data("not a picture".utf8).base64EncodedString()])["uid"] as? String ?? ""
         let large = eds.call(["op": "add", "name": "Lara Large", "star": true, "photo": huge.base64EncodedString()])["uid"] as? String ?? ""
         // EDS keeps the photos as files of the book's, as a local book does for every app.
-        let stored = runCommand(["/usr/bin/python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT vcard FROM folder_id WHERE uid = ?', (sys.argv[2],)).fetchone()[0])", eds.database(), grace])
+        let stored = runCommand(["/usr/bin/python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT vcard FROM folder_id WHERE uid = ?', (sys.argv[2],)).fetchone()[0])", eds.database(), hedy])
         XCTAssertTrue(stored.output.contains("file://") && stored.output.contains("/photos/"), "EDS stored the photo as a file: \(stored.output)")
 
         try fixture.start()
         XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
         let exported = eds.dataHome.appendingPathComponent("qactd/exports/share/applications/io.qactd.Test.desktop").path
         let faces = eds.dataHome.appendingPathComponent("qactd/faces/io.qactd.Test.desktop").path
-        func icon(_ uid: String) -> String? {
+        // The action of the favorite named `name` (a long uid is shortened in the action's identifier).
+        func icon(_ name: String) -> String? {
             guard let text = try? String(contentsOfFile: exported, encoding: .utf8) else { return nil }
-            return desktopEntryValue(text, key: "Icon", group: "Desktop Action qactd-FavoriteAction-\(uid)")
+            let groups = text.components(separatedBy: "\n[").filter { $0.hasPrefix("Desktop Action ") && $0.contains("\nName=\(name)\n") }
+            guard groups.count == 1, let group = groups.first?.split(separator: "]").first else { return nil }
+            return desktopEntryValue(text, key: "Icon", group: String(group))
         }
-        XCTAssertTrue(waitUntil { [grace, broken, large].allSatisfy { icon($0)?.hasPrefix(faces + "/face-") == true } },
+        XCTAssertTrue(waitUntil { ["Hedy Lamarr", "Bob Broken", "Lara Large"].allSatisfy { icon($0)?.hasPrefix(faces + "/face-") == true } },
                       "each favorite's action has a face: \((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "no entry")\n\(fixture.log())")
-        let graceSVG = try String(contentsOfFile: try XCTUnwrap(icon(grace)), encoding: .utf8)
-        XCTAssertTrue(graceSVG.contains("data:image/png;base64,\(photo.base64EncodedString())"), "the face embeds the photo EDS keeps: \(graceSVG.prefix(400))")
-        for (uid, initials) in [(broken, "BB"), (large, "LL")] {
-            let svg = try String(contentsOfFile: try XCTUnwrap(icon(uid)), encoding: .utf8)
+        let hedySVG = try String(contentsOfFile: try XCTUnwrap(icon("Hedy Lamarr")), encoding: .utf8)
+        XCTAssertTrue(hedySVG.contains("data:image/png;base64,\(photo.base64EncodedString())"), "the face embeds the photo EDS keeps: \(hedySVG.prefix(400))")
+        for (name, initials) in [("Bob Broken", "BB"), ("Lara Large", "LL")] {
+            let svg = try String(contentsOfFile: try XCTUnwrap(icon(name)), encoding: .utf8)
             XCTAssertTrue(svg.contains(">\(initials)</text>") && !svg.contains("<image"), "the monogram: \(svg)")
         }
 
         // Exported again (another favorite): each problem was logged once.
         _ = eds.add("Zed Zephyr", star: true)
-        XCTAssertTrue(waitUntil { icon(grace) != nil && ((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "").contains("Zed Zephyr") }, fixture.log())
+        XCTAssertTrue(waitUntil { icon("Zed Zephyr") != nil && icon("Hedy Lamarr") != nil }, fixture.log())
         let log = fixture.log()
         for uid in [broken, large] {
             XCTAssertEqual(log.components(separatedBy: "The photo of contact '\(uid)' is not used").count - 1, 1, log)
