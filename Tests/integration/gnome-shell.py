@@ -459,8 +459,8 @@ class Session(ScratchDesktop):
         with open(self.path("qactd.conf"), "a") as configuration:
             configuration.write("[Launcher]\nFavoriteFaces=yes\n")
         self.qactl("reload")
-        photo = self.face_contact("zz-face", "Fiona Face", FACE_COLOUR)
-        self.wait_listed(lambda titles: "Fiona Face" in titles)
+        photo = self.face_contact("zz-face", "Aaron Face", FACE_COLOUR)
+        self.wait_listed(lambda titles: "Aaron Face" in titles)
         pin = json.loads(self.qactl("pin", "--type", "FavoriteAction", "--contact", "zz-face", "--json"))["pin"]
         desktop_id = os.path.basename(pin["desktopFile"])
         seen = {"desktopFile": desktop_id}
