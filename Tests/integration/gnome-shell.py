@@ -466,8 +466,12 @@ class Session(ScratchDesktop):
         seen = {"desktopFile": desktop_id}
         try:
             def launcher_icon():
-                with open(pin["desktopFile"]) as entry:
-                    icons = [line[5:].strip() for line in entry if line.startswith("Icon=")]
+                # The launcher is written just after `pin` answers.
+                try:
+                    with open(pin["desktopFile"]) as entry:
+                        icons = [line[5:].strip() for line in entry if line.startswith("Icon=")]
+                except FileNotFoundError:
+                    return None
                 return icons[0] if icons and "/qactd/faces/" in icons[0] else None
             seen["icon"] = wait_for("the pinned launcher's Icon= to be a face", launcher_icon, timeout=10)
             with open(seen["icon"]) as face:
