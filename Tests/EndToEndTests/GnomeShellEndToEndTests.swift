@@ -6,7 +6,8 @@ import XCTest
 /// private buses with qactd's extension enabled (and Debian's Dash to Dock for a while), the demo app pinned to the dash, a real GTK window
 /// of the app open and the built qactd exporting its quick actions; at each step it asks the shell,
 /// through its own org.gnome.Shell.Eval, what a right-click on the app's icons shows and whether
-/// the app is still the one running with its window (about 90 s in all).
+/// the app is still the one running with its window; a pinned favorite's launcher shows its face
+/// (about 100 s in all).
 final class GnomeShellEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/gnome-shell.py").path
     static let liveSteps = ["shown", "favorite added", "favorite renamed", "favorite removed", "extension enabled again"]
@@ -109,6 +110,10 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertTrue(facePath.contains("/qactd/faces/") && facePath.hasSuffix(".svg"), "\(face)")
         XCTAssertEqual(face["embedsPhoto"] as? Bool, true, "\(face)")
         XCTAssertEqual((face["shell"] as? [String: Any])?["path"] as? String, facePath, "the shell's app shows the face: \(face)")
+        // And a person sees it: the launcher added to the dash, the shell's own screenshot holds
+        // the photo's colour, which it did not before (the control).
+        XCTAssertEqual(face["dashBefore"] as? Int, 0, "no face's colour before the launcher is in the dash: \(face)")
+        XCTAssertGreaterThanOrEqual(face["dashAfter"] as? Int ?? 0, 200, "the face's colour in the dash: \(face)")
 
         // Launched from the shell, the app runs its own command line, nothing added.
         let launch = try XCTUnwrap(report["launch"] as? [String: Any], "\(report)")

@@ -26,7 +26,10 @@ shell re-reads its applications (its installed-changed signal, counted from insi
 must still have one icon for the app in the dash, the same app object, running, with its window.
 The app keeps its name and icon and the shell's search finds it by its program's name.
 
-Then, as before, a pinned quick action follows its contact; launched from the shell the app runs
+Then, as before, a pinned quick action follows its contact; with FavoriteFaces=yes a pinned
+favorite whose photo is one solid colour has its face as the launcher's icon (the shell's app holds
+that file, and the shell's own screenshot of the dash shows the colour once the launcher is in it,
+none before); launched from the shell the app runs
 its own command line with nothing added; and a reload that empties DesktopFile= leaves the app's own
 entry (no actions).
 
@@ -35,7 +38,7 @@ star toggled N times, each time until the dash's menu shows the change; it print
 {"seconds": [...]}}.
 
 Prints one JSON object: {"ok", "steps": [{"step", "expected", "dash", "grid", "seconds", ...}],
-"running": [{"step", ...}], "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
+"running": [{"step", ...}], "pinnedFace", "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
 the shell cannot run here.
 """
 import argparse
@@ -183,8 +186,30 @@ READ_APP_ICON_JS = r"""
 })()
 """
 
+# Starts a screenshot of the whole stage into a PNG file, as the shell's own screenshot tool
+# takes it; global._qactdShot says when it is written.
+SCREENSHOT_JS = r"""
+(() => {
+  const Gio = imports.gi.Gio;
+  global._qactdShot = null;
+  const stream = Gio.File.new_for_path(%(path)s).replace(null, false, Gio.FileCreateFlags.NONE, null);
+  new imports.gi.Shell.Screenshot().screenshot(false, stream, (source, result) => {
+    try {
+      source.screenshot_finish(result);
+      stream.close(null);
+      global._qactdShot = 'done';
+    } catch (error) {
+      global._qactdShot = 'error: ' + error.message;
+    }
+  });
+  return 'true';
+})()
+"""
+
 # The photo of the face test's favorite: a colour no theme icon has.
 FACE_COLOUR = (0xE0, 0x10, 0xB0)
+# How many of its pixels make the face on screen (the dash's icon is some 40 px across).
+FACE_PIXELS = 200
 
 
 class Unavailable(Exception):
@@ -485,11 +510,43 @@ class Session(ScratchDesktop):
                          timeout=STEP_TIMEOUT, interval=0.25)
             except Failure as error:
                 raise Failure("%s; it has %s" % (error, seen.get("shell")))
+            self.dash_face(desktop_id, seen)
         finally:
             seen["seconds"] = round(time.monotonic() - started, 2)
             self.face = seen
             self.qactl("unpin", pin["identifier"])
         return seen
+
+    def face_pixels(self, name):
+        """A screenshot of the stage, `name`, and how many of its pixels are the face's colour."""
+        from PIL import Image
+
+        path = self.path(name)
+        self.eval(SCREENSHOT_JS % {"path": json.dumps(path)})
+        shot = wait_for("the screenshot", lambda: json.loads(json.loads(self.eval("JSON.stringify(global._qactdShot)"))), timeout=10)
+        if shot != "done":
+            raise Failure("the shell's screenshot failed: %s" % shot)
+        with Image.open(path) as image:
+            return sum(1 for pixel in image.convert("RGB").getdata()
+                       if all(abs(pixel[c] - FACE_COLOUR[c]) <= 48 for c in range(3)))
+
+    def dash_face(self, desktop_id, seen):
+        """The pinned launcher in the dash (a favorite app), the overview shown: a screenshot shows
+        the photo's colour; none before the launcher is in the dash (the control)."""
+        self.eval("imports.ui.main.overview.show(); true")
+        wait_for("the overview", lambda: self.eval(
+            "imports.ui.main.overview.visible && !imports.ui.main.overview.animationInProgress") == "true", timeout=10)
+        seen["dashBefore"] = self.face_pixels("face-before.png")
+        self.pin([DESKTOP_ID, desktop_id])
+
+        def shown():
+            seen["dashAfter"] = self.face_pixels("face-after.png")
+            return seen["dashAfter"] >= FACE_PIXELS
+        try:
+            wait_for("the dash to show the face's colour", shown, timeout=STEP_TIMEOUT, interval=0.2)
+        finally:
+            self.pin([DESKTOP_ID])
+            self.eval("imports.ui.main.overview.hide(); true")
 
     def wait_listed(self, condition):
         """The app resigns active, as apps do, so the favorites become its dynamic items again,
