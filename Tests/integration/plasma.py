@@ -30,9 +30,13 @@ the window's title once, starting right after the entry's own icon at the panel'
 control, a window it cannot match (started by the script, another WM_CLASS and command line),
 must read as an entry of its own after the launcher's icon.
 
+Faces: a favorite whose photo is one solid colour, with FavoriteFaces=no and then yes: the task
+manager's menu shows that colour left of the favorite's name (where the menu draws an action's
+icon) only with yes.
+
 Prints one JSON object: {"ok", "steps": [{"step", "expected", "gone", "menu", "counts", "seconds"}],
 "kickoff": [...], "chosen", "pending", "windows": [{"case", "exec", "before", "after"}], "control",
-"startSeconds", "error"}; exits 0 when everything held,
+"faces": [{"faces", "facePixels", "row", "icon", "seconds"}], "startSeconds", "error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
 import argparse
