@@ -110,10 +110,10 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertTrue(facePath.contains("/qactd/faces/") && facePath.hasSuffix(".svg"), "\(face)")
         XCTAssertEqual(face["embedsPhoto"] as? Bool, true, "\(face)")
         XCTAssertEqual((face["shell"] as? [String: Any])?["path"] as? String, facePath, "the shell's app shows the face: \(face)")
-        // And a person sees it: the launcher added to the dash, the shell's own screenshot holds
-        // the photo's colour, which it did not before (the control).
-        XCTAssertEqual(face["dashBefore"] as? Int, 0, "no face's colour before the launcher is in the dash: \(face)")
-        XCTAssertGreaterThanOrEqual(face["dashAfter"] as? Int ?? 0, 200, "the face's colour in the dash: \(face)")
+        // And a person sees it: the shell's own screenshot of the app grid holds the photo's
+        // colour once the favorite is pinned, which it did not before (the control).
+        XCTAssertEqual(face["gridBefore"] as? Int, 0, "no face's colour before the pin: \(face)")
+        XCTAssertGreaterThanOrEqual(face["gridAfter"] as? Int ?? 0, 200, "the face's colour in the app grid: \(face)")
 
         // Launched from the shell, the app runs its own command line, nothing added.
         let launch = try XCTUnwrap(report["launch"] as? [String: Any], "\(report)")

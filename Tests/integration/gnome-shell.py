@@ -26,10 +26,12 @@ shell re-reads its applications (its installed-changed signal, counted from insi
 must still have one icon for the app in the dash, the same app object, running, with its window.
 The app keeps its name and icon and the shell's search finds it by its program's name.
 
-Then, as before, a pinned quick action follows its contact; with FavoriteFaces=yes a pinned
-favorite whose photo is one solid colour has its face as the launcher's icon (the shell's app holds
-that file, and the shell's own screenshot of the dash shows the colour once the launcher is in it,
-none before); launched from the shell the app runs
+Faces, right after the first export: with FavoriteFaces=yes a pinned favorite whose photo is one
+solid colour has its face as its launcher's icon (the shell's app holds that file, and the shell's
+own screenshot of the app grid shows the colour, which it did not before the pin); the favorite,
+the pin and the setting then go again.
+
+Then, as before, a pinned quick action follows its contact; launched from the shell the app runs
 its own command line with nothing added; and a reload that empties DesktopFile= leaves the app's own
 entry (no actions).
 
@@ -208,7 +210,7 @@ SCREENSHOT_JS = r"""
 
 # The photo of the face test's favorite: a colour no theme icon has.
 FACE_COLOUR = (0xE0, 0x10, 0xB0)
-# How many of its pixels make the face on screen (the dash's icon is some 40 px across).
+# How many of its pixels make the face on screen (a launcher's icon is some 40 px across or more).
 FACE_PIXELS = 200
 
 
@@ -475,20 +477,25 @@ class Session(ScratchDesktop):
             self.steps.append({"step": name, "pinned": desktop_id, "expected": expected, "shell": last.get("app"),
                                "seconds": round(time.monotonic() - started, 2)})
 
-    def pinned_face_step(self):
+    def pinned_face_step(self, mode):
         """FavoriteFaces=yes (added to the configuration, reloaded) and a favorite whose photo is
         one solid colour, pinned: its launcher's Icon= is its face, an SVG in qactd's faces
         folder that embeds the photo, and the shell's app for that launcher has that very file
         as its icon. Unpinned at the end. Returns what it saw."""
         started = time.monotonic()
+        self.face_mode = mode
         with open(self.path("qactd.conf"), "a") as configuration:
             configuration.write("[Launcher]\nFavoriteFaces=yes\n")
         self.qactl("reload")
         photo = self.face_contact("zz-face", "Aaron Face", FACE_COLOUR)
         self.wait_listed(lambda titles: "Aaron Face" in titles)
+        # The control: the app grid before the favorite is pinned has none of the photo's colour.
+        self.show_grid(True)
+        before = self.face_pixels("face-before.png")
+        self.show_grid(False)
         pin = json.loads(self.qactl("pin", "--type", "FavoriteAction", "--contact", "zz-face", "--json"))["pin"]
         desktop_id = os.path.basename(pin["desktopFile"])
-        seen = {"desktopFile": desktop_id}
+        seen = {"desktopFile": desktop_id, "gridBefore": before}
         try:
             def launcher_icon():
                 # The launcher is written just after `pin` answers.
@@ -510,11 +517,25 @@ class Session(ScratchDesktop):
                          timeout=STEP_TIMEOUT, interval=0.25)
             except Failure as error:
                 raise Failure("%s; it has %s" % (error, seen.get("shell")))
-            self.dash_face(desktop_id, seen)
+            # As a person sees it: the launcher's icon in the app grid, in the shell's own screenshot.
+            self.show_grid(True)
+
+            def drawn():
+                seen["gridAfter"] = self.face_pixels("face-after.png")
+                return seen["gridAfter"] >= FACE_PIXELS
+            try:
+                wait_for("the app grid to show the face's colour", drawn, timeout=STEP_TIMEOUT, interval=0.2)
+            finally:
+                self.show_grid(False)
         finally:
             seen["seconds"] = round(time.monotonic() - started, 2)
             self.face = seen
             self.qactl("unpin", pin["identifier"])
+            # As the steps after expect it: no such favorite, no faces.
+            os.unlink(self.path("contacts/personal/zz-face.vcf"))
+            self.wait_listed(lambda titles: "Aaron Face" not in titles)
+            self.configure(DESKTOP_ID, self.face_mode)
+            self.qactl("reload")
         return seen
 
     def face_pixels(self, name):
@@ -530,23 +551,14 @@ class Session(ScratchDesktop):
             return sum(1 for pixel in image.convert("RGB").getdata()
                        if all(abs(pixel[c] - FACE_COLOUR[c]) <= 48 for c in range(3)))
 
-    def dash_face(self, desktop_id, seen):
-        """The pinned launcher in the dash (a favorite app), the overview shown: a screenshot shows
-        the photo's colour; none before the launcher is in the dash (the control)."""
-        self.eval("imports.ui.main.overview.show(); true")
-        wait_for("the overview", lambda: self.eval(
-            "imports.ui.main.overview.visible && !imports.ui.main.overview.animationInProgress") == "true", timeout=10)
-        seen["dashBefore"] = self.face_pixels("face-before.png")
-        self.pin([DESKTOP_ID, desktop_id])
-
-        def shown():
-            seen["dashAfter"] = self.face_pixels("face-after.png")
-            return seen["dashAfter"] >= FACE_PIXELS
-        try:
-            wait_for("the dash to show the face's colour", shown, timeout=STEP_TIMEOUT, interval=0.2)
-        finally:
-            self.pin([DESKTOP_ID])
-            self.eval("imports.ui.main.overview.hide(); true")
+    def show_grid(self, shown):
+        """Shows the overview's app grid, or closes the overview again, and waits until it
+        stands still."""
+        self.eval("imports.ui.main.overview.showApps(); true" if shown else
+                  "imports.ui.main.overview.dash.showAppsButton.checked = false; imports.ui.main.overview.hide(); true")
+        wait_for("the overview to be %s" % ("shown" if shown else "closed"), lambda: self.eval(
+            "imports.ui.main.overview.visible === %s && !imports.ui.main.overview.animationInProgress" % json.dumps(shown)) == "true",
+            timeout=10)
 
     def wait_listed(self, condition):
         """The app resigns active, as apps do, so the favorites become its dynamic items again,
@@ -618,6 +630,9 @@ def main():
             report["bench"] = session.bench(arguments.bench)
             report["ok"] = True
             return 0
+        # A pinned favorite with FavoriteFaces=yes: the shell's app has its face as its icon,
+        # drawn in the app grid (the overview closed again after).
+        session.pinned_face_step("quicklist")
         session.open_window()
         # Unpinned, the running app has an icon in the dash and one in the app grid.
         session.pin([])
@@ -725,8 +740,6 @@ def main():
         session.pinned_step("pinned contact back", pinned_id, {"name": "Aaron Quickest", "not description": message})
         session.qactl("unpin", pin["identifier"])
         session.pinned_step("unpinned", pinned_id, None)
-        # A pinned favorite with FavoriteFaces=yes: the shell's app has its face as its icon.
-        session.pinned_face_step()
         report["launch"] = session.launch()
         session.configure("", "desktop-entry")
         session.qactl("reload")
