@@ -307,7 +307,8 @@ final class EvolutionEndToEndTests: XCTestCase {
     /// EDS keeps the photo as a file in the book's `photos` folder, named by a `file://` URI in
     /// the row's vCard, and the favorite's action in the exported desktop entry has a face that
     /// embeds that file's bytes. A photo that is no image, and one over the bound, give the
-    /// monogram, each logged once however often the entry is exported again.
+    /// monogram, each logged once however often the entry is exported again; a contact not shown
+    /// has its photo never read.
     func testAFavoritesPhotoSavedThroughEvolutionIsItsFace() throws {
         let (fixture, eds) = try makeFixture(extra: "[Launcher]\nDesktopFile=io.qactd.Test.desktop\nFavoriteFaces=yes")
         // The app's own entry, installed system-wide; qactd's exports folder first, as its
@@ -324,6 +325,8 @@ final class EvolutionEndToEndTests: XCTestCase {
         let hedy = eds.call(["op": "add", "name": "Hedy Lamarr", "star": true, "photo": photo.base64EncodedString()])["uid"] as? String ?? ""
         let broken = eds.call(["op": "add", "name": "Bob Broken", "star": true, "photo": Data("not a picture".utf8).base64EncodedString()])["uid"] as? String ?? ""
         let large = eds.call(["op": "add", "name": "Lara Large", "star": true, "photo": huge.base64EncodedString()])["uid"] as? String ?? ""
+        // Not a favorite, so not shown: its photo is never read.
+        let unshown = eds.call(["op": "add", "name": "Nora Plain", "photo": Data("not a picture either".utf8).base64EncodedString()])["uid"] as? String ?? ""
         // EDS keeps the photos as files of the book's, as a local book does for every app.
         let stored = runCommand(["/usr/bin/python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT vcard FROM folder_id WHERE uid = ?', (sys.argv[2],)).fetchone()[0])", eds.database(), hedy])
         XCTAssertTrue(stored.output.contains("file://") && stored.output.contains("/photos/"), "EDS stored the photo as a file: \(stored.output)")
@@ -356,6 +359,7 @@ final class EvolutionEndToEndTests: XCTestCase {
             XCTAssertEqual(log.components(separatedBy: "The photo of contact '\(uid)' is not used").count - 1, 1, log)
         }
         XCTAssertTrue(log.contains("more than the \(1 << 20) read"), "the large photo is said to be too large: \(log)")
+        XCTAssertFalse(log.contains("The photo of contact '\(unshown)'"), "only the shown favorites' photos are read: \(log)")
     }
 
     // MARK: Online accounts
