@@ -123,9 +123,9 @@ final class EvolutionEndToEndTests: XCTestCase {
         throw unavailable("\(what): run scripts/install-deps --test")
     }
 
-    private func makeFixture(evolution: String = "all", contacts: String = "") throws -> (DaemonFixture, PrivateEvolutionDataServer) {
+    private func makeFixture(evolution: String = "all", contacts: String = "", extra: String = "") throws -> (DaemonFixture, PrivateEvolutionDataServer) {
         let fixture = try DaemonFixture(extraConfiguration: "")
-        try configure(fixture, evolution: evolution, contacts: contacts)
+        try configure(fixture, evolution: evolution, contacts: contacts, extra: extra)
         let eds = try PrivateEvolutionDataServer(in: fixture.root)
         fixture.daemonEnvironment["XDG_DATA_HOME"] = eds.dataHome.path
         fixture.daemonEnvironment["XDG_CONFIG_HOME"] = eds.environment["XDG_CONFIG_HOME"]
@@ -133,7 +133,7 @@ final class EvolutionEndToEndTests: XCTestCase {
         return (fixture, eds)
     }
 
-    private func configure(_ fixture: DaemonFixture, evolution: String, contacts: String = "") throws {
+    private func configure(_ fixture: DaemonFixture, evolution: String, contacts: String = "", extra: String = "") throws {
         try fixture.writeConfiguration("""
             [Contacts]
             Evolution=\(evolution)
@@ -143,6 +143,7 @@ final class EvolutionEndToEndTests: XCTestCase {
             RecomputeSettleMSec=50
             DisplayLimit=20
             MaxDynamicItems=1000
+            \(extra)
             """)
     }
 
@@ -298,6 +299,67 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertTrue(waitUntil { !self.favoriteTitles(fixture).contains("Katherine Johnson") }, "\(favoriteTitles(fixture))\n\(fixture.log())")
         XCTAssertTrue(waitUntil { self.book(fixture, work) == nil }, "\(books(fixture))")
         XCTAssertTrue(favoriteTitles(fixture).contains("Hedy Lamarr"))
+    }
+
+    // MARK: Faces
+
+    /// `FavoriteFaces=yes` with a favorite saved with a photo through EDS's own client library:
+    /// EDS keeps the photo as a file in the book's `photos` folder, named by a `file://` URI in
+    /// the row's vCard, and the favorite's action in the exported desktop entry has a face that
+    /// embeds that file's bytes. A photo that is no image, and one over the bound, give the
+    /// monogram, each logged once however often the entry is exported again; a contact not shown
+    /// has its photo never read.
+    func testAFavoritesPhotoSavedThroughEvolutionIsItsFace() throws {
+        let (fixture, eds) = try makeFixture(extra: "[Launcher]\nDesktopFile=io.qactd.Test.desktop\nFavoriteFaces=yes")
+        // The app's own entry, installed system-wide; qactd's exports folder first, as its
+        // environment generator puts it for a session.
+        let share = fixture.root.appendingPathComponent("share")
+        try FileManager.default.createDirectory(at: share.appendingPathComponent("applications"), withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\nIcon=x-office-address-book\n"
+            .write(to: share.appendingPathComponent("applications/io.qactd.Test.desktop"), atomically: true, encoding: .utf8)
+        fixture.daemonEnvironment["XDG_DATA_DIRS"] = eds.dataHome.appendingPathComponent("qactd/exports/share").path + ":" + share.path
+        let photo = try solidColourPNG(red: 0xE0, green: 0x10, blue: 0xB0)
+        // Over the 1 MiB a photo may have: a PNG's signature, then bytes nobody needs to read.
+        let huge = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 7, count: (1 << 20) + 4096)
+        try eds.start()
+        let hedy = eds.call(["op": "add", "name": "Hedy Lamarr", "star": true, "photo": photo.base64EncodedString()])["uid"] as? String ?? ""
+        let broken = eds.call(["op": "add", "name": "Bob Broken", "star": true, "photo": Data("not a picture".utf8).base64EncodedString()])["uid"] as? String ?? ""
+        let large = eds.call(["op": "add", "name": "Lara Large", "star": true, "photo": huge.base64EncodedString()])["uid"] as? String ?? ""
+        // Not a favorite, so not shown: its photo is never read.
+        let unshown = eds.call(["op": "add", "name": "Nora Plain", "photo": Data("not a picture either".utf8).base64EncodedString()])["uid"] as? String ?? ""
+        // EDS keeps the photos as files of the book's, as a local book does for every app.
+        let stored = runCommand(["/usr/bin/python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT vcard FROM folder_id WHERE uid = ?', (sys.argv[2],)).fetchone()[0])", eds.database(), hedy])
+        XCTAssertTrue(stored.output.contains("file://") && stored.output.contains("/photos/"), "EDS stored the photo as a file: \(stored.output)")
+
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        let exported = eds.dataHome.appendingPathComponent("qactd/exports/share/applications/io.qactd.Test.desktop").path
+        let faces = eds.dataHome.appendingPathComponent("qactd/faces/io.qactd.Test.desktop").path
+        // The action of the favorite named `name` (a long uid is shortened in the action's identifier).
+        func icon(_ name: String) -> String? {
+            guard let text = try? String(contentsOfFile: exported, encoding: .utf8) else { return nil }
+            let groups = text.components(separatedBy: "\n[").filter { $0.hasPrefix("Desktop Action ") && $0.contains("\nName=\(name)\n") }
+            guard groups.count == 1, let group = groups.first?.split(separator: "]").first else { return nil }
+            return desktopEntryValue(text, key: "Icon", group: String(group))
+        }
+        XCTAssertTrue(waitUntil { ["Hedy Lamarr", "Bob Broken", "Lara Large"].allSatisfy { icon($0)?.hasPrefix(faces + "/face-") == true } },
+                      "each favorite's action has a face: \((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "no entry")\n\(fixture.log())")
+        let hedySVG = try String(contentsOfFile: try XCTUnwrap(icon("Hedy Lamarr")), encoding: .utf8)
+        XCTAssertTrue(hedySVG.contains("data:image/png;base64,\(photo.base64EncodedString())"), "the face embeds the photo EDS keeps: \(hedySVG.prefix(400))")
+        for (name, initials) in [("Bob Broken", "BB"), ("Lara Large", "LL")] {
+            let svg = try String(contentsOfFile: try XCTUnwrap(icon(name)), encoding: .utf8)
+            XCTAssertTrue(svg.contains(">\(initials)</text>") && !svg.contains("<image"), "the monogram: \(svg)")
+        }
+
+        // Exported again (another favorite): each problem was logged once.
+        _ = eds.add("Zed Zephyr", star: true)
+        XCTAssertTrue(waitUntil { icon("Zed Zephyr") != nil && icon("Hedy Lamarr") != nil }, fixture.log())
+        let log = fixture.log()
+        for uid in [broken, large] {
+            XCTAssertEqual(log.components(separatedBy: "The photo of contact '\(uid)' is not used").count - 1, 1, log)
+        }
+        XCTAssertTrue(log.contains("more than the \(1 << 20) read"), "the large photo is said to be too large: \(log)")
+        XCTAssertFalse(log.contains("The photo of contact '\(unshown)'"), "only the shown favorites' photos are read: \(log)")
     }
 
     // MARK: Online accounts

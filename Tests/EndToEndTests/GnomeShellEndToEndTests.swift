@@ -6,8 +6,9 @@ import XCTest
 /// private buses with qactd's extension enabled (and Debian's Dash to Dock for a while), the demo app pinned to the dash, a real GTK window
 /// of the app open and the built qactd exporting its quick actions; at each step it asks the shell,
 /// through its own org.gnome.Shell.Eval, what a right-click on the app's icons shows and whether
-/// the app is still the one running with its window, and, from screenshots, which colours the
-/// menus show beside the favorites' names with `FavoriteFaces=yes` and `no` (about 90 s in all).
+/// the app is still the one running with its window, from screenshots, which colours the
+/// menus show beside the favorites' names with `FavoriteFaces=yes` and `no`, and that a pinned
+/// favorite's launcher shows its face (about 110 s in all).
 final class GnomeShellEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/gnome-shell.py").path
     static let liveSteps = ["shown", "favorite added", "favorite renamed", "favorite removed", "extension enabled again"]
@@ -104,6 +105,18 @@ final class GnomeShellEndToEndTests: XCTestCase {
         let disabledMessage = ((removed?["expected"] as? [String: Any])?["description"] as? String) ?? ""
         XCTAssertFalse(disabledMessage.isEmpty, "\(String(describing: removed))")
         XCTAssertEqual((removed?["shell"] as? [String: Any])?["description"] as? String, disabledMessage)
+
+        // FavoriteFaces=yes: a pinned favorite's launcher has its face as Icon= (an SVG that
+        // embeds the photo), and the shell's app for that launcher has that file as its icon.
+        let face = try XCTUnwrap(report["pinnedFace"] as? [String: Any], "\(report)")
+        let facePath = try XCTUnwrap(face["icon"] as? String, "\(face)")
+        XCTAssertTrue(facePath.contains("/qactd/faces/") && facePath.hasSuffix(".svg"), "\(face)")
+        XCTAssertEqual(face["embedsPhoto"] as? Bool, true, "\(face)")
+        XCTAssertEqual((face["shell"] as? [String: Any])?["path"] as? String, facePath, "the shell's app shows the face: \(face)")
+        // And a person sees it: the shell's own screenshot of the app grid holds the photo's
+        // colour once the favorite is pinned, which it did not before (the control).
+        XCTAssertEqual(face["gridBefore"] as? Int, 0, "no face's colour before the pin: \(face)")
+        XCTAssertGreaterThanOrEqual(face["gridAfter"] as? Int ?? 0, 200, "the face's colour in the app grid: \(face)")
 
         // Launched from the shell, the app runs its own command line, nothing added.
         let launch = try XCTUnwrap(report["launch"] as? [String: Any], "\(report)")

@@ -6,7 +6,8 @@ import XCTest
 /// kwin_x11, kded5) under Xvfb on private buses with the demo app as the task manager's launcher
 /// and the built qactd exporting its quick actions; it right-clicks the launcher, reads the menu
 /// from a screenshot with tesseract and picks one item; Kickoff's menu for the app is read too, and a real window of the app, started
-/// from the launcher, must stay grouped with it (about 70 s).
+/// from the launcher, must stay grouped with it; a favorite's photo shows beside its name with
+/// FavoriteFaces=yes (about 80 s).
 final class PlasmaEndToEndTests: XCTestCase {
     static let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/plasma.py").path
     static let steps = ["first export", "favorite added", "favorite renamed", "favorite removed"]
@@ -69,6 +70,20 @@ final class PlasmaEndToEndTests: XCTestCase {
         let control = try XCTUnwrap(report["control"] as? [String: Any], "\(report)")
         XCTAssertEqual(control["grouped"] as? Bool, false, "\(control)")
         XCTAssertEqual(control["entries"] as? Int, 1, "\(control)")
+
+        // Faces: the favorite whose photo is one solid colour shows that colour beside its name
+        // in the task manager's menu with FavoriteFaces=yes, and none of it with FavoriteFaces=no.
+        let faces = report["faces"] as? [[String: Any]] ?? []
+        XCTAssertEqual(faces.map { $0["faces"] as? String ?? "" }, ["no", "yes"], "\(report)")
+        for reading in faces {
+            let pixels = try XCTUnwrap(reading["facePixels"] as? Int, "the row was read: \(reading)")
+            if reading["faces"] as? String == "yes" {
+                XCTAssertGreaterThanOrEqual(pixels, 40, "the photo's colour beside the name: \(reading)")
+                XCTAssertTrue((reading["icon"] as? String ?? "").contains("/qactd/faces/"), "\(reading)")
+            } else {
+                XCTAssertLessThan(pixels, 40, "no face without FavoriteFaces=yes: \(reading)")
+            }
+        }
 
         print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; steps \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
     }

@@ -130,6 +130,22 @@ final class EvolutionOnlineBooksTests: XCTestCase {
             ["ada", "plain"])
     }
 
+    /// One row's card, as a favorite's face reads it: from EBookCache's table, bounded (a card
+    /// over the bound is seen by its count, never copied whole), and none for a row deleted
+    /// offline or not there.
+    func testOneRowsCardIsReadFromACacheBoundedAndNotForARowDeletedOffline() throws {
+        try put("dav", "hedy", "Hedy Lamarr", email: "hedy@frequency.example", star: true)
+        try put("dav", "gone", "Gone Offline", star: true)
+        try remove("dav", "gone", offline: true)
+        let database = location.database(forSource: "dav", in: .cache)
+        let card = try XCTUnwrap(EvolutionBookReader.card(database: database, schema: .cache, uid: "hedy"))
+        XCTAssertTrue(String(decoding: card, as: UTF8.self).contains("FN:Hedy Lamarr"), String(decoding: card, as: UTF8.self))
+        XCTAssertEqual(try EvolutionBookReader.card(database: database, schema: .cache, uid: "hedy", atMost: 10)?.count, 11)
+        XCTAssertEqual(try EvolutionBookReader.card(database: database, schema: .cache, uid: "hedy", atMost: card.count)?.count, card.count)
+        XCTAssertNil(try EvolutionBookReader.card(database: database, schema: .cache, uid: "gone"))
+        XCTAssertNil(try EvolutionBookReader.card(database: database, schema: .cache, uid: "nobody"))
+    }
+
     func testALocalBooksReaderDoesNotTakeACacheForItsOwn() throws {
         try put("book", "ada", "Ada Lovelace", star: true)
         XCTAssertThrowsError(try EvolutionBookReader.read(

@@ -98,7 +98,7 @@ final class QuicklistMenuTests: XCTestCase {
             let path = folder + "/\(name).vcf"
             try "BEGIN:VCARD\nVERSION:3.0\nUID:\(name)\nFN:\(name.capitalized) Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(photo)\nEND:VCARD\n"
                 .write(toFile: path, atomically: true, encoding: .utf8)
-            return FaceRequest(identifier: name, name: "\(name.capitalized) Hopper", cardPath: path)
+            return FaceRequest(identifier: name, name: "\(name.capitalized) Hopper", card: .file(path))
         }
         var faces = FaceFiles(dataHome: folder)
         let files = faces.sync(

@@ -11,3 +11,17 @@ public func assertDesktopFileValid(_ path: String, file: StaticString = #filePat
     XCTAssertEqual(result.status, 0, result.output, file: file, line: line)
     XCTAssertEqual(result.output, "", "no warnings either", file: file, line: line)
 }
+
+/// The value of `key` in the group `[group]` of a desktop entry's text, as written (no escapes
+/// undone): enough for the paths and names the tests compare.
+public func desktopEntryValue(_ text: String, key: String, group: String = "Desktop Entry") -> String? {
+    var inGroup = false
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        if line.hasPrefix("[") {
+            inGroup = line == "[\(group)]"
+        } else if inGroup, line.hasPrefix(key + "=") {
+            return String(line.dropFirst(key.count + 1))
+        }
+    }
+    return nil
+}

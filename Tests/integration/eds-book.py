@@ -6,7 +6,10 @@ and the XDG folders the private EDS uses.
 Reads one JSON object per line on stdin and answers each with one JSON line on stdout
 ({"ok": true, ...} or {"ok": false, "error": TEXT}); prints {"ready": true} first.
   {"op": "add", "book": UID, "name": NAME, "email": EMAIL?, "star": BOOL?,
-   "categories": [TEXT]?, "vcard": TEXT?}                -> {"uid": CONTACT-UID}
+   "categories": [TEXT]?, "vcard": TEXT?, "photo": BASE64?, "photo_type": MIME?}
+                                                         -> {"uid": CONTACT-UID}
+    ("photo": the image's bytes, set inline as an app does; a local book keeps it as a file
+    in its photos/ folder, which its vCard's PHOTO names by a file:// URI.)
   {"op": "rename", "book": UID, "uid": CONTACT-UID, "name": NAME}
   {"op": "star" | "unstar", "book": UID, "uid": CONTACT-UID}   (X-FOLKS-FAVOURITE, as folks writes it)
   {"op": "delete", "book": UID, "uid": CONTACT-UID}
@@ -15,6 +18,8 @@ Reads one JSON object per line on stdin and answers each with one JSON line on s
   {"op": "enable-book" | "disable-book", "book": UID}     (the source's Enabled=, written by EDS's registry)
 BOOK "system-address-book" is the built-in "Personal" book. Exits when stdin closes.
 """
+
+import base64
 
 import gi
 from json_lines_driver import serve
@@ -56,6 +61,13 @@ def set_star(card, starred):
         card.add_attribute(attribute)
 
 
+def set_photo(card, data, mime_type):
+    photo = EBookContacts.ContactPhoto.new()
+    photo.set_inlined(data)
+    photo.set_mime_type(mime_type)
+    card.set_property("photo", photo)
+
+
 def handle(request):
     op = request["op"]
     book = request.get("book", "system-address-book")
@@ -70,6 +82,8 @@ def handle(request):
             if request.get("categories"):
                 card.set_property("categories", ",".join(request["categories"]))
             set_star(card, request.get("star", False))
+            if request.get("photo"):
+                set_photo(card, base64.b64decode(request["photo"]), request.get("photo_type", "image/png"))
         ok, uid = client(book).add_contact_sync(card, EBookContacts.BookOperationFlags.NONE, None)
         return {"uid": uid}
     if op == "rename":

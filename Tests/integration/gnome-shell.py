@@ -26,6 +26,11 @@ shell re-reads its applications (its installed-changed signal, counted from insi
 must still have one icon for the app in the dash, the same app object, running, with its window.
 The app keeps its name and icon and the shell's search finds it by its program's name.
 
+Faces, right after the first export: with FavoriteFaces=yes a pinned favorite whose photo is one
+solid colour has its face as its launcher's icon (the shell's app holds that file, and the shell's
+own screenshot of the app grid shows the colour, which it did not before the pin); the favorite,
+the pin and the setting then go again.
+
 Then, as before, a pinned quick action follows its contact; launched from the shell the app runs
 its own command line with nothing added; and a reload that empties DesktopFile= leaves the app's own
 entry (no actions).
@@ -41,10 +46,11 @@ star toggled N times, each time until the dash's menu shows the change; it print
 {"seconds": [...]}}.
 
 Prints one JSON object: {"ok", "steps": [{"step", "expected", "dash", "grid", "seconds", ...}],
-"running": [{"step", ...}], "faces": [...], "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
+"running": [{"step", ...}], "faces": [...], "pinnedFace", "launch", "error"}; exits 0 when every step held, 1 otherwise, 77 when
 the shell cannot run here.
 """
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -216,8 +222,44 @@ FACES_CLOSE_JS = r"""
 })()
 """
 
+# The icon the shell holds for a pinned launcher: a file's path (an entry's Icon= that is a path
+# is a GFileIcon), else the icon's name.
+READ_APP_ICON_JS = r"""
+(() => {
+  const app = imports.gi.Shell.AppSystem.get_default().lookup_app(%(id)s);
+  const icon = app ? app.get_icon() : null;
+  if (!icon) return JSON.stringify(null);
+  const Gio = imports.gi.Gio;
+  return JSON.stringify(icon instanceof Gio.FileIcon ? {path: icon.get_file().get_path()} : {name: icon.to_string()});
+})()
+"""
+
+# Starts a screenshot of the whole stage into a PNG file, as the shell's own screenshot tool
+# takes it; global._qactdShot says when it is written.
+SCREENSHOT_JS = r"""
+(() => {
+  const Gio = imports.gi.Gio;
+  global._qactdShot = null;
+  const stream = Gio.File.new_for_path(%(path)s).replace(null, false, Gio.FileCreateFlags.NONE, null);
+  new imports.gi.Shell.Screenshot().screenshot(false, stream, (source, result) => {
+    try {
+      source.screenshot_finish(result);
+      stream.close(null);
+      global._qactdShot = 'done';
+    } catch (error) {
+      global._qactdShot = 'error: ' + error.message;
+    }
+  });
+  return 'true';
+})()
+"""
+
 MAGENTA = (255, 0, 255)
 PHOTO, NO_PHOTO = "Ada Lovelace", "Arnold Schönberg"
+# The photo of the face test's favorite: a colour no theme icon has.
+FACE_COLOUR = (0xE0, 0x10, 0xB0)
+# How many of its pixels make the face on screen (a launcher's icon is some 40 px across or more).
+FACE_PIXELS = 200
 
 
 class Unavailable(Exception):
@@ -563,6 +605,88 @@ class Session(ScratchDesktop):
             wait_for("the dock to go", lambda: self.read_dock() is None, timeout=LIVE_TIMEOUT)
         self.configure(DESKTOP_ID, "quicklist")
         self.qactl("reload")
+    def pinned_face_step(self, mode):
+        """FavoriteFaces=yes (added to the configuration, reloaded) and a favorite whose photo is
+        one solid colour, pinned: its launcher's Icon= is its face, an SVG in qactd's faces
+        folder that embeds the photo, and the shell's app for that launcher has that very file
+        as its icon. Unpinned at the end. Returns what it saw."""
+        started = time.monotonic()
+        self.face_mode = mode
+        with open(self.path("qactd.conf"), "a") as configuration:
+            configuration.write("[Launcher]\nFavoriteFaces=yes\n")
+        self.qactl("reload")
+        photo = self.face_contact("zz-face", "Aaron Face", FACE_COLOUR)
+        self.wait_listed(lambda titles: "Aaron Face" in titles)
+        # The control: the app grid before the favorite is pinned has none of the photo's colour.
+        self.show_grid(True)
+        before = self.face_pixels("face-before.png")
+        self.show_grid(False)
+        pin = json.loads(self.qactl("pin", "--type", "FavoriteAction", "--contact", "zz-face", "--json"))["pin"]
+        desktop_id = os.path.basename(pin["desktopFile"])
+        seen = {"desktopFile": desktop_id, "gridBefore": before}
+        try:
+            def launcher_icon():
+                # The launcher is written just after `pin` answers.
+                try:
+                    with open(pin["desktopFile"]) as entry:
+                        icons = [line[5:].strip() for line in entry if line.startswith("Icon=")]
+                except FileNotFoundError:
+                    return None
+                return icons[0] if icons and "/qactd/faces/" in icons[0] else None
+            seen["icon"] = wait_for("the pinned launcher's Icon= to be a face", launcher_icon, timeout=10)
+            with open(seen["icon"]) as face:
+                seen["embedsPhoto"] = base64.b64encode(photo).decode() in face.read()
+
+            def shell_icon():
+                seen["shell"] = json.loads(json.loads(self.eval(READ_APP_ICON_JS % {"id": json.dumps(desktop_id)})))
+                return seen["shell"] == {"path": seen["icon"]}
+            try:
+                wait_for("the shell's app for the pinned launcher to have the face as its icon", shell_icon,
+                         timeout=STEP_TIMEOUT, interval=0.25)
+            except Failure as error:
+                raise Failure("%s; it has %s" % (error, seen.get("shell")))
+            # As a person sees it: the launcher's icon in the app grid, in the shell's own screenshot.
+            self.show_grid(True)
+
+            def drawn():
+                seen["gridAfter"] = self.face_pixels("face-after.png")
+                return seen["gridAfter"] >= FACE_PIXELS
+            try:
+                wait_for("the app grid to show the face's colour", drawn, timeout=STEP_TIMEOUT, interval=0.2)
+            finally:
+                self.show_grid(False)
+        finally:
+            seen["seconds"] = round(time.monotonic() - started, 2)
+            self.face = seen
+            self.qactl("unpin", pin["identifier"])
+            # As the steps after expect it: no such favorite, no faces.
+            os.unlink(self.path("contacts/personal/zz-face.vcf"))
+            self.wait_listed(lambda titles: "Aaron Face" not in titles)
+            self.configure(DESKTOP_ID, self.face_mode)
+            self.qactl("reload")
+        return seen
+
+    def face_pixels(self, name):
+        """A screenshot of the stage, `name`, and how many of its pixels are the face's colour."""
+        from PIL import Image
+
+        path = self.path(name)
+        self.eval(SCREENSHOT_JS % {"path": json.dumps(path)})
+        shot = wait_for("the screenshot", lambda: json.loads(json.loads(self.eval("JSON.stringify(global._qactdShot)"))), timeout=10)
+        if shot != "done":
+            raise Failure("the shell's screenshot failed: %s" % shot)
+        with Image.open(path) as image:
+            return sum(1 for pixel in image.convert("RGB").getdata()
+                       if all(abs(pixel[c] - FACE_COLOUR[c]) <= 48 for c in range(3)))
+
+    def show_grid(self, shown):
+        """Shows the overview's app grid, or closes the overview again, and waits until it
+        stands still."""
+        self.eval("imports.ui.main.overview.showApps(); true" if shown else
+                  "imports.ui.main.overview.dash.showAppsButton.checked = false; imports.ui.main.overview.hide(); true")
+        wait_for("the overview to be %s" % ("shown" if shown else "closed"), lambda: self.eval(
+            "imports.ui.main.overview.visible === %s && !imports.ui.main.overview.animationInProgress" % json.dumps(shown)) == "true",
+            timeout=10)
 
     def wait_listed(self, condition):
         """The app resigns active, as apps do, so the favorites become its dynamic items again,
@@ -636,6 +760,9 @@ def main():
             report["bench"] = session.bench(arguments.bench)
             report["ok"] = True
             return 0
+        # A pinned favorite with FavoriteFaces=yes: the shell's app has its face as its icon,
+        # drawn in the app grid (the overview closed again after).
+        session.pinned_face_step("quicklist")
         session.open_window()
         # Unpinned, the running app has an icon in the dash and one in the app grid.
         session.pin([])
@@ -762,6 +889,7 @@ def main():
     except (Failure, GLib.Error, subprocess.CalledProcessError, OSError, ValueError, KeyError) as error:
         report["error"] = str(error)
     finally:
+        report["pinnedFace"] = getattr(session, "face", None)
         session.finish(report, arguments.keep)
     return status
 

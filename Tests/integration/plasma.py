@@ -30,9 +30,13 @@ the window's title once, starting right after the entry's own icon at the panel'
 control, a window it cannot match (started by the script, another WM_CLASS and command line),
 must read as an entry of its own after the launcher's icon.
 
+Faces: a favorite whose photo is one solid colour, with FavoriteFaces=no and then yes: the task
+manager's menu shows that colour left of the favorite's name (where the menu draws an action's
+icon) only with yes.
+
 Prints one JSON object: {"ok", "steps": [{"step", "expected", "gone", "menu", "counts", "seconds"}],
 "kickoff": [...], "chosen", "pending", "windows": [{"case", "exec", "before", "after"}], "control",
-"startSeconds", "error"}; exits 0 when everything held,
+"faces": [{"faces", "facePixels", "row", "icon", "seconds"}], "startSeconds", "error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
 import argparse
@@ -378,8 +382,71 @@ class Session(ScratchDesktop):
         wait_for("the window to close", lambda: not self.panel_entries(title), timeout=10, interval=0)
         return case
 
+    def face_step(self, faces, changed_at):
+        """With FavoriteFaces=`faces` ("yes" or "no", set in the configuration and reloaded) and
+        the favorite FACE_NAME's photo one solid colour, right-clicks the launcher until its menu
+        shows FACE_NAME and, left of the name on its row (where a menu draws an action's icon),
+        the photo's colour (yes) or none of it (no). Returns what was read."""
+        self.configure(DESKTOP_ID, "desktop-entry", "Recompute=change\nRecomputeSettleMSec=0\n[Launcher]\nFavoriteFaces=%s\n" % faces)
+        self.qactl("reload")
+        wait_for("the entry's action icon for FavoriteFaces=%s" % faces,
+                 lambda: ("/qactd/faces/" in face_icon(self.exported)) == (faces == "yes"), timeout=10)
+        point = self.launcher_point()
+        last = {}
+
+        def shown():
+            lines, last["picture"] = self.read_menu(point, last.get("picture"))
+            if lines is None:
+                return False
+            rows = [line for line in lines if matches(line[0], FACE_NAME)]
+            if len(rows) != 1:
+                last["menu"] = [line[0] for line in lines]
+                return False
+            # tesseract may read the icon as letters too: the name starts at its first word.
+            first = FACE_NAME.split()[0]
+            text_left = min([left for word, left in rows[0][2] if matches(word, first)] or [rows[0][2][0][1]])
+            middle = rows[0][1][1]
+            # From the menu's left edge (read_menu's area starts 40 px left of the point) to the text.
+            left = max(0, point[0] - 40)
+            strip = self.pixels(left, middle - 12, max(1, text_left - left), 25)
+            last["facePixels"] = sum(1 for i in range(0, len(strip) - 2, 3)
+                                     if all(abs(strip[i + c] - FACE_COLOUR[c]) <= 48 for c in range(3)))
+            last["row"] = {"text": rows[0][0], "textLeft": text_left, "y": middle, "stripLeft": left}
+            return (last["facePixels"] >= FACE_PIXELS) == (faces == "yes")
+
+        seen = None
+        try:
+            wait_for("the menu's row of %s to %s the photo's colour" % (FACE_NAME, "show" if faces == "yes" else "not show"),
+                     shown, timeout=STEP_TIMEOUT, interval=0)
+            seen = self.opened_at
+        finally:
+            self.faces.append({"faces": faces, "facePixels": last.get("facePixels"), "row": last.get("row"),
+                               "menu": last.get("menu"), "icon": face_icon(self.exported),
+                               "seconds": round((seen or time.monotonic()) - changed_at, 2)})
+            self.screenshot("face-%s.png" % faces)
+            subprocess.run(["xdotool", "key", "Escape"], env=self.env)
+
     def wait_listed(self, condition):
         wait_for("qactl list to follow the contacts", lambda: condition(self.displayed()), timeout=10, interval=0.02)
+
+
+# The favorite whose photo is one solid colour, a colour no icon theme draws in a menu, and how
+# many of the photo's pixels beside the name make a face (a 16 px round icon has about 200).
+FACE_UID, FACE_NAME = "zz-face", "Aaron Face"
+FACE_COLOUR = (0xE0, 0x10, 0xB0)
+FACE_PIXELS = 40
+
+
+def face_icon(exported):
+    """The Icon= of FACE_UID's action in the exported entry ("" when there is none)."""
+    group, icon = False, ""
+    with open(exported) as entry:
+        for line in entry:
+            if line.startswith("["):
+                group = line.strip() == "[Desktop Action qactd-FavoriteAction-%s]" % FACE_UID
+            elif group and line.startswith("Icon="):
+                icon = line[5:].strip()
+    return icon
 
 
 APP_ID = DESKTOP_ID[:-len(".desktop")]
@@ -418,7 +485,8 @@ def main():
     session = Session(os.path.abspath(arguments.bin))
     session.steps = []
     session.kickoff = []
-    report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff}
+    session.faces = []
+    report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff, "faces": session.faces}
     try:
         session.prepare()
         # The app's command opens the first case's window from the start: a click on the
@@ -473,6 +541,12 @@ def main():
         split = [case["case"] for case in report["windows"] if not (case["before"]["grouped"] and case["after"]["grouped"])]
         if split:
             raise Failure("a window has an entry of its own beside its launcher: %s" % split)
+        # Faces: a favorite with a photo of one colour; the menu shows that colour beside its
+        # name only with FavoriteFaces=yes (the control first: no).
+        session.face_contact(FACE_UID, FACE_NAME, FACE_COLOUR)
+        session.wait_listed(lambda titles: FACE_NAME in titles)
+        session.face_step("no", time.monotonic())
+        session.face_step("yes", time.monotonic())
         report["ok"] = True
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)

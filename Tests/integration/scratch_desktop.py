@@ -139,9 +139,10 @@ class ScratchDesktop:
         return shot
 
     def pixels(self, x, y, width, height):
-        """The screen's raw RGB bytes in a rectangle."""
+        """The screen's raw RGB bytes in a rectangle, one byte a channel (import would give the
+        display's 16 bits a channel otherwise)."""
         return subprocess.run(["import", "-display", self.env["DISPLAY"], "-window", "root",
-                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "rgb:-"],
+                               "-crop", "%dx%d+%d+%d" % (width, height, x, y), "-depth", "8", "rgb:-"],
                               env=self.env, check=True, capture_output=True).stdout
 
     def choose(self, report, point, title, selects_first=True):
@@ -221,6 +222,24 @@ class ScratchDesktop:
             card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:%s\nEND:VCARD\n"
                        % (uid, name, name, "favorite" if favorite else "friends"))
         os.rename(path + ".tmp", path)
+
+    def face_contact(self, uid, name, colour):
+        """Writes the demo book's favorite `uid` with a photo of one solid colour (an (r, g, b)
+        tuple), a real PNG made by Pillow, inline as vCard 4.0 has it; returns the PNG's bytes."""
+        import base64
+        import io
+
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.new("RGB", (96, 96), colour).save(buffer, "PNG")
+        path = self.path("contacts/personal/%s.vcf" % uid)
+        with open(path + ".tmp", "w") as card:
+            card.write("BEGIN:VCARD\nVERSION:4.0\nUID:%s\nFN:%s\nN:%s;;;;\nCATEGORIES:favorite\n"
+                       "PHOTO:data:image/png;base64,%s\nEND:VCARD\n"
+                       % (uid, name, name, base64.b64encode(buffer.getvalue()).decode()))
+        os.rename(path + ".tmp", path)
+        return buffer.getvalue()
 
     def prepare(self, folders, mode):
         """The demo's contacts and static items, and the demo app's own entry in share/ (with an

@@ -87,7 +87,8 @@ extension DaemonCore {
         launcherPublishedFaceCardChanges = faceCardChanges
         let untranslated = composedListing(all: false, translated: false, usage: false)
         let faces = faceRequests(rows: untranslated.items, pins: pins)
-        launcherFaceCards = Set(faces.compactMap(\.cardPath))
+        // By index path: a vCard file, or an Evolution row's.
+        launcherFaceCards = Set(faces.compactMap { index.filePath(identifier: $0.identifier) })
         launcherTicket = launchers.publish(
             LauncherPublication(
                 displayed: settings.localization.localizing(untranslated, for: settings.language),
@@ -104,9 +105,17 @@ extension DaemonCore {
         var seen: Set<String> = []
         for item in rows.filter({ $0.source == .dynamic }).map(\.item) + pins.map(\.item) {
             guard let identifier = item.contactIdentifier, seen.insert(identifier).inserted else { continue }
-            requests.append(FaceRequest(identifier: identifier, name: item.title, cardPath: index.filePath(identifier: identifier)))
+            requests.append(FaceRequest(identifier: identifier, name: item.title, card: index.filePath(identifier: identifier).map(faceCard)))
         }
         return requests
+    }
+
+    /// Where the face of the contact at index path `path` reads its card: its vCard file, or its
+    /// Evolution row.
+    private func faceCard(_ path: String) -> FaceCardSource {
+        guard let (book, uid) = EvolutionCards.bookAndUID(ofPath: path) else { return .file(path) }
+        return .evolutionRow(
+            uid: uid, local: evolutionLocation.database(forSource: book), cache: evolutionLocation.database(forSource: book, in: .cache))
     }
 
     /// Returns once the desktop entry shows what was last handed over (tests, and shutdown).

@@ -239,13 +239,17 @@ enum EvolutionBookReader {
     }
 
     /// The vCard of the row `uid`, as EDS stores it (nil: no such row); a short read
-    /// transaction, for a command's `{file}`.
-    static func card(database path: String, uid: String, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds) throws(EvolutionBookFault) -> [UInt8]? {
+    /// transaction, for a command's `{file}` and a favorite's face. At most `limit` + 1 bytes are
+    /// copied, so a caller with a limit sees a card over it by its count.
+    static func card(
+        database path: String, schema: EvolutionBookSchema = .local, uid: String, atMost limit: Int = .max,
+        busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+    ) throws(EvolutionBookFault) -> [UInt8]? {
         try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
-            let row = try schemaChecked(database, "SELECT vcard FROM folder_id WHERE uid = ?1")
+            let row = try schemaChecked(database, schema.select(schema.vcard, where: "\(schema.uid) = ?1"))
             try row.bind(uid, at: 1)
             guard try row.step() else { return nil }
-            return row.withBytes(0) { Array($0) }
+            return row.withBytes(0) { Array($0.prefix(limit == .max ? limit : limit + 1)) }
         }
     }
 

@@ -4,13 +4,23 @@ import Logging
 import QuickActions
 import SystemCalls
 
-/// A favorite whose launcher icon is its face: who, and the vCard file that may hold a photo
-/// (nil for a contact of another kind, such as an Evolution address book's, which gets its
-/// monogram).
+/// A favorite whose launcher icon is its face: who, and where its card, which may hold a photo,
+/// is (nil for a contact with no vCard, such as a JSON contact, which gets its monogram).
 struct FaceRequest: Hashable, Sendable {
     var identifier: String
     var name: String
-    var cardPath: String?
+    var card: FaceCardSource?
+}
+
+/// Where a face's card is read from, off the core's actor, only when the face is made.
+enum FaceCardSource: Hashable, Sendable {
+    /// A vCard file of the contacts folder.
+    case file(String)
+    /// The row `uid` of an Evolution address book: in `local`, the book's `contacts.db` in the
+    /// data home, or, for a book EDS keeps a copy of for an online account, in `cache`. EDS's
+    /// local books keep a photo as a `file:` URI into the book's `photos` folder; the others
+    /// inline.
+    case evolutionRow(uid: String, local: String, cache: String)
 }
 
 /// A favorite's face as the launchers get it: the file a desktop entry or pinned launcher names,
@@ -81,13 +91,25 @@ struct FaceFiles: Sendable {
 
     /// The photo's bytes as the card has them (read whole from a `file:` URI), or why there are none.
     private func photo(of request: FaceRequest) -> (bytes: [UInt8]?, problem: String?) {
-        guard let cardPath = request.cardPath, cardPath.hasPrefix("/") else { return (nil, nil) }
-        let stem = ContactFileKind.stem(of: ContactFileKind.fileName(ofPath: cardPath))
+        // A card is read again only for a face; a card the index would skip as too large is too.
+        let limit = 2 * ContactPhoto.maxBytes
+        let card: [UInt8]
+        let stem: String
         do {
-            // A card is read again only for a face; a card the index would skip as too large is too.
-            guard let card = try FileIO.readFileIfPresent(cardPath, atMost: 2 * ContactPhoto.maxBytes), card.count <= 2 * ContactPhoto.maxBytes,
-                  ContactFileKind.classify(fileName: ContactFileKind.fileName(ofPath: cardPath)) == .vcard
-            else { return (nil, nil) }
+            switch request.card {
+            case nil:
+                return (nil, nil)
+            case .file(let path)?:
+                guard path.hasPrefix("/"), ContactFileKind.classify(fileName: ContactFileKind.fileName(ofPath: path)) == .vcard,
+                      let bytes = try FileIO.readFileIfPresent(path, atMost: limit)
+                else { return (nil, nil) }
+                (card, stem) = (bytes, ContactFileKind.stem(of: ContactFileKind.fileName(ofPath: path)))
+            case .evolutionRow(let uid, let local, let cache)?:
+                guard let bytes = try Self.evolutionCard(uid: uid, local: local, cache: cache, atMost: limit) else { return (nil, nil) }
+                // A row's card without `UID` is its row's uid's, as the book's reader names it.
+                (card, stem) = (bytes, uid)
+            }
+            guard card.count <= limit else { return (nil, nil) }
             switch try VCardParser.photo(in: card, identifier: request.identifier, fileStem: stem) {
             case nil: return (nil, nil)
             case .failure(let problem)?: return (nil, problem.description)
@@ -101,6 +123,17 @@ struct FaceFiles: Sendable {
             }
         } catch {
             return (nil, "\(error)")
+        }
+    }
+
+    /// An Evolution row's card: from the local book's database, else from the cached copy of
+    /// an online account's book. A book EDS holds locked is waited for briefly: the face is
+    /// made again at the next export.
+    private static func evolutionCard(uid: String, local: String, cache: String, atMost limit: Int) throws(EvolutionBookFault) -> [UInt8]? {
+        do {
+            return try EvolutionBookReader.card(database: local, uid: uid, atMost: limit, busyTimeoutMilliseconds: 200)
+        } catch .noDatabase {
+            return try EvolutionBookReader.card(database: cache, schema: .cache, uid: uid, atMost: limit, busyTimeoutMilliseconds: 200)
         }
     }
 
