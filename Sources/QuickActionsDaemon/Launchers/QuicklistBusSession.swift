@@ -34,18 +34,13 @@ final class QuicklistBusSession {
 
     /// Connects to `address` and exports both objects; the first `show` announces the menu.
     init(address: String, logger: Logger, activate: @escaping (QuicklistEntry) -> Void) throws(SdBusError) {
-        var created: OpaquePointer?
-        try sdBusChecked("sd_bus_new", sd_bus_new(&created))
-        guard let bus = created else { throw SdBusError(call: "sd_bus_new", errno: ENOMEM) }
+        let bus = try sdBusOpen(address: address, busClient: true)
         self.bus = bus
         self.logger = logger
         self.activate = activate
         handlers = .allocate(capacity: 1)
         handlers.initialize(to: CSdBus_Handlers(method: nil, property: nil, context: nil))
         do {
-            try sdBusChecked("sd_bus_set_address", address.withCString { sd_bus_set_address(bus, $0) })
-            try sdBusChecked("sd_bus_set_bus_client", sd_bus_set_bus_client(bus, 1))
-            try sdBusChecked("sd_bus_start", sd_bus_start(bus))
             handlers.pointee = CSdBus_Handlers(
                 method: quicklistMethodTrampoline, property: quicklistPropertyTrampoline,
                 context: Unmanaged.passUnretained(self).toOpaque())
@@ -75,15 +70,7 @@ final class QuicklistBusSession {
     var pollEvents: Int16 { Int16(truncatingIfNeeded: max(0, sd_bus_get_events(bus))) }
 
     /// How long `poll` may sleep before sd-bus has a timeout of its own to handle; nil: no limit.
-    var timeoutMilliseconds: Int32? {
-        var deadline: UInt64 = 0
-        guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-        guard deadline > nowMicroseconds else { return 0 }
-        return Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
-    }
+    var timeoutMilliseconds: Int32? { sdBusPollTimeoutMilliseconds(bus) }
 
     /// Shows `content`: clients holding the old menu are told what changed (`LayoutUpdated`, or
     /// `ItemsPropertiesUpdated` when only titles or icons did), and docks get
