@@ -137,7 +137,10 @@ final class DesktopEntryExportTests: XCTestCase {
         document = try exportedDocument()
         XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-ShareAction", "qactd-FavoriteAction-id-0-Ann"])
         XCTAssertEqual(document.value(of: "Name", in: "Desktop Action qactd-FavoriteAction-id-0-Ann"), "Ann")
-        XCTAssertEqual(document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-id-0-Ann"), "starred")
+        // Faces are on by default: Ann's icon is her face, her monogram since she has no card.
+        let annFace = try XCTUnwrap(document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-id-0-Ann"))
+        XCTAssertTrue(annFace.hasPrefix(dataHome + "/qactd/faces/org.example.Contacts.desktop/face-") && annFace.hasSuffix(".svg"), annFace)
+        XCTAssertTrue(try String(contentsOfFile: annFace, encoding: .utf8).contains(">A</text>"), annFace)
         XCTAssertTrue(document.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-id-0-Ann")?.hasSuffix("--type=FavoriteAction --contact=id-0-Ann") == true)
         let rewritten = try XCTUnwrap(identity(exported))
         XCTAssertNotEqual(rewritten.inode, written.inode, "replaced by a rename, not edited in place")
@@ -228,7 +231,7 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: graceFace))
 
         // Turned off: the configured icon again, and no face is left.
-        try await core.reload(.success(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=4\n", staticItems: [search])))
+        try await core.reload(.success(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\nFavoriteFaces=no\n[Shortcuts]\nDisplayLimit=4\n", staticItems: [search])))
         await core.launcherExportsDone()
         XCTAssertEqual(try exportedDocument().value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-grace"), "starred")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: faces), [])
