@@ -237,6 +237,67 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: faces), [])
     }
 
+    /// A face is made again only from a card, or a photo file, that changed since: exported
+    /// again with Grace's card rewritten (a new photo) and Ada's photo file rewritten, each shows
+    /// the new photo; Bob's face, whose card did not change, stays the same file.
+    func testAFaceIsMadeAgainWhenItsCardOrPhotoFileChanges() async throws {
+        let contacts = folder + "/contacts"
+        try FileManager.default.createDirectory(atPath: contacts, withIntermediateDirectories: true)
+        func png(width: UInt8) -> [UInt8] {
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, width, 0, 0, 0, 48, 8, 6, 0, 0, 0]
+        }
+        let adaPhoto = folder + "/ada.png"
+        try Data(png(width: 20)).write(to: URL(fileURLWithPath: adaPhoto))
+        func grace(_ photo: [UInt8]) -> String {
+            "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(Data(photo).base64EncodedString())\nEND:VCARD\n"
+        }
+        func update(_ cards: [String: String]) throws -> ContactsDirectoryUpdate {
+            let changes = try cards.map { name, card -> ContactIndexChange in
+                let path = contacts + "/\(name).vcf"
+                try card.write(toFile: path, atomically: true, encoding: .utf8)
+                let parsed = try VCardParser.parse(Array(card.utf8), fileStem: name).map { contact -> Contact in
+                    var favorite = contact
+                    favorite.favorite = true
+                    return favorite
+                }
+                return .file(path: path, result: .success(parsed))
+            }
+            return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
+        }
+        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=5\n", staticItems: [search]))
+        await core.applyWatcherUpdate(try update([
+            "grace": grace(png(width: 64)),
+            "ada": "BEGIN:VCARD\nVERSION:4.0\nUID:ada\nFN:Ada Lovelace\nPHOTO:file://\(adaPhoto)\nEND:VCARD\n",
+            "bob": "BEGIN:VCARD\nVERSION:3.0\nUID:bob\nFN:Bob\nEND:VCARD\n",
+        ]))
+        _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
+        func icons() throws -> [String: String] {
+            let document = try exportedDocument()
+            return ["grace", "ada", "bob"].reduce(into: [:]) { icons, contact in
+                icons[contact] = document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-\(contact)")
+            }
+        }
+        func svg(_ path: String?) throws -> String { try String(contentsOfFile: try XCTUnwrap(path), encoding: .utf8) }
+        let before = try icons()
+        XCTAssertTrue(try svg(before["grace"]).contains(Data(png(width: 64)).base64EncodedString()))
+        XCTAssertTrue(try svg(before["ada"]).contains(Data(png(width: 20)).base64EncodedString()))
+
+        // Grace's card rewritten with a new photo, Ada's photo file rewritten (her card is not),
+        // and a new favorite, so the set is exported again.
+        try Data(png(width: 30)).write(to: URL(fileURLWithPath: adaPhoto))
+        await core.applyWatcherUpdate(try update(["grace": grace(png(width: 99)), "zed": "BEGIN:VCARD\nVERSION:3.0\nUID:zed\nFN:Zed\nEND:VCARD\n"]))
+        _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
+        let after = try icons()
+        XCTAssertNotEqual(after["grace"], before["grace"])
+        XCTAssertTrue(try svg(after["grace"]).contains(Data(png(width: 99)).base64EncodedString()))
+        XCTAssertNotEqual(after["ada"], before["ada"])
+        XCTAssertTrue(try svg(after["ada"]).contains(Data(png(width: 30)).base64EncodedString()))
+        XCTAssertEqual(after["bob"], before["bob"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: try XCTUnwrap(before["grace"])), "the old face is removed")
+    }
+
     func testAnIdentifierTheAppUsesItselfIsNotReused() async throws {
         let source = Self.sourceEntry.replacingOccurrences(of: "Actions=new-window;", with: "Actions=new-window;qactd-SearchAction;")
             + "\n[Desktop Action qactd-SearchAction]\nName=The app's own\nExec=contacts --search\n"
