@@ -85,6 +85,21 @@ final class DesktopEntryExportTests: XCTestCase {
         return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
     }
 
+    /// Each card (by file stem) written into `contacts` and handed to the core parsed, as a favorite.
+    private func favoriteCards(_ cards: [String: String], in contacts: String) throws -> ContactsDirectoryUpdate {
+        let changes = try cards.map { name, card -> ContactIndexChange in
+            let path = contacts + "/\(name).vcf"
+            try card.write(toFile: path, atomically: true, encoding: .utf8)
+            let parsed = try VCardParser.parse(Array(card.utf8), fileStem: name).map { contact -> Contact in
+                var favorite = contact
+                favorite.favorite = true
+                return favorite
+            }
+            return .file(path: path, result: .success(parsed))
+        }
+        return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
+    }
+
     /// `text`, a file this daemon wrote, as a daemon on another socket would have written it.
     private func writeAsAnotherDaemons(_ text: String, to path: String) throws {
         try text.replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
@@ -178,20 +193,9 @@ final class DesktopEntryExportTests: XCTestCase {
             "ada": "BEGIN:VCARD\nVERSION:3.0\nUID:ada\nFN:Ada Lovelace\nEND:VCARD\n",
             "bob": "BEGIN:VCARD\nVERSION:4.0\nUID:bob\nFN:Bob Broken\nPHOTO:data:image/jpeg;base64,\(Data("not a picture".utf8).base64EncodedString())\nEND:VCARD\n",
         ]
-        var changes: [ContactIndexChange] = []
-        for (name, card) in cards {
-            let path = contacts + "/\(name).vcf"
-            try card.write(toFile: path, atomically: true, encoding: .utf8)
-            let parsed = try VCardParser.parse(Array(card.utf8), fileStem: name).map { contact -> Contact in
-                var favorite = contact
-                favorite.favorite = true
-                return favorite
-            }
-            changes.append(.file(path: path, result: .success(parsed)))
-        }
         let configuration = "[Launcher]\nDesktopFile=org.example.Contacts.desktop\nFavoriteFaces=yes\n[Shortcuts]\nDisplayLimit=4\n"
         let (core, records) = makeCore(try settings(configuration, staticItems: [search]))
-        await core.applyWatcherUpdate(ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching")))
+        await core.applyWatcherUpdate(try favoriteCards(cards, in: contacts))
         _ = await core.resignActive(appVersion: "1.0")
         await core.launcherExportsDone()
 
@@ -251,25 +255,12 @@ final class DesktopEntryExportTests: XCTestCase {
         func grace(_ photo: [UInt8]) -> String {
             "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(Data(photo).base64EncodedString())\nEND:VCARD\n"
         }
-        func update(_ cards: [String: String]) throws -> ContactsDirectoryUpdate {
-            let changes = try cards.map { name, card -> ContactIndexChange in
-                let path = contacts + "/\(name).vcf"
-                try card.write(toFile: path, atomically: true, encoding: .utf8)
-                let parsed = try VCardParser.parse(Array(card.utf8), fileStem: name).map { contact -> Contact in
-                    var favorite = contact
-                    favorite.favorite = true
-                    return favorite
-                }
-                return .file(path: path, result: .success(parsed))
-            }
-            return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
-        }
         let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=5\n", staticItems: [search]))
-        await core.applyWatcherUpdate(try update([
+        await core.applyWatcherUpdate(try favoriteCards([
             "grace": grace(png(width: 64)),
             "ada": "BEGIN:VCARD\nVERSION:4.0\nUID:ada\nFN:Ada Lovelace\nPHOTO:file://\(adaPhoto)\nEND:VCARD\n",
             "bob": "BEGIN:VCARD\nVERSION:3.0\nUID:bob\nFN:Bob\nEND:VCARD\n",
-        ]))
+        ], in: contacts))
         _ = await core.resignActive(appVersion: "1.0")
         await core.launcherExportsDone()
         func icons() throws -> [String: String] {
@@ -286,7 +277,7 @@ final class DesktopEntryExportTests: XCTestCase {
         // Grace's card rewritten with a new photo, Ada's photo file rewritten (her card is not),
         // and a new favorite, so the set is exported again.
         try Data(png(width: 30)).write(to: URL(fileURLWithPath: adaPhoto))
-        await core.applyWatcherUpdate(try update(["grace": grace(png(width: 99)), "zed": "BEGIN:VCARD\nVERSION:3.0\nUID:zed\nFN:Zed\nEND:VCARD\n"]))
+        await core.applyWatcherUpdate(try favoriteCards(["grace": grace(png(width: 99)), "zed": "BEGIN:VCARD\nVERSION:3.0\nUID:zed\nFN:Zed\nEND:VCARD\n"], in: contacts))
         _ = await core.resignActive(appVersion: "1.0")
         await core.launcherExportsDone()
         let after = try icons()
