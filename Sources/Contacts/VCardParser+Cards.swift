@@ -74,6 +74,9 @@ extension VCardParser {
             }
         }
 
+        /// Between a card's `BEGIN` and its `END`.
+        var isInsideCard: Bool { current != nil }
+
         func finish() throws(ContactParseError) -> [[Property]] {
             if current != nil {
                 throw .missingEnd(beginLine: currentBeginLine)

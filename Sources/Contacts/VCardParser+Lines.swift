@@ -19,6 +19,14 @@ extension VCardParser {
                 try collector.take(firstBytes, number: first.number)
                 continue
             }
+            if join == .folded, collector.isInsideCard, isUnreadFoldedProperty(firstBytes) {
+                // A photo (tens of kilobytes of base64) or a long note: its folded lines are
+                // passed over, never joined, as nothing of the property would be kept.
+                while let following = pending, let byte = text[following.range].first, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                    pending = lines.next()
+                }
+                continue
+            }
             joined.removeAll(keepingCapacity: true)
             joined.append(contentsOf: firstBytes)
             var nextJoin: JoinKind? = join
@@ -42,6 +50,21 @@ extension VCardParser {
         return try contacts(from: collector.finish(), fileStem: fileStem, options: options)
     }
 
+    /// Whether `line`, the first of a folded logical line, starts a property that the contact
+    /// does not read whatever follows it, inside a card: the name before its first colon is
+    /// neither kept (`Property.parsingKept`) nor a card marker, and the header does not mention
+    /// quoted-printable, so only lines starting with a space or a tab continue it (the soft line
+    /// breaks of quoted-printable would need the joined text). Such a line comes to nothing in
+    /// `CardCollector.take` however it ends, on the ASCII way and on the general way alike.
+    private static func isUnreadFoldedProperty(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard isASCII(line), asciiCardMarker(asciiTrimmed(line)) == nil, !asciiHeaderMentionsQuotedPrintable(line) else { return false }
+        do {
+            return try Property.parsingKept(asciiLine: line, number: 0) == nil
+        } catch {
+            return false  // no colon on the first line: the joined line decides
+        }
+    }
+
     private struct PhysicalLine {
         var range: Range<Int>
         /// 1-based.
@@ -54,31 +77,24 @@ extension VCardParser {
         private var position = 0
         private var start = 0
         private var number = 0
-        private var previousWasCarriageReturn = false
 
         init(text: UnsafeBufferPointer<UInt8>) {
             self.text = text
         }
 
         mutating func next() -> PhysicalLine? {
-            while position < text.count {
-                let end = position
-                position += 1
-                switch text[end] {
-                case UInt8(ascii: "\n"):
-                    let afterCarriageReturn = previousWasCarriageReturn
-                    previousWasCarriageReturn = false
-                    let lineStart = start
-                    start = position
-                    if !afterCarriageReturn { return line(lineStart..<end) }
-                case UInt8(ascii: "\r"):
-                    previousWasCarriageReturn = true
-                    let lineStart = start
-                    start = position
-                    return line(lineStart..<end)
-                default:
-                    previousWasCarriageReturn = false
+            while position < text.count, let base = text.baseAddress {
+                let end = VCardTriage.lineBreak(base, from: position, count: text.count)
+                guard end < text.count else {
+                    position = end
+                    break
                 }
+                position = end + 1
+                let lineStart = start
+                start = position
+                // The LF of a CRLF: its line ended at the CR.
+                if base[end] == UInt8(ascii: "\n"), end > 0, base[end - 1] == UInt8(ascii: "\r") { continue }
+                return line(lineStart..<end)
             }
             guard start < text.count else { return nil }
             defer { start = text.count }

@@ -67,10 +67,11 @@ public enum VCardTriage {
         return true
     }
 
-    /// The position of the first CR or LF from `position` (or `count`): words of eight bytes
-    /// without either are skipped whole, with the usual test for a zero byte (a byte minus one
-    /// borrows into its top bit only from zero) on the word XORed with each.
-    private static func lineBreak(_ base: UnsafePointer<UInt8>, from position: Int, count: Int) -> Int {
+    /// The position of the first CR or LF from `position` (or `count`), for the triage and the
+    /// parser's lines alike: words of eight bytes without either are skipped whole, with the
+    /// usual test for a zero byte (a byte minus one borrows into its top bit only from zero) on
+    /// the word XORed with each.
+    static func lineBreak(_ base: UnsafePointer<UInt8>, from position: Int, count: Int) -> Int {
         let raw = UnsafeRawPointer(base)
         var position = position
         while position + 8 <= count {

@@ -22,6 +22,20 @@ final class ContactPhotoTests: XCTestCase {
         XCTAssertEqual(try photo(v40), .success(.inline(bytes: image, mediaType: "image/png")))
     }
 
+    /// The spaces and tabs folding leaves inside a value go, on an ASCII value's bytes as on
+    /// any other's characters (a non-ASCII space too); anything else in it is no base64.
+    func testWhitespaceInsideTheValueGoesWhateverItIs() throws {
+        let split = base64.index(base64.startIndex, offsetBy: 4)
+        for space in [" ", "\t", " \t ", "\u{2003}", "\u{00A0} "] {
+            let card = "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace\nPHOTO;ENCODING=b;TYPE=JPEG:\(base64[..<split])\(space)\(base64[split...])\nEND:VCARD\n"
+            XCTAssertEqual(try photo(card), .success(.inline(bytes: image, mediaType: "image/jpeg")), space.debugDescription)
+        }
+        for foreign in ["\u{00E9}", "*"] {
+            let card = "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace\nPHOTO;ENCODING=b;TYPE=JPEG:\(base64[..<split])\(foreign)\(base64[split...])\nEND:VCARD\n"
+            XCTAssertEqual(try photo(card), .failure(.notBase64(line: 5)), foreign)
+        }
+    }
+
     func testAFileURIIsAPathAndOtherURIsAreRefused() throws {
         let file = "BEGIN:VCARD\nVERSION:4.0\nUID:grace\nFN:Grace\nPHOTO:file:///home/grace/My%20Face.jpg\nEND:VCARD\n"
         XCTAssertEqual(try photo(file), .success(.file(path: "/home/grace/My Face.jpg")))

@@ -469,6 +469,25 @@ final class VCardParserTests: XCTestCase {
         "BEGIN\u{0301}:VCARD\nFN:A\nEND:VCARD\n",
         "BEGIN:VCARD\n\u{000B}FN:A\u{000C}\nEND:VCARD\n",
         "BEGIN:VCARD\nFN:A\u{0085}\nEND:VCARD\n",
+        // Folded lines of a property the contact does not read, passed over unjoined: a photo
+        // before the categories, in a group, with a non-ASCII or blank continuation, one whose
+        // name is folded or has no colon on its first line, a folded card marker, quoted-printable
+        // soft line breaks in an unread property, outside a card, and the last line of the file.
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ann\r\nPHOTO;ENCODING=b;TYPE=JPEG:/9j/4AAQ\r\n SkZJRgABAQ\r\n \r\n\tAAAQABAAD\r\nCATEGORIES:starred\r\nEND:VCARD\r\n",
+        "BEGIN:VCARD\nitem1.PHOTO:data:image/png;base64,iVBO\n Rw0K\nitem1.FN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nNOTE:caf\n \u{00E9} \u{00A0}\n x\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nPHO\n TO:x\n y\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nPHOTO\n :x\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nNOTE;X=\"a:b\n c\":d\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\nEND:VC\n ARD\n",
+        "BEGIN:VCARD\nBEGIN:VCA\n RD\nFN:A\nEND:VCARD\nEND:VCARD\n",
+        "BEGIN:VCARD\nNOTE;ENCODING=QUOTED-PRINTABLE:a=\nFN:B=\n c\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nNOTE:a=\n b\nFN:A\nEND:VCARD\n",
+        "PHOTO:x\n y\nBEGIN:VCARD\nFN:A\nEND:VCARD\n",
+        "BEGIN:VCARD\nFN:A\nEND:VCARD\nNOTE:x\n y\n",
+        "BEGIN:VCARD\nFN:A\nPHOTO:x\n y",
+        "BEGIN:VCARD\nFN:A\nAGENT:BEGIN:VCARD\nBEGIN:VCARD\nPHOTO:x\n y\nEND:VCARD\nEND:VCARD\n",
+        "BEGIN:VCARD\rFN:A\rPHOTO:x\r y\r\n z\rEND:VCARD\r",
     ]
 
     func testOnePassParserAgreesWithTheReferenceOnEdgeCases() {

@@ -85,6 +85,21 @@ final class DesktopEntryExportTests: XCTestCase {
         return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
     }
 
+    /// Each card (by file stem) written into `contacts` and handed to the core parsed, as a favorite.
+    private func favoriteCards(_ cards: [String: String], in contacts: String) throws -> ContactsDirectoryUpdate {
+        let changes = try cards.map { name, card -> ContactIndexChange in
+            let path = contacts + "/\(name).vcf"
+            try card.write(toFile: path, atomically: true, encoding: .utf8)
+            let parsed = try VCardParser.parse(Array(card.utf8), fileStem: name).map { contact -> Contact in
+                var favorite = contact
+                favorite.favorite = true
+                return favorite
+            }
+            return .file(path: path, result: .success(parsed))
+        }
+        return ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching"))
+    }
+
     /// `text`, a file this daemon wrote, as a daemon on another socket would have written it.
     private func writeAsAnotherDaemons(_ text: String, to path: String) throws {
         try text.replacingOccurrences(of: "X-Qactd-Socket=\(folder)/run/qactd.sock", with: "X-Qactd-Socket=/run/user/1000/other.sock")
@@ -137,7 +152,10 @@ final class DesktopEntryExportTests: XCTestCase {
         document = try exportedDocument()
         XCTAssertEqual(document.actionIdentifiers, ["new-window", "qactd-SearchAction", "qactd-ShareAction", "qactd-FavoriteAction-id-0-Ann"])
         XCTAssertEqual(document.value(of: "Name", in: "Desktop Action qactd-FavoriteAction-id-0-Ann"), "Ann")
-        XCTAssertEqual(document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-id-0-Ann"), "starred")
+        // Faces are on by default: Ann's icon is her face, her monogram since she has no card.
+        let annFace = try XCTUnwrap(document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-id-0-Ann"))
+        XCTAssertTrue(annFace.hasPrefix(dataHome + "/qactd/faces/org.example.Contacts.desktop/face-") && annFace.hasSuffix(".svg"), annFace)
+        XCTAssertTrue(try String(contentsOfFile: annFace, encoding: .utf8).contains(">A</text>"), annFace)
         XCTAssertTrue(document.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-id-0-Ann")?.hasSuffix("--type=FavoriteAction --contact=id-0-Ann") == true)
         let rewritten = try XCTUnwrap(identity(exported))
         XCTAssertNotEqual(rewritten.inode, written.inode, "replaced by a rename, not edited in place")
@@ -175,20 +193,9 @@ final class DesktopEntryExportTests: XCTestCase {
             "ada": "BEGIN:VCARD\nVERSION:3.0\nUID:ada\nFN:Ada Lovelace\nEND:VCARD\n",
             "bob": "BEGIN:VCARD\nVERSION:4.0\nUID:bob\nFN:Bob Broken\nPHOTO:data:image/jpeg;base64,\(Data("not a picture".utf8).base64EncodedString())\nEND:VCARD\n",
         ]
-        var changes: [ContactIndexChange] = []
-        for (name, card) in cards {
-            let path = contacts + "/\(name).vcf"
-            try card.write(toFile: path, atomically: true, encoding: .utf8)
-            let parsed = try VCardParser.parse(Array(card.utf8), fileStem: name).map { contact -> Contact in
-                var favorite = contact
-                favorite.favorite = true
-                return favorite
-            }
-            changes.append(.file(path: path, result: .success(parsed)))
-        }
         let configuration = "[Launcher]\nDesktopFile=org.example.Contacts.desktop\nFavoriteFaces=yes\n[Shortcuts]\nDisplayLimit=4\n"
         let (core, records) = makeCore(try settings(configuration, staticItems: [search]))
-        await core.applyWatcherUpdate(ContactsDirectoryUpdate(changes: changes, work: ActivityCounters(), health: WatchHealthInfo(state: "watching")))
+        await core.applyWatcherUpdate(try favoriteCards(cards, in: contacts))
         _ = await core.resignActive(appVersion: "1.0")
         await core.launcherExportsDone()
 
@@ -228,10 +235,58 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: graceFace))
 
         // Turned off: the configured icon again, and no face is left.
-        try await core.reload(.success(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=4\n", staticItems: [search])))
+        try await core.reload(.success(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\nFavoriteFaces=no\n[Shortcuts]\nDisplayLimit=4\n", staticItems: [search])))
         await core.launcherExportsDone()
         XCTAssertEqual(try exportedDocument().value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-grace"), "starred")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: faces), [])
+    }
+
+    /// A face is made again only from a card, or a photo file, that changed since: exported
+    /// again with Grace's card rewritten (a new photo) and Ada's photo file rewritten, each shows
+    /// the new photo; Bob's face, whose card did not change, stays the same file.
+    func testAFaceIsMadeAgainWhenItsCardOrPhotoFileChanges() async throws {
+        let contacts = folder + "/contacts"
+        try FileManager.default.createDirectory(atPath: contacts, withIntermediateDirectories: true)
+        func png(width: UInt8) -> [UInt8] {
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, width, 0, 0, 0, 48, 8, 6, 0, 0, 0]
+        }
+        let adaPhoto = folder + "/ada.png"
+        try Data(png(width: 20)).write(to: URL(fileURLWithPath: adaPhoto))
+        func grace(_ photo: [UInt8]) -> String {
+            "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(Data(photo).base64EncodedString())\nEND:VCARD\n"
+        }
+        let (core, _) = makeCore(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=5\n", staticItems: [search]))
+        await core.applyWatcherUpdate(try favoriteCards([
+            "grace": grace(png(width: 64)),
+            "ada": "BEGIN:VCARD\nVERSION:4.0\nUID:ada\nFN:Ada Lovelace\nPHOTO:file://\(adaPhoto)\nEND:VCARD\n",
+            "bob": "BEGIN:VCARD\nVERSION:3.0\nUID:bob\nFN:Bob\nEND:VCARD\n",
+        ], in: contacts))
+        _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
+        func icons() throws -> [String: String] {
+            let document = try exportedDocument()
+            return ["grace", "ada", "bob"].reduce(into: [:]) { icons, contact in
+                icons[contact] = document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-\(contact)")
+            }
+        }
+        func svg(_ path: String?) throws -> String { try String(contentsOfFile: try XCTUnwrap(path), encoding: .utf8) }
+        let before = try icons()
+        XCTAssertTrue(try svg(before["grace"]).contains(Data(png(width: 64)).base64EncodedString()))
+        XCTAssertTrue(try svg(before["ada"]).contains(Data(png(width: 20)).base64EncodedString()))
+
+        // Grace's card rewritten with a new photo, Ada's photo file rewritten (her card is not),
+        // and a new favorite, so the set is exported again.
+        try Data(png(width: 30)).write(to: URL(fileURLWithPath: adaPhoto))
+        await core.applyWatcherUpdate(try favoriteCards(["grace": grace(png(width: 99)), "zed": "BEGIN:VCARD\nVERSION:3.0\nUID:zed\nFN:Zed\nEND:VCARD\n"], in: contacts))
+        _ = await core.resignActive(appVersion: "1.0")
+        await core.launcherExportsDone()
+        let after = try icons()
+        XCTAssertNotEqual(after["grace"], before["grace"])
+        XCTAssertTrue(try svg(after["grace"]).contains(Data(png(width: 99)).base64EncodedString()))
+        XCTAssertNotEqual(after["ada"], before["ada"])
+        XCTAssertTrue(try svg(after["ada"]).contains(Data(png(width: 30)).base64EncodedString()))
+        XCTAssertEqual(after["bob"], before["bob"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: try XCTUnwrap(before["grace"])), "the old face is removed")
     }
 
     func testAnIdentifierTheAppUsesItselfIsNotReused() async throws {

@@ -89,7 +89,10 @@ final class PinnedLauncherTests: XCTestCase {
         XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.FavoriteAction-ada-lovelace.desktop", "org.example.Contacts.pinned.SearchAction.desktop"])
         var ada = try launcher("FavoriteAction-ada-lovelace")
         XCTAssertEqual(ada.value(of: "Name"), "Ada Lovelace")
-        XCTAssertEqual(ada.value(of: "Icon"), "starred")
+        // Faces are on by default: her face, her monogram since her card holds no photo.
+        let adaFace = try XCTUnwrap(ada.value(of: "Icon"))
+        XCTAssertTrue(adaFace.hasPrefix(dataHome + "/qactd/faces/org.example.Contacts.desktop/face-") && adaFace.hasSuffix(".svg"), adaFace)
+        XCTAssertTrue(try String(contentsOfFile: adaFace, encoding: .utf8).contains(">AL</text>"), adaFace)
         XCTAssertEqual(ada.value(of: "Exec"), "\"/opt/qactd tools/bin/qactl\" trigger --socket=\(folder)/run/qactd.sock --pinned=FavoriteAction-ada-lovelace")
         XCTAssertEqual(try launcher("SearchAction").value(of: "Name"), "Search")
         XCTAssertTrue(FileManager.default.fileExists(atPath: applications + "/org.example.Contacts.desktop"), "beside the exported entry")

@@ -165,10 +165,10 @@ enum ConfigurationKeys {
                 + " the desktop entry.",
             \.launcherDynamicItems, { value throws(ConfigurationError) in try value.choice() }),
         ConfigurationKey(
-            "Launcher", "FavoriteFaces", default: .text("no"),
+            "Launcher", "FavoriteFaces", default: .text("yes"),
             help: "yes: a favorite's icon in the desktop entry, the quicklist and its pinned launcher is the contact's face: the vCard's"
                 + " PHOTO (inline or a file: URI, at most 1 MiB and 4096 pixels a side, JPEG or PNG) cut round, else"
-                + " their initials on a colour of their own; no: FavoriteIcon=.",
+                + " their initials on a colour of their own; no: FavoriteIcon= for every favorite.",
             \.favoriteFaces, { value throws(ConfigurationError) in try value.choice() }),
 
         ConfigurationKey(

@@ -44,6 +44,18 @@ struct FaceFiles: Sendable {
     private var folder: String?
     /// The contacts whose photo problem was logged, with the problem, so each is said once.
     private var logged: [String: String] = [:]
+    /// The face last made for each contact and what it was made from: an export whose favorites'
+    /// cards (and photo files) are as they were reads no photo again, since every export (each
+    /// change of the set) runs beside the state write of the same change.
+    private var made: [String: MadeFace] = [:]
+
+    private struct MadeFace {
+        var request: FaceRequest
+        var card: FileVersion?
+        /// The photo's own file, for a card whose `PHOTO` is a `file:` URI.
+        var photoFile: (path: String, version: FileVersion?)?
+        var face: FaceFile
+    }
 
     init(dataHome: String) {
         faces = dataHome + "/qactd/faces"
@@ -66,6 +78,14 @@ struct FaceFiles: Sendable {
             }
         }
         for request in requests {
+            let card = Self.version(of: request.card)
+            if card != nil, let last = made[request.identifier], last.request == request, last.card == card,
+               last.photoFile.map({ FileVersion(path: $0.path) == $0.version }) ?? true,
+               last.face.path.hasPrefix(folder + "/"), (try? FileIO.fileExists(last.face.path)) == true {
+                files[request.identifier] = last.face
+                continue
+            }
+            made[request.identifier] = nil
             let photo = self.photo(of: request)
             let (face, imageProblem) = ContactFace.make(photo: photo.bytes, name: request.name, identifier: request.identifier)
             let problem = photo.problem ?? imageProblem.map(\.description)
@@ -80,17 +100,29 @@ struct FaceFiles: Sendable {
                 if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: [svg], mode: 0o644) }
                 let quicklistImage = svg.count <= QuicklistMenu.maxIconDataBytes
                     ? svg : ContactFace.make(photo: nil, name: request.name, identifier: request.identifier).face.svg
-                files[request.identifier] = FaceFile(path: path, quicklistImage: quicklistImage)
+                let file = FaceFile(path: path, quicklistImage: quicklistImage)
+                files[request.identifier] = file
+                made[request.identifier] = MadeFace(
+                    request: request, card: card, photoFile: photo.file.map { ($0, FileVersion(path: $0)) }, face: file)
             } catch {
                 logger.warning("Cannot write the face of contact '\(request.identifier)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
             }
         }
         removeFaces(in: folder, except: Set(files.values.map(\.path)), logger: logger)
+        made = made.filter { files[$0.key] != nil }
         return files
     }
 
-    /// The photo's bytes as the card has them (read whole from a `file:` URI), or why there are none.
-    private func photo(of request: FaceRequest) -> (bytes: [UInt8]?, problem: String?) {
+    /// The version of a card that is a file of its own; nil for an Evolution row (read again
+    /// for each export: its book's database changes with any contact of the book).
+    private static func version(of card: FaceCardSource?) -> FileVersion? {
+        guard case .file(let path)? = card else { return nil }
+        return FileVersion(path: path)
+    }
+
+    /// The photo's bytes as the card has them (read whole from a `file:` URI, named in `file`),
+    /// or why there are none.
+    private func photo(of request: FaceRequest) -> (bytes: [UInt8]?, problem: String?, file: String?) {
         // A card is read again only for a face; a card the index would skip as too large is too.
         let limit = 2 * ContactPhoto.maxBytes
         let card: [UInt8]
@@ -98,31 +130,31 @@ struct FaceFiles: Sendable {
         do {
             switch request.card {
             case nil:
-                return (nil, nil)
+                return (nil, nil, nil)
             case .file(let path)?:
                 guard path.hasPrefix("/"), ContactFileKind.classify(fileName: ContactFileKind.fileName(ofPath: path)) == .vcard,
                       let bytes = try FileIO.readFileIfPresent(path, atMost: limit)
-                else { return (nil, nil) }
+                else { return (nil, nil, nil) }
                 (card, stem) = (bytes, ContactFileKind.stem(of: ContactFileKind.fileName(ofPath: path)))
             case .evolutionRow(let uid, let local, let cache)?:
-                guard let bytes = try Self.evolutionCard(uid: uid, local: local, cache: cache, atMost: limit) else { return (nil, nil) }
+                guard let bytes = try Self.evolutionCard(uid: uid, local: local, cache: cache, atMost: limit) else { return (nil, nil, nil) }
                 // A row's card without `UID` is its row's uid's, as the book's reader names it.
                 (card, stem) = (bytes, uid)
             }
-            guard card.count <= limit else { return (nil, nil) }
+            guard card.count <= limit else { return (nil, nil, nil) }
             switch try VCardParser.photo(in: card, identifier: request.identifier, fileStem: stem) {
-            case nil: return (nil, nil)
-            case .failure(let problem)?: return (nil, problem.description)
-            case .success(.inline(let bytes, _))?: return (bytes, nil)
+            case nil: return (nil, nil, nil)
+            case .failure(let problem)?: return (nil, problem.description, nil)
+            case .success(.inline(let bytes, _))?: return (bytes, nil, nil)
             case .success(.file(let path))?:
                 guard let bytes = try FileIO.readFileIfPresent(path, atMost: ContactPhoto.maxBytes) else {
-                    return (nil, "its file '\(path)' does not exist")
+                    return (nil, "its file '\(path)' does not exist", path)
                 }
-                guard bytes.count <= ContactPhoto.maxBytes else { return (nil, ContactPhotoProblem.tooLarge(bytes: bytes.count).description) }
-                return (bytes, nil)
+                guard bytes.count <= ContactPhoto.maxBytes else { return (nil, ContactPhotoProblem.tooLarge(bytes: bytes.count).description, path) }
+                return (bytes, nil, path)
             }
         } catch {
-            return (nil, "\(error)")
+            return (nil, "\(error)", nil)
         }
     }
 
@@ -151,5 +183,29 @@ struct FaceFiles: Sendable {
                 logger.warning("Could not remove the face '\(folder)/\(name)': \(errnoText(errno))", metadata: ["QACTD_PATH": "\(folder)/\(name)"])
             }
         }
+    }
+}
+
+/// What `stat` says of a file that changes when it is rewritten (in place or replaced): a face
+/// made from a card, or a photo file, of the same version is the same face.
+private struct FileVersion: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: timespec
+    var changed: timespec
+
+    /// nil when the file cannot be looked at (then it is read again each time, and says why).
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
+        (modified, changed) = (info.st_mtim, info.st_ctim)
+    }
+
+    static func == (left: FileVersion, right: FileVersion) -> Bool {
+        left.device == right.device && left.inode == right.inode && left.size == right.size
+            && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
+            && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
     }
 }

@@ -74,7 +74,7 @@ final class QuicklistBusSession {
 
     /// Shows `content`: clients holding the old menu are told what changed (`LayoutUpdated`, or
     /// `ItemsPropertiesUpdated` when only titles or icons did), and docks get
-    /// `LauncherEntry.Update`; the first content is announced too.
+    /// `LauncherEntry.Update` for the first content and each new layout.
     func show(_ content: QuicklistContent) throws(SdBusError) {
         let change = menu.replace(with: content.entries)
         let first = self.content == nil
@@ -112,7 +112,11 @@ final class QuicklistBusSession {
         default:
             break
         }
-        if first || change != nil || uriChanged { try announce() }
+        // New items are announced; new titles or icons (a face made after its item was shown)
+        // reach every client holding the menu through ItemsPropertiesUpdated alone.
+        var newLayout = false
+        if case .layout? = change { newLayout = true }
+        if first || newLayout || uriChanged { try announce() }
     }
 
     /// `com.canonical.Unity.LauncherEntry.Update(app_uri, {"quicklist": <menu path>})`. The path
