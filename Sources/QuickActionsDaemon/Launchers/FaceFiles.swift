@@ -58,7 +58,7 @@ struct FaceFiles: Sendable {
             logged[request.identifier] = problem
             let path = folder + "/" + face.fileName
             do throws(AtomicReplaceError) {
-                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: [face.svg], mode: 0o644) }
+                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: face.svg, mode: 0o644) }
                 paths[request.identifier] = path
             } catch {
                 logger.warning("Cannot write the face of contact '\(request.identifier)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
