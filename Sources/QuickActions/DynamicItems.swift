@@ -39,24 +39,12 @@ public enum DynamicItemUserInfoKey {
 /// favorites). Not capped: the display limit applies only when the set is shown,
 /// as the seeds advise.
 public func dynamicItems(for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration) -> [ShortcutItem] {
-    dynamicItems(for: favorites[...], appVersion: appVersion, configuration: configuration)
-}
-
-private func dynamicItems(
-    for favorites: ArraySlice<Contact>, appVersion: String, configuration: DynamicItemConfiguration
-) -> [ShortcutItem] {
-    // One `userInfo` made for the whole set and copied per item with only its contact set:
-    // a dictionary literal per item allocated an array of pairs, hashed both keys and grew a
-    // new dictionary, most of deriving a thousand items anew (as every new app version does).
+    // One `userInfo` made for the whole set and copied per item with only its contact set: a
+    // dictionary literal per item hashed both keys and grew a new dictionary each time.
     var userInfo = dynamicItemUserInfo(contactIdentifier: "", appVersion: appVersion)
-    // Each contact's fields read where they lie: a copy of a contact retained and released
-    // every one of its fields, those an item does not hold too.
-    return favorites.withUnsafeBufferPointer { contacts in
-        contacts.indices.map { index in
-            userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contacts[index].identifier)
-            return ShortcutItem(type: configuration.favoriteType, title: contacts[index].name, subtitle: contacts[index].email,
-                                icon: configuration.favoriteIcon, userInfo: userInfo)
-        }
+    return favorites.map { contact in
+        userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contact.identifier)
+        return dynamicItem(for: contact, userInfo: userInfo, configuration: configuration)
     }
 }
 

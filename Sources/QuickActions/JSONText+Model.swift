@@ -29,39 +29,9 @@ extension JSONTextWriter {
 
     public mutating func write(_ dictionary: [String: PropertyListValue]) throws(JSONTextError) {
         beginObject()
-        if dictionary.count == 2 {
-            // A dynamic item's `userInfo`: two entries, read once each.
-            var entries = dictionary.makeIterator()
-            if let first = entries.next(), let second = entries.next() {
-                let (low, high) = first.key < second.key ? (first, second) : (second, first)
-                key(low.key)
-                try write(low.value)
-                key(high.key)
-                try write(high.value)
-            }
-        } else if dictionary.count <= 8 {
-            // A dynamic item's few `userInfo` keys in sorted order by picking the next smallest
-            // each time: sorting allocated an array of pairs per item.
-            var previous: String?
-            for _ in 0..<dictionary.count {
-                var next: Dictionary<String, PropertyListValue>.Index?
-                for index in dictionary.indices {
-                    let key = dictionary[index].key
-                    if let previous, key <= previous { continue }
-                    if let best = next, dictionary[best].key <= key { continue }
-                    next = index
-                }
-                guard let next else { break }
-                let (key, value) = dictionary[next]
-                self.key(key)
-                try write(value)
-                previous = key
-            }
-        } else {
-            for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-                self.key(key)
-                try write(value)
-            }
+        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+            self.key(key)
+            try write(value)
         }
         endObject()
     }

@@ -180,10 +180,6 @@ final class StateWriter: Sendable {
                 }) else { return }
                 var failure: String?
                 var wrote = false
-                // The state the file held until now is freed only after the waiters are answered:
-                // releasing a thousand items is a tenth of a write, and nobody needs to wait for it.
-                let replaced = store.lastPersisted
-                defer { withExtendedLifetime(replaced) {} }
                 do {
                     wrote = try store.saveIfChanged(job.state)
                 } catch {
