@@ -35,53 +35,16 @@ public enum DynamicItemUserInfoKey {
     public static let appVersion = "appVersion"
 }
 
-/// Computes `count` values, the one at each index by `transform(index)`, on several threads
-/// at once, in the order of their indices: the daemon, which has the threads, hands one to the
-/// pure core for deriving a large set of items.
-public typealias ParallelMap<Value> = (_ count: Int, _ transform: @escaping (Int) -> Value) -> [Value]
-
 /// One item per favorite, in the order given (the contacts index already orders
 /// favorites). Not capped: the display limit applies only when the set is shown,
 /// as the seeds advise.
 public func dynamicItems(for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration) -> [ShortcutItem] {
-    dynamicItems(for: favorites[...], appVersion: appVersion, configuration: configuration)
-}
-
-/// `dynamicItems(for:…)` in parts of `favoritesAPart` favorites, derived at once by
-/// `parallelMap`, each part's items written as the state file holds them as soon as they are
-/// made (`JSONTextWriter.dynamicItemsPart`; a part that cannot be written has its items and no
-/// text): a new app version changes every item, and each costs a few allocations and a cache
-/// miss for each of its contact's strings, which threads wait for side by side, then as much
-/// again to write, which the state writer then need not do.
-public func dynamicItemParts(
-    for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration, parallelMap: ParallelMap<ShortcutItemTexts>
-) -> [ShortcutItemTexts] {
-    parallelMap((favorites.count + favoritesAPart - 1) / favoritesAPart) { part in
-        let start = part * favoritesAPart
-        let items = dynamicItems(for: favorites[start..<min(favorites.count, start + favoritesAPart)], appVersion: appVersion, configuration: configuration)
-        return (try? JSONTextWriter.dynamicItemsPart(items[...], first: part == 0, pretty: true)) ?? ShortcutItemTexts(itemsWithoutText: items)
-    }
-}
-
-/// Favorites a part when a set is derived on several threads: small enough that the threads
-/// end close together, large enough that handing a part over costs little beside it.
-public let favoritesAPart = 64
-
-private func dynamicItems(
-    for favorites: ArraySlice<Contact>, appVersion: String, configuration: DynamicItemConfiguration
-) -> [ShortcutItem] {
-    // One `userInfo` made for the whole set and copied per item with only its contact set:
-    // a dictionary literal per item allocated an array of pairs, hashed both keys and grew a
-    // new dictionary, most of deriving a thousand items anew (as every new app version does).
+    // One `userInfo` made for the whole set and copied per item with only its contact set: a
+    // dictionary literal per item hashed both keys and grew a new dictionary each time.
     var userInfo = dynamicItemUserInfo(contactIdentifier: "", appVersion: appVersion)
-    // Each contact's fields read where they lie: a copy of a contact retained and released
-    // every one of its fields, those an item does not hold too.
-    return favorites.withUnsafeBufferPointer { contacts in
-        contacts.indices.map { index in
-            userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contacts[index].identifier)
-            return ShortcutItem(type: configuration.favoriteType, title: contacts[index].name, subtitle: contacts[index].email,
-                                icon: configuration.favoriteIcon, userInfo: userInfo)
-        }
+    return favorites.map { contact in
+        userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contact.identifier)
+        return dynamicItem(for: contact, userInfo: userInfo, configuration: configuration)
     }
 }
 

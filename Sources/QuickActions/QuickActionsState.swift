@@ -77,25 +77,24 @@ public struct QuickActionsState: Hashable, Sendable {
     /// call skip reading the favorites at all.
     public mutating func resignActive(
         favorites: @autoclosure () -> [Contact], favoritesVersion: ContactIndex.FavoritesVersion? = nil, appVersion: String?,
-        configuration: DynamicItemConfiguration, parallelMap: ParallelMap<ShortcutItemTexts>? = nil
+        configuration: DynamicItemConfiguration
     ) -> RecomputeOutcome {
         recordLifecycleMessage(appVersion: appVersion)
-        return recompute(favorites: favorites(), favoritesVersion: favoritesVersion, configuration: configuration, parallelMap: parallelMap)
+        return recompute(favorites: favorites(), favoritesVersion: favoritesVersion, configuration: configuration)
     }
 
     /// Derives the dynamic set and replaces it, as a whole, only if it differs.
-    /// Used directly by `Recompute=change`, which must not count as a launch. `parallelMap`:
-    /// threads to derive a large set of new items on (`dynamicItemParts`).
+    /// Used directly by `Recompute=change`, which must not count as a launch.
     public mutating func recompute(
         favorites: @autoclosure () -> [Contact], favoritesVersion: ContactIndex.FavoritesVersion? = nil,
-        configuration: DynamicItemConfiguration, parallelMap: ParallelMap<ShortcutItemTexts>? = nil
+        configuration: DynamicItemConfiguration
     ) -> RecomputeOutcome {
         let source = favoritesVersion.map { DerivationMemo.Source(favorites: $0, appVersion: appVersion, configuration: configuration) }
         if let source, source == lastDerivation.source {
             return RecomputeOutcome(changed: false, generation: generation, dynamicCount: dynamicItems.count)
         }
         let favorites = configuration.chosen(from: favorites(), usage: usageHistory)
-        let (derived, parts) = lastDerivation.derive(favorites, appVersion: appVersion, configuration: configuration, parallelMap: parallelMap)
+        let derived = lastDerivation.derive(favorites, appVersion: appVersion, configuration: configuration)
         // Cheap when little changed: the items derived from unchanged favorites are the very
         // values of the last derivation, and items that share their fields' box compare at once
         // (so do the comparisons of the listing, the watchers' copy and the state file's texts
@@ -106,14 +105,9 @@ public struct QuickActionsState: Hashable, Sendable {
             generation &+= 1
         }
         lastDerivation.source = source
-        lastDerivation.remember(favorites, derived: changed ? derived : dynamicItems, parts: parts, appVersion: appVersion, configuration: configuration)
+        lastDerivation.remember(favorites, derived: changed ? derived : dynamicItems, appVersion: appVersion, configuration: configuration)
         return RecomputeOutcome(changed: changed, generation: generation, dynamicCount: dynamicItems.count)
     }
-
-    /// The state file's texts of the dynamic items in parts, when they were derived in parts
-    /// (`recompute` with `parallelMap`, a large set all new), for `PersistedState.jsonText(pretty:itemParts:)`:
-    /// written as they were derived, so the state writer need not write them again. Nil otherwise.
-    public var dynamicItemParts: [ShortcutItemTexts]? { lastDerivation.parts(of: dynamicItems) }
 
     /// Static items come from the plist; a reload swaps them without touching the
     /// dynamic set or its generation.
@@ -282,28 +276,15 @@ private struct DerivationMemo: Hashable, Sendable {
     /// each, and the comparisons after it compared every item's strings).
     private var favorites: [Contact] = []
     private var items: [ShortcutItem] = []
-    /// The parts the items were derived in, with their texts, when they were (`derive`).
-    private var parts: [ShortcutItemTexts]?
     private var appVersion = ""
     private var configuration: DynamicItemConfiguration?
 
     /// The dynamic items for `favorites`, taking the last derivation's item for each favorite
     /// equal to the one it was derived from (matched in order: at the same place, or one further
     /// on where a favorite was removed or changed).
-    /// With `parallelMap`, a set derived anew (every item new) and large enough is derived in
-    /// parts, which come along with their texts (`dynamicItemParts`).
-    func derive(
-        _ favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration, parallelMap: ParallelMap<ShortcutItemTexts>?
-    ) -> (items: [ShortcutItem], parts: [ShortcutItemTexts]?) {
+    func derive(_ favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration) -> [ShortcutItem] {
         guard appVersion == self.appVersion, configuration == self.configuration else {
-            guard let parallelMap, favorites.count >= 4 * favoritesAPart else {
-                return (QuickActions.dynamicItems(for: favorites, appVersion: appVersion, configuration: configuration), nil)
-            }
-            let parts = dynamicItemParts(for: favorites, appVersion: appVersion, configuration: configuration, parallelMap: parallelMap)
-            var items: [ShortcutItem] = []
-            items.reserveCapacity(favorites.count)
-            for part in parts { items += part.elements }
-            return (items, parts)
+            return QuickActions.dynamicItems(for: favorites, appVersion: appVersion, configuration: configuration)
         }
         var derived: [ShortcutItem] = []
         derived.reserveCapacity(favorites.count)
@@ -325,24 +306,17 @@ private struct DerivationMemo: Hashable, Sendable {
                 }
             }
         }
-        return (derived, nil)
+        return derived
     }
 
     mutating func remember(
-        _ favorites: [Contact], derived: [ShortcutItem], parts: [ShortcutItemTexts]?, appVersion: String, configuration: DynamicItemConfiguration
+        _ favorites: [Contact], derived: [ShortcutItem], appVersion: String, configuration: DynamicItemConfiguration
     ) {
         precondition(favorites.count == derived.count, "one item per favorite")
         self.favorites = favorites
         items = derived
-        self.parts = parts
         self.appVersion = appVersion
         self.configuration = configuration
-    }
-
-    /// The texts of `items` when they are the items last derived in parts.
-    func parts(of items: [ShortcutItem]) -> [ShortcutItemTexts]? {
-        guard let parts, items == self.items else { return nil }
-        return parts
     }
 
     static func == (lhs: DerivationMemo, rhs: DerivationMemo) -> Bool { true }

@@ -578,13 +578,13 @@ final class DesktopEntryExportTests: XCTestCase {
     func testAReplacementMeantForNoFileRefusesOneThatAppeared() throws {
         let path = folder + "/appeared.desktop"
         try "someone else's\n".write(toFile: path, atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try FileIO.replaceAtomically(path, with: [Array("ours\n".utf8)], mode: 0o644, replacing: false)) { error in
+        XCTAssertThrowsError(try FileIO.replaceAtomically(path, with: Array("ours\n".utf8), mode: 0o644, replacing: false)) { error in
             XCTAssertEqual((error as? AtomicReplaceError)?.error.errno, EEXIST)
             XCTAssertEqual((error as? AtomicReplaceError)?.step, .rename)
         }
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "someone else's\n")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp-") }, [], "no temporary file left")
-        try FileIO.replaceAtomically(path, with: [Array("ours\n".utf8)], mode: 0o644)
+        try FileIO.replaceAtomically(path, with: Array("ours\n".utf8), mode: 0o644)
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "ours\n")
     }
 

@@ -28,26 +28,26 @@ final class FileIOTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    /// Buffers of every size, empty ones among them, more than one `writev` takes.
-    private func buffers(count: Int, scale: Int) -> [[UInt8]] {
-        (0..<count).map { index in
+    /// Bytes of a varied pattern, from runs of different lengths.
+    private func bytes(runs count: Int, scale: Int) -> [UInt8] {
+        Array((0..<count).map { index in
             (0..<((index * 37) % 11 == 0 ? 0 : (index * 7919) % scale)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
-        }
+        }.joined())
     }
 
-    func testAReplacementWithSeveralBuffersHoldsExactlyTheirConcatenation() throws {
-        let path = folder + "/several"
-        for count in [0, 1, 2, FileIO.vectorsPerWrite, FileIO.vectorsPerWrite + 1, 5 * FileIO.vectorsPerWrite + 3] {
-            let parts = buffers(count: count, scale: 9000)
-            try FileIO.replaceAtomically(path, with: parts, mode: 0o600)
-            XCTAssertEqual(try XCTUnwrap(FileManager.default.contents(atPath: path)), Data(parts.joined()), "\(count) buffers")
+    func testAReplacementHoldsExactlyItsBytes() throws {
+        let path = folder + "/replaced"
+        for count in [0, 1, 2, 64, 323] {
+            let text = bytes(runs: count, scale: 9000)
+            try FileIO.replaceAtomically(path, with: text, mode: 0o600)
+            XCTAssertEqual(try XCTUnwrap(FileManager.default.contents(atPath: path)), Data(text), "\(text.count) bytes")
         }
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), ["several"], "no temporary file left")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), ["replaced"], "no temporary file left")
     }
 
-    /// A pipe read slowly takes the buffers over many writes, and signals (without
-    /// `SA_RESTART`) cut writes short part of the way into a buffer: each resumes where the
-    /// last stopped, and the reader gets exactly the concatenation.
+    /// A pipe read slowly takes the bytes over many writes, and signals (without
+    /// `SA_RESTART`) cut writes short: each resumes where the last stopped, and the reader gets
+    /// exactly the bytes.
     func testWritesCutShortBySignalsResumeWhereTheyStopped() throws {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { _ in interruptions.add(1, ordering: .relaxed) }
@@ -58,7 +58,7 @@ final class FileIOTests: XCTestCase {
         defer { sigaction(SIGUSR2, &previous, nil) }
         interruptions.store(0, ordering: .relaxed)
 
-        let parts = buffers(count: 400, scale: 40_000)
+        let parts = bytes(runs: 400, scale: 40_000)
         var pipeEnds: [CInt] = [0, 0]
         XCTAssertEqual(pipe(&pipeEnds), 0)
         let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
@@ -94,16 +94,16 @@ final class FileIOTests: XCTestCase {
         close(readEnd)
         XCTAssertNoThrow(try result.get())
         XCTAssertGreaterThan(interruptions.load(ordering: .relaxed), 0, "the writes were interrupted")
-        XCTAssertEqual(received.bytes.count, parts.reduce(0) { $0 + $1.count })
-        XCTAssertEqual(received.bytes, Array(parts.joined()))
+        XCTAssertEqual(received.bytes.count, parts.count)
+        XCTAssertEqual(received.bytes, parts)
     }
 
     /// A file size limit (`RLIMIT_FSIZE`) makes the write that crosses it short; the next one
-    /// fails with `EFBIG`, reported with the file's name, and what was written is the
-    /// concatenation's beginning.
+    /// fails with `EFBIG`, reported with the file's name, and what was written is the bytes'
+    /// beginning.
     func testAWriteStoppedByTheFileSizeLimitFailsNamingTheFile() throws {
-        let parts = buffers(count: 50, scale: 20_000)
-        let total = parts.reduce(0) { $0 + $1.count }
+        let parts = bytes(runs: 50, scale: 20_000)
+        let total = parts.count
         let limit = total / 2 + 7
         let fileSize = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
         var previousLimit = rlimit()
@@ -123,6 +123,6 @@ final class FileIOTests: XCTestCase {
             XCTAssertEqual((error as? SystemCallError)?.errno, EFBIG)
             XCTAssertEqual((error as? SystemCallError)?.path, path)
         }
-        XCTAssertEqual(try XCTUnwrap(FileManager.default.contents(atPath: path)), Data(parts.joined().prefix(limit)))
+        XCTAssertEqual(try XCTUnwrap(FileManager.default.contents(atPath: path)), Data(parts.prefix(limit)))
     }
 }

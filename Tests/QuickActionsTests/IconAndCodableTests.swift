@@ -162,11 +162,11 @@ final class JSONTextTests: XCTestCase {
         }
     }
 
-    /// With the previous document's item texts, each document is byte for byte what a fresh
-    /// encoding writes, across a run where favorites are edited, added, removed, reordered,
-    /// repeated, emptied and restored, in both layouts (the state file is pretty, so a copied
-    /// item's indentation must be its depth's: the launch item equals a favorite at another depth).
-    func testReusedItemTextIsTheFreshTextByteForByte() throws {
+    /// Every document of a run where favorites are edited, added, removed, reordered, repeated,
+    /// emptied and restored (and a large set whose every item changed with the app's version,
+    /// with usage and a launch item at another depth) is, in both layouts, what `Codable` writes,
+    /// and reads back as it.
+    func testEveryDocumentOfARunIsWhatCodableWrites() throws {
         let favorites = (0..<8).map { ShortcutItem(type: "FavoriteAction", title: "Person \($0)", subtitle: "p\($0)@example.org",
                                                     icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("p\($0)")]) }
         var edited = favorites
@@ -176,79 +176,28 @@ final class JSONTextTests: XCTestCase {
         added.insert(items[1], at: 4)
         var removed = added
         removed.remove(at: 0)
-        let sets: [[ShortcutItem]] = [favorites, edited, added, removed, Array(removed.reversed()), [edited[1], edited[1]] + items, [], favorites,
-                                      Array(favorites.dropLast()), favorites.filter { $0 != favorites[3] && $0 != favorites[4] }]
-        for pretty in [false, true] {
-            var listingTexts = ShortcutItemTexts()
-            var stateTexts = ShortcutItemTexts()
-            for (generation, dynamicItems) in sets.enumerated() {
-                let listing = QuickActionsListing(generation: UInt64(generation), launched: true, items: ShortcutListing.compose(
-                    staticItems: [items[0]], dynamicItems: dynamicItems, launched: true, displayLimit: 4))
-                XCTAssertEqual(try listing.jsonText(pretty: pretty, itemTexts: &listingTexts), try listing.jsonText(pretty: pretty),
-                               "listing \(generation), pretty \(pretty)")
-                XCTAssertEqual(listingTexts.count, listing.items.count)
-                let state = QuickActionsState(staticItems: [], dynamicItems: dynamicItems, generation: UInt64(generation), appVersion: "1",
-                                              pendingLaunchItem: dynamicItems.last)
-                let persisted = PersistedState(state)
-                XCTAssertEqual(try persisted.jsonText(pretty: pretty, itemTexts: &stateTexts), try persisted.jsonText(pretty: pretty),
-                               "state \(generation), pretty \(pretty)")
-            }
-            // Texts of the other layout are not reused: a pretty item in a compact document would break it.
-            let listing = QuickActionsListing(generation: 99, launched: true, items: ShortcutListing.compose(
-                staticItems: [], dynamicItems: favorites, launched: true, displayLimit: 4))
-            var otherLayout = ShortcutItemTexts()
-            _ = try listing.jsonText(pretty: !pretty, itemTexts: &otherLayout)
-            XCTAssertEqual(try listing.jsonText(pretty: pretty, itemTexts: &otherLayout), try listing.jsonText(pretty: pretty))
-        }
-    }
-
-    /// A state whose items are written in parts (as the core and the state writer do on several
-    /// threads when the app's version changed every item) is the very text of one encoding,
-    /// whatever the number of items a part holds; the item texts it leaves are copied into the
-    /// next document as one encoding's are. Parts that are not exactly the state's items, or
-    /// of the other layout, are refused.
-    func testAStateWrittenInPartsJoinsToTheTextOfOneEncoding() throws {
-        func favorites(version: String) -> [ShortcutItem] {
+        func large(version: String) -> [ShortcutItem] {
             (0..<300).map { ShortcutItem(type: "FavoriteAction", title: $0 == 7 ? awkward : "Person \($0)", subtitle: "p\($0)@example.org",
                                           icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("p\($0)"), "appVersion": .string(version)]) }
         }
-        func state(_ items: [ShortcutItem], generation: Int) -> PersistedState {
-            PersistedState(QuickActionsState(staticItems: [], dynamicItems: items, generation: UInt64(generation), appVersion: "1",
-                                             pendingLaunchItem: items.first, usageCounts: ["FavoriteAction/p3": 2, "Compose": 1],
-                                             usageHistory: UsageHistory(times: ["FavoriteAction/p3": [5, 9], "Compose": [7]])))
-        }
-        let versions = [favorites(version: "1"), favorites(version: "2"), [], Array(favorites(version: "3").prefix(2))]
+        let sets: [[ShortcutItem]] = [favorites, edited, added, removed, Array(removed.reversed()), [edited[1], edited[1]] + items, [], favorites,
+                                      Array(favorites.dropLast()), large(version: "1"), large(version: "2")]
         for pretty in [false, true] {
-            for itemsAPart in [1, 2, 64, 299, 1000] {
-                for (generation, dynamicItems) in versions.enumerated() {
-                    let persisted = state(dynamicItems, generation: generation)
-                    let count = dynamicItems.count
-                    let label = "state \(generation), \(itemsAPart) items a part, pretty \(pretty)"
-                    let parts = try stride(from: 0, to: count, by: itemsAPart).map {
-                        try JSONTextWriter.dynamicItemsPart(dynamicItems[$0..<min(count, $0 + itemsAPart)], first: $0 == 0, pretty: pretty)
-                    }
-                    guard let written = try persisted.jsonText(pretty: pretty, itemParts: parts, lineEnd: true) else {
-                        XCTAssertEqual(count, 0, "only a state without items has no parts: \(label)")
-                        continue
-                    }
-                    XCTAssertEqual(written.segments.count, parts.count + 2, label)
-                    XCTAssertEqual(Array(written.segments.joined()), try persisted.jsonText(pretty: pretty) + [UInt8(ascii: "\n")], label)
-                    XCTAssertEqual(written.count, dynamicItems.count, label)
-                    guard dynamicItems.count > 5 else { continue }
-                    // The next document, one item edited, copies every other item from the parts.
-                    var edited = dynamicItems
-                    edited[5] = ShortcutItem(type: "FavoriteAction", title: "Edited", userInfo: ["contactIdentifier": .string("p5")])
-                    let next = state(edited, generation: generation + 1)
-                    var texts = written
-                    XCTAssertEqual(try next.jsonText(pretty: pretty, itemTexts: &texts), try next.jsonText(pretty: pretty), label)
-                    XCTAssertEqual(texts.copiedCount, dynamicItems.count - 1, label)
-                    XCTAssertEqual(texts.segments.count, 1, label)
-                    // Parts of another state's items, short of one, or of the other layout: refused.
-                    XCTAssertNil(try next.jsonText(pretty: pretty, itemParts: parts, lineEnd: true), label)
-                    XCTAssertNil(try persisted.jsonText(pretty: pretty, itemParts: parts.dropLast(), lineEnd: true), label)
-                    let otherLayout = try JSONTextWriter.dynamicItemsPart(dynamicItems[...], first: true, pretty: !pretty)
-                    XCTAssertNil(try persisted.jsonText(pretty: pretty, itemParts: [otherLayout], lineEnd: true), label)
-                }
+            for (generation, dynamicItems) in sets.enumerated() {
+                let label = "generation \(generation), pretty \(pretty)"
+                let listing = QuickActionsListing(generation: UInt64(generation), launched: true, items: ShortcutListing.compose(
+                    staticItems: [items[0]], dynamicItems: dynamicItems, launched: true, displayLimit: 4))
+                let writtenListing = try listing.jsonText(pretty: pretty)
+                try assertSameJSON(writtenListing, try encoderText(listing, pretty: pretty))
+                XCTAssertEqual(try JSONDecoder().decode(QuickActionsListing.self, from: Data(writtenListing)),
+                               try JSONDecoder().decode(QuickActionsListing.self, from: encoderText(listing, pretty: pretty)), label)
+                let persisted = PersistedState(QuickActionsState(
+                    staticItems: [], dynamicItems: dynamicItems, generation: UInt64(generation), appVersion: "1", pendingLaunchItem: dynamicItems.last,
+                    usageCounts: ["FavoriteAction/p3": 2, "Compose": 1], usageHistory: UsageHistory(times: ["FavoriteAction/p3": [5, 9], "Compose": [7]])))
+                let writtenState = try persisted.jsonText(pretty: pretty)
+                try assertSameJSON(writtenState, try encoderText(persisted, pretty: pretty))
+                XCTAssertEqual(try JSONDecoder().decode(PersistedState.self, from: Data(writtenState)),
+                               try JSONDecoder().decode(PersistedState.self, from: encoderText(persisted, pretty: pretty)), label)
             }
         }
     }
@@ -288,42 +237,6 @@ final class JSONTextTests: XCTestCase {
         writer.integer(UInt64.max)
         writer.integer(UInt8(255))
         XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), "18446744073709551615255")
-    }
-
-    /// A favorite added before the others moves every row's position: the rows are written
-    /// again, but their items' text is copied (rows and items are matched separately).
-    func testRowsThatMovedCopyTheirItems() throws {
-        let favorites = (0..<6).map { ShortcutItem(type: "F", title: "P\($0)", userInfo: ["contactIdentifier": .string("p\($0)")]) }
-        let newcomer = ShortcutItem(type: "F", title: "A newcomer", userInfo: ["contactIdentifier": .string("new")])
-        for pretty in [false, true] {
-            var texts = ShortcutItemTexts()
-            for (generation, dynamicItems) in [favorites, [newcomer] + favorites, [newcomer] + favorites, favorites].enumerated() {
-                let listing = QuickActionsListing(generation: UInt64(generation), launched: true, items: ShortcutListing.compose(
-                    staticItems: [items[0]], dynamicItems: dynamicItems, launched: true, displayLimit: 3))
-                XCTAssertEqual(try listing.jsonText(pretty: pretty, itemTexts: &texts), try listing.jsonText(pretty: pretty))
-                // First: nothing to copy. Then the static row copied whole, and 6 items in rows that
-                // moved (the newcomer is written). Then the same listing: 8 rows copied whole. Last:
-                // the static row and 6 items again.
-                XCTAssertEqual(texts.copiedCount, [0, 7, 8, 7][generation], "generation \(generation), pretty \(pretty)")
-            }
-        }
-    }
-
-    /// An edited favorite is the only item written again: the others' text is copied from the
-    /// previous document.
-    func testOnlyChangedItemsAreWrittenAgain() throws {
-        let favorites = (0..<5).map { ShortcutItem(type: "F", title: "P\($0)", userInfo: ["contactIdentifier": .string("p\($0)")]) }
-        var texts = ShortcutItemTexts()
-        let first = try PersistedState(QuickActionsState(dynamicItems: favorites, generation: 1, appVersion: "1"))
-            .jsonText(pretty: false, itemTexts: &texts)
-        var edited = favorites
-        edited[1] = ShortcutItem(type: "F", title: "P1 renamed", userInfo: ["contactIdentifier": .string("p1")])
-        let second = try PersistedState(QuickActionsState(dynamicItems: edited, generation: 2, appVersion: "1"))
-            .jsonText(pretty: false, itemTexts: &texts)
-        XCTAssertEqual(second, try PersistedState(QuickActionsState(dynamicItems: edited, generation: 2, appVersion: "1")).jsonText(pretty: false))
-        XCTAssertNotEqual(first, second)
-        XCTAssertEqual(texts.count, 5)
-        XCTAssertEqual(texts.copiedCount, 4, "four unchanged items copied, one written")
     }
 
     func testANumberJSONCannotHoldIsRefusedAsByJSONEncoder() {

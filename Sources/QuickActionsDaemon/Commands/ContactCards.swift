@@ -63,7 +63,7 @@ enum ContactCards {
         let path = folder + "/" + fileName(for: contact.identifier)
         do {
             try makeDirectories(folder, mode: 0o700)
-            try FileIO.replaceAtomically(path, with: [card], mode: 0o600)
+            try FileIO.replaceAtomically(path, with: card, mode: 0o600)
         } catch {
             throw ContactCardError(description: "its copy '\(path)' cannot be written: \(error)")
         }

@@ -32,7 +32,7 @@ extension DaemonCore {
         appHasSpoken = true
         let outcome = state.resignActive(
             favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: appVersion,
-            configuration: settings.dynamicItemConfiguration, parallelMap: Self.deriveOnIdleReaders)
+            configuration: settings.dynamicItemConfiguration)
         if outcome.changed {
             logger.info("Quick actions changed: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",
                         metadata: ["QACTD_GENERATION": .string(String(outcome.generation))])
@@ -43,12 +43,6 @@ extension DaemonCore {
             appVersion: appVersion, outcome: RecomputeOutcome(changed: false, generation: outcome.generation, dynamicCount: outcome.dynamicCount),
             ticket: ticket))
         return (outcome, ticket)
-    }
-
-    /// A large set of new items (a new app version's) derived here and on an idle reader at
-    /// once; one busy with a scan is not waited for.
-    nonisolated static func deriveOnIdleReaders(count: Int, transform: @escaping (Int) -> ShortcutItemTexts) -> [ShortcutItemTexts] {
-        ParallelWork.map(count: count, chunk: 1, idleReadersOnly: true, transform)
     }
 
     /// `BecomeActive` and `EnterBackground`: the app counts as launched from its first message.
@@ -78,10 +72,9 @@ extension DaemonCore {
             settings.configuration.recompute == .auto
             ? state.resignActive(
                 favorites: index.favorites, favoritesVersion: index.favoritesVersion, appVersion: nil,
-                configuration: settings.dynamicItemConfiguration, parallelMap: Self.deriveOnIdleReaders)
+                configuration: settings.dynamicItemConfiguration)
             : state.recompute(
-                favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration,
-                parallelMap: Self.deriveOnIdleReaders)
+                favorites: index.favorites, favoritesVersion: index.favoritesVersion, configuration: settings.dynamicItemConfiguration)
         // A set that stays the same is displayed once the daemon stood in for the app.
         guard outcome.changed || state.launched != wasLaunched else { return }
         logger.info("Quick actions changed with the contacts: \(outcome.dynamicCount) dynamic items, generation \(outcome.generation).",

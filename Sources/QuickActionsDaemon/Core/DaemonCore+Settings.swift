@@ -60,7 +60,7 @@ extension DaemonCore {
             // the watchers, the launchers and systemd, rather than after (the reply to a
             // `ResignActive` waits for the write, not for them).
             lastSubmitted = persisted
-            submittedTicket = writer.submit(persisted, itemParts: state.dynamicItemParts)
+            submittedTicket = writer.submit(persisted)
         }
         watchers.announce(watchedListing(), version: listingKey)
         publishToLaunchers()

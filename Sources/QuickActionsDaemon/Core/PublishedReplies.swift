@@ -76,8 +76,6 @@ final class PublishedReplies: Sendable {
         var watched: (listing: QuickActionsListing, parameters: EncodedJSONObject)?
         var unchangedResignActive: UnchangedResignActive?
         var encodedUnchangedResignActive: (outcome: RecomputeOutcome, parameters: EncodedJSONObject)?
-        /// Where the items of the watched listing last encoded lie in its text, for the next one.
-        var watchedItemTexts = ShortcutItemTexts()
     }
 
     /// What a repeated `ResignActive` answers while nothing changed: the core publishes it at
@@ -184,19 +182,6 @@ final class PublishedReplies: Sendable {
 
     func store(watched listing: QuickActionsListing, encoded parameters: EncodedJSONObject) {
         contents.withLockedValue { $0.watched = (listing, parameters) }
-    }
-
-    /// Encodes a new watched listing, copying the text of the items it shares with the last
-    /// one. The texts are taken out while encoding, so no lock is held meanwhile; two encodings
-    /// at once (rare: the core hands out one listing per change) make the second start afresh.
-    func encodeWatched(_ listing: QuickActionsListing) throws(JSONTextError) -> [UInt8] {
-        var itemTexts = contents.withLockedValue { contents in
-            let itemTexts = contents.watchedItemTexts
-            contents.watchedItemTexts = ShortcutItemTexts()
-            return itemTexts
-        }
-        defer { contents.withLockedValue { [itemTexts] in $0.watchedItemTexts = itemTexts } }
-        return try listing.jsonText(pretty: false, itemTexts: &itemTexts)
     }
 
     /// The encoded `Status` reply if nothing it shows changed since it was encoded.

@@ -317,7 +317,7 @@ struct DesktopEntryExporter: Sendable {
             let folder = String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)])
             try makeDirectories(folder, mode: 0o755)
             // Where there was no file, a file someone else writes meanwhile is not replaced either.
-            try FileIO.replaceAtomically(target, with: [bytes], mode: 0o644, replacing: existing != nil)
+            try FileIO.replaceAtomically(target, with: bytes, mode: 0o644, replacing: existing != nil)
         } catch let error as AtomicReplaceError where error.error.errno == EEXIST {
             throw .foreignFile(target)
         } catch let error as AtomicReplaceError {

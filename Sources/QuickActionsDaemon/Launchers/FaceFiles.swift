@@ -97,7 +97,7 @@ struct FaceFiles: Sendable {
             let path = folder + "/" + face.fileName
             do throws(AtomicReplaceError) {
                 let svg = face.svg
-                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: [svg], mode: 0o644) }
+                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: svg, mode: 0o644) }
                 let quicklistImage = svg.count <= QuicklistMenu.maxIconDataBytes
                     ? svg : ContactFace.make(photo: nil, name: request.name, identifier: request.identifier).face.svg
                 let file = FaceFile(path: path, quicklistImage: quicklistImage)

@@ -51,57 +51,25 @@ enum FileIO {
 
     /// Writes every byte, looping over short writes (a pipe or a nearly full disk may take fewer).
     static func writeAll(_ descriptor: CInt, _ bytes: [UInt8], path: String?) throws(SystemCallError) {
-        try writeAll(descriptor, [bytes], path: path)
-    }
-
-    /// Writes the buffers one after the other, as if they were one: `writev` takes several at
-    /// once, so parts made apart (the halves of a state encoded on two threads) need not be
-    /// copied together first. A short write resumes where it stopped, inside a buffer or not.
-    static func writeAll(_ descriptor: CInt, _ buffers: [[UInt8]], path: String?) throws(SystemCallError) {
-        var index = 0
-        // Bytes of `buffers[index]` already written.
         var offset = 0
-        while true {
-            while index < buffers.count && offset >= buffers[index].count {
-                offset -= buffers[index].count
-                index += 1
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                retryingOnInterrupt { Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset) }
             }
-            guard index < buffers.count else { return }
-            var vectors: [iovec] = []
-            let written = writeVector(descriptor, buffers[index...], offset: offset, gathered: &vectors)
             if written < 0 { throw SystemCallError(call: "write", path: path, errno: errno) }
             offset += written
         }
     }
 
-    /// At most this many buffers go into one `writev`; the rest follow in the next.
-    static let vectorsPerWrite = 64
-
-    /// One `writev` of up to `vectorsPerWrite` of `buffers`, the first from `offset` on (empty
-    /// ones left out): what it wrote, or -1 with `errno` set. Each buffer's bytes are gathered
-    /// while its `withUnsafeBytes` holds them, so the call nests once per buffer.
-    private static func writeVector(_ descriptor: CInt, _ buffers: ArraySlice<[UInt8]>, offset: Int, gathered: inout [iovec]) -> Int {
-        guard let first = buffers.first, gathered.count < vectorsPerWrite else {
-            return retryingOnInterrupt { writev(descriptor, gathered, CInt(gathered.count)) }
-        }
-        return first.withUnsafeBytes { raw in
-            if let base = raw.baseAddress, raw.count > offset {
-                gathered.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: base + offset), iov_len: raw.count - offset))
-            }
-            return writeVector(descriptor, buffers.dropFirst(), offset: 0, gathered: &gathered)
-        }
-    }
-
-    /// Replaces `path` whole with the buffers one after the other: a temporary file in the same
-    /// folder (`.NAME.tmp-PID-N`, `O_EXCL`, `mode`), written (one `writev` for all the buffers)
-    /// and synced, then renamed over it, so a reader sees the old file or the
-    /// new one, never a part. With `replacing: false` the rename fails with `EEXIST` if a file
+    /// Replaces `path` whole with `bytes`: a temporary file in the same folder
+    /// (`.NAME.tmp-PID-N`, `O_EXCL`, `mode`), written and synced, then renamed over it, so a
+    /// reader sees the old file or the new one, never a part. With `replacing: false` the rename fails with `EEXIST` if a file
     /// appeared at `path` meanwhile. With `syncFolder` the folder is synced after the rename, so
     /// the new entry survives a crash; the file is in place even when that last step fails.
     /// This is the only place the daemon replaces a file: the state file and the exported
     /// desktop entry both come here. `failing` lets tests fail one step in place of its call.
     static func replaceAtomically(
-        _ path: String, with buffers: [[UInt8]], mode: mode_t, replacing: Bool = true, syncFolder: Bool = false,
+        _ path: String, with bytes: [UInt8], mode: mode_t, replacing: Bool = true, syncFolder: Bool = false,
         failing: AtomicReplaceStep? = nil
     ) throws(AtomicReplaceError) {
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
@@ -131,7 +99,7 @@ enum FileIO {
             }
             step = .write
             try fail(temporaryPath)
-            try writeAll(descriptor, buffers, path: temporaryPath)
+            try writeAll(descriptor, bytes, path: temporaryPath)
             step = .syncFile
             try fail(temporaryPath)
             try retryingSystemCall("fsync", path: temporaryPath) { fsync(descriptor) }

@@ -28,9 +28,8 @@ enum ParallelWork {
 
     /// `(0..<count).map(transform)` on every CPU: each worker takes the next `chunk` of indices
     /// until none is left, and each result lands in its index's place. `transform` must be safe
-    /// to call from several threads at once. `idleReadersOnly`: with `runOnIdleReaders`, for
-    /// work that must not wait for a reader busy with a scan (the caller takes what is left).
-    static func map<Result>(count: Int, chunk: Int, idleReadersOnly: Bool = false, _ transform: @escaping (Int) -> Result) -> [Result] {
+    /// to call from several threads at once.
+    static func map<Result>(count: Int, chunk: Int, _ transform: @escaping (Int) -> Result) -> [Result] {
         let chunks = (count + chunk - 1) / chunk
         let workers = min(chunks, processors)
         guard workers > 1 else { return (0..<count).map(transform) }
@@ -45,11 +44,7 @@ enum ParallelWork {
                     }
                 }
             }
-            if idleReadersOnly {
-                runOnIdleReaders(workers: workers, spinning: .microseconds(200), share)
-            } else {
-                run(workers: workers, share)
-            }
+            run(workers: workers, share)
             initializedCount = count
         }
     }
@@ -58,46 +53,19 @@ enum ParallelWork {
     /// threads only compete.
     static let processors: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 
-    /// Calls `body(worker)` for each worker in `0..<workers`, each exactly once: on a reader
-    /// that is idle right now, or else on the calling thread, one after the other. For work
-    /// that must not wait: a reader busy with a scan could hold it for as long as the scan.
-    /// The caller, done with its share, checks for the readers' end for up to `spinning`
-    /// before it sleeps: work shared out in small chunks ends on every thread within a chunk
-    /// of each other, sooner than a sleeping thread is woken (tens of microseconds, more on
-    /// a virtual machine, where each wake-up is the host's too).
-    static func runOnIdleReaders(workers: Int, spinning: Duration = .zero, _ body: @escaping (Int) -> Void) {
-        guard workers > 1 else {
-            body(0)
-            return
-        }
-        let finished = Completion()
-        let handed = readers.hand(workers: 1..<workers, UncheckedWork(body: body), finished: finished, onlyIdle: true)
-        body(0)
-        for worker in (1 + handed)..<workers { body(worker) }
-        finished.wait(for: handed, spinning: spinning)
-    }
-
     private static let readers = ReaderThreads()
 }
 
 /// The end of the jobs handed to readers: each reader signals once its job returned.
 private final class Completion: Sendable {
     private let signals = DispatchSemaphore(value: 0)
-    private let ended = Atomic<Int>(0)
 
     func signal() {
-        ended.add(1, ordering: .releasing)
         signals.signal()
     }
 
-    /// Returns once `jobs` jobs ended, having checked for up to `spinning` without sleeping.
-    func wait(for jobs: Int, spinning: Duration = .zero) {
-        if jobs > 0 && spinning > .zero {
-            let clock = ContinuousClock()
-            let deadline = clock.now + spinning
-            while ended.load(ordering: .acquiring) < jobs && clock.now < deadline {}
-        }
-        // Each signal is taken, ended or not: a job that ended posts it just after counting.
+    /// Returns once `jobs` jobs ended.
+    func wait(for jobs: Int) {
         for _ in 0..<jobs { signals.wait() }
     }
 }
@@ -123,8 +91,6 @@ private final class ReaderThreads: Sendable {
     private struct State {
         var jobs: [Job] = []
         var threads = 0
-        /// Readers waiting for a job (some of which the queued jobs will take).
-        var idle = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -133,11 +99,9 @@ private final class ReaderThreads: Sendable {
 
     /// Queues one job per worker for as many readers as run (starting missing ones) and
     /// returns how many were queued.
-    /// `onlyIdle`: only to readers idle now (none is started but the first), the first workers
-    /// of the range; the caller runs the others.
-    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: Completion, onlyIdle: Bool = false) -> Int {
+    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: Completion) -> Int {
         let needed = workers.count
-        while state.withLockedValue({ $0.threads }) < (onlyIdle ? min(needed, 1) : needed) {
+        while state.withLockedValue({ $0.threads }) < needed {
             do {
                 try startDetachedThread(named: "qactd-reader") { [self] in serve() }
                 state.withLockedValue { $0.threads += 1 }
@@ -146,7 +110,7 @@ private final class ReaderThreads: Sendable {
             }
         }
         let handed = state.withLockedValue { state in
-            let handed = min(needed, onlyIdle ? max(0, state.idle - state.jobs.count) : state.threads)
+            let handed = min(needed, state.threads)
             for worker in workers.prefix(handed) { state.jobs.append(Job(worker: worker, work: work, finished: finished)) }
             return handed
         }
@@ -156,11 +120,9 @@ private final class ReaderThreads: Sendable {
 
     private func serve() {
         while true {
-            state.withLockedValue { $0.idle += 1 }
             queued.wait()
             guard let job = state.withLockedValue({ state -> Job? in
-                state.idle -= 1
-                return state.jobs.isEmpty ? nil : state.jobs.removeFirst()
+                state.jobs.isEmpty ? nil : state.jobs.removeFirst()
             }) else { continue }
             job.work.body(job.worker)
             job.finished.signal()

@@ -83,7 +83,7 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
     /// A listing's parameters, encoded once for every watcher (and `List` caller) it goes to.
     private static func encode(watched listing: QuickActionsListing, replies: PublishedReplies) throws -> EncodedJSONObject {
         if let encoded = replies.encoded(watched: listing) { return encoded }
-        let encoded = try EncodedJSONObject(objectText: replies.encodeWatched(listing))
+        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
         replies.store(watched: listing, encoded: encoded)
         return encoded
     }

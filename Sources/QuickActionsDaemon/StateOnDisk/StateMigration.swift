@@ -131,7 +131,7 @@ struct StateMigration: Equatable, Sendable {
         }
         guard let bytes = read else { throw failed("the file went away while it was moved") }
         do throws(AtomicReplaceError) {
-            try FileIO.replaceAtomically(to, with: [bytes], mode: 0o600, replacing: false, syncFolder: true)
+            try FileIO.replaceAtomically(to, with: bytes, mode: 0o600, replacing: false, syncFolder: true)
         } catch {
             throw failed(error.description)
         }

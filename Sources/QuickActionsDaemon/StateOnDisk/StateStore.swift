@@ -96,8 +96,9 @@ extension StateLoadOutcome: Equatable where Payload: Equatable {}
 /// leaves either the old or the new file, complete.
 ///
 /// A value type: the daemon loads it at start-up and then hands it to its `StateWriter`,
-/// whose thread alone saves with it.
-struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
+/// whose thread alone saves with it. The payload is read with `JSONDecoder` (whatever layout
+/// an older version wrote) and written with its own `jsonText(pretty:)`.
+struct StateStore<Payload: Codable & Equatable & Sendable & JSONTextRepresentable>: Sendable {
     let paths: StatePaths
     /// What the state file holds, as far as this process knows (loaded or last saved).
     private(set) var lastPersisted: Payload?
@@ -107,12 +108,6 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
     /// Lets tests make every save slow (a sleep before the temporary file is created), to
     /// prove that a slow disk holds up nothing but the write itself.
     var delayBeforeWriting: Duration?
-    /// Where the items of the last state written lie in its text, copied into the next one where unchanged.
-    private var itemTexts = ShortcutItemTexts()
-    /// The texts `itemTexts` replaced while a save is under way, freed by the writer once whoever
-    /// waits for the save is answered (`releaseReplaced`): freeing a thousand items' texts is not
-    /// what they wait for.
-    private var replacedItemTexts = ShortcutItemTexts()
 
     init(paths: StatePaths, now: @escaping @Sendable () -> Date = { Date() }) {
         self.paths = paths
@@ -203,19 +198,19 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
 
     /// Saves only when `payload` differs from what was last saved or loaded; returns whether it wrote.
     @discardableResult
-    mutating func saveIfChanged(_ payload: Payload, itemParts: [ShortcutItemTexts]? = nil) throws(StateStoreError) -> Bool {
+    mutating func saveIfChanged(_ payload: Payload) throws(StateStoreError) -> Bool {
         if let lastPersisted, lastPersisted == payload { return false }
-        try save(payload, itemParts: itemParts)
+        try save(payload)
         return true
     }
 
     /// Writes `payload` unconditionally: temp file (0600, `O_EXCL|O_CLOEXEC`) → fsync → rename → fsync folder.
-    /// `itemParts`: the texts of its dynamic items, written as they were derived
-    /// (`QuickActionsState.dynamicItemParts`), used when they are this payload's.
-    mutating func save(_ payload: Payload, itemParts: [ShortcutItemTexts]? = nil) throws(StateStoreError) {
-        let text: [[UInt8]]
+    /// The text is pretty-printed JSON with sorted keys and a final newline.
+    mutating func save(_ payload: Payload) throws(StateStoreError) {
+        var text: [UInt8]
         do {
-            text = try encode(payload, itemParts: itemParts)
+            text = try payload.jsonText(pretty: true)
+            text.append(UInt8(ascii: "\n"))
         } catch {
             throw .saveFailed(step: .encode, path: paths.stateFile, reason: "\(error)")
         }
@@ -241,64 +236,6 @@ struct StateStore<Payload: Codable & Equatable & Sendable>: Sendable {
             throw .saveFailed(step: .replace(error.step), path: error.error.path ?? paths.stateFile, reason: error.error.description)
         }
         lastPersisted = payload
-    }
-
-    /// Pretty-printed JSON with sorted keys and a final newline, in one or more segments to be
-    /// written one after the other, written directly when the payload can (the daemon's state
-    /// can: one encoding, no tree of boxed values, and the text of unchanged items copied from
-    /// the last state written).
-    private mutating func encode(_ payload: Payload, itemParts: [ShortcutItemTexts]?) throws -> [[UInt8]] {
-        if let state = payload as? PersistedState {
-            if let parts = try itemParts.flatMap({ try state.jsonText(pretty: true, itemParts: $0, lineEnd: true) }) ?? encodedInParts(state) {
-                // The last state's texts are let go with it, after the write (`save`).
-                replacedItemTexts = itemTexts
-                itemTexts = parts
-                return parts.segments
-            }
-            return [try state.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)]
-        }
-        if let payload = payload as? any ShortcutItemsJSONText {
-            return [try payload.jsonText(pretty: true, itemTexts: &itemTexts, lineEnd: true)]
-        }
-        var bytes: [UInt8]
-        if let payload = payload as? any JSONTextRepresentable {
-            bytes = try payload.jsonText(pretty: true)
-        } else {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            bytes = Array(try encoder.encode(payload))
-        }
-        bytes.append(UInt8(ascii: "\n"))
-        return [bytes]
-    }
-
-    /// When most of a large set of items is new (the app's version changed, say), the state
-    /// written in parts of `itemsAPart` items at once, here and on idle reader threads
-    /// (`ParallelWork`; with none idle, all here), and kept as segments, which the file gets
-    /// with one `writev`: the encoding was the larger part of such a save, the write itself the
-    /// smaller. Small parts share the work out evenly however late a reader wakes. Otherwise
-    /// (or should a part fail, which the whole encoding then reports) nil.
-    private func encodedInParts(_ state: PersistedState) -> ShortcutItemTexts? {
-        let count = state.dynamicItems.count
-        guard count >= Self.itemsEncodedInParts, itemTexts.sharesFewItems(with: state.dynamicItems) else { return nil }
-        // An idle reader only: one busy with a scan would hold the state file back.
-        let parts = ParallelWork.map(count: (count + Self.itemsAPart - 1) / Self.itemsAPart, chunk: 1, idleReadersOnly: true) { part in
-            let items = state.dynamicItems[(part * Self.itemsAPart)..<min(count, (part + 1) * Self.itemsAPart)]
-            return try? JSONTextWriter.dynamicItemsPart(items, first: part == 0, pretty: true)
-        }
-        let done = parts.compactMap { $0 }
-        guard done.count == parts.count else { return nil }
-        return try? state.jsonText(pretty: true, itemParts: done, lineEnd: true)
-    }
-
-    /// Below this many items one thread encodes them sooner than two, counting the hand-over.
-    static var itemsEncodedInParts: Int { 256 }
-    /// Items a part: small enough that the thread that ends last ends soon after the other.
-    static var itemsAPart: Int { 64 }
-
-    /// Frees what the last save replaced (`replacedItemTexts`).
-    mutating func releaseReplaced() {
-        replacedItemTexts = ShortcutItemTexts()
     }
 
     /// Creates the state folder (and missing parents) with mode 0700: state may name contacts.

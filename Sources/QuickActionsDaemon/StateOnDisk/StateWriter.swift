@@ -60,13 +60,11 @@ final class StateWriter: Sendable {
         shared.thread.requestStop()
     }
 
-    /// Hands over a new state to write; returns its ticket. Never waits. `itemParts`: the texts
-    /// of its dynamic items, when they were written as they were derived
-    /// (`QuickActionsState.dynamicItemParts`), so the writer need not write them again.
-    func submit(_ state: PersistedState, itemParts: [ShortcutItemTexts]? = nil) -> Ticket {
+    /// Hands over a new state to write; returns its ticket. Never waits.
+    func submit(_ state: PersistedState) -> Ticket {
         let (ticket, inline) = shared.thread.withMail { mailbox in
             mailbox.lastTicket += 1
-            mailbox.newest = Job(ticket: mailbox.lastTicket, state: state, itemParts: itemParts)
+            mailbox.newest = Job(ticket: mailbox.lastTicket, state: state)
             mailbox.attemptWanted = true
             return (mailbox.lastTicket, mailbox.inline)
         }
@@ -108,11 +106,10 @@ final class StateWriter: Sendable {
         }
     }
 
-    /// A state to write, with its ticket and its items' texts if written already.
+    /// A state to write, with its ticket.
     fileprivate struct Job: Sendable {
         var ticket: Ticket
         var state: PersistedState
-        var itemParts: [ShortcutItemTexts]?
     }
 
     fileprivate struct Mailbox: Sendable {
@@ -183,12 +180,8 @@ final class StateWriter: Sendable {
                 }) else { return }
                 var failure: String?
                 var wrote = false
-                // The state the file held until now is freed only after the waiters are answered:
-                // releasing a thousand items is a tenth of a write, and nobody needs to wait for it.
-                let replaced = store.lastPersisted
-                defer { withExtendedLifetime(replaced) {} }
                 do {
-                    wrote = try store.saveIfChanged(job.state, itemParts: job.itemParts)
+                    wrote = try store.saveIfChanged(job.state)
                 } catch {
                     failure = String(describing: error)
                 }
@@ -221,7 +214,6 @@ final class StateWriter: Sendable {
                 // `Status` learns the outcome before anyone is answered; the log waits until they are.
                 onOutcome()
                 for (waiter, written) in answered { waiter.resume(returning: written) }
-                store.releaseReplaced()
                 report(job: job, wrote: wrote, failure: failure, previousError: previousError)
             }
         }
