@@ -78,7 +78,8 @@ final class PlasmaEndToEndTests: XCTestCase {
 
         func median(_ readings: [[String: Any]]) -> String {
             let values = readings.compactMap { $0["sinceWrite"] as? Double }.sorted()
-            return values.isEmpty ? "?" : String(values[values.count / 2])
+            if values.isEmpty { return "?" }
+            return String((values[(values.count - 1) / 2] + values[values.count / 2]) / 2)
         }
         print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; from qactd's write to the menu showing it, median: task manager \(median(steps)) s, Kickoff \(median(kickoff)) s; task manager \(steps.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" })")
     }

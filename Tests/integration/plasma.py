@@ -10,16 +10,26 @@ applications folder changes) and plasmashell with one panel: Kickoff and a task 
 launcher is the demo app. Then the built qactd on the demo contacts exports the demo app's entry
 (DynamicItems=desktop-entry: Plasma reads an app's actions only from its desktop entry).
 
-What a person sees is read from the screen: the task manager's icon is right-clicked with
-xdotool, the screen shot with ImageMagick's import and read with tesseract. After the first
-export, a favorite added, renamed and removed, the menu must show every displayed quick action
-(`qactl list`) exactly once and none that is gone (polled; the time from the change is reported,
-the test holds it to 3 s; a poll whose menu looks as the one before is not read again, so the
-menu is opened a few times a second). Kickoff, opened through plasmashell's own D-Bus method and searched
-for the app, shows the same actions on its right-click, read after the task manager's at each step (opening
-Kickoff, searching and reading it takes about 5 s, so its time includes the task manager's
-reading and is reported, not held). Picking a favorite in the task manager's
-menu runs its Exec (qactl trigger): the daemon gets it as the pending launch item.
+What a person sees is read from the screen: menus are opened with xdotool, the screen shot with
+ImageMagick's import and read with tesseract. After the first export, a favorite added, renamed
+and removed, each menu must show every displayed quick action (`qactl list`) exactly once and
+none that is gone, polled; each step's time is reported from the change ("seconds") and from
+qactd's write of the entry ("sinceWrite", which the test holds to 3 s), with the last poll that
+did not show it ("notBefore"). Kickoff and the task manager can not both have a menu open, so
+each is measured after changes of its own, not after the other's reading: first Kickoff (qactd
+started, a favorite added, renamed, removed), then the task manager (qactd stopped and its copy
+removed, its menu read to show none of the items, then the same four changes).
+
+Kickoff's search: opened through plasmashell's own D-Bus method, searched for the app, its entry
+right-clicked. Within one opening Kickoff's results keep the actions they had, so each poll opens
+it afresh, and what it shows is Kickoff's state when its search ran: a poll's moment is when its
+results showed the app, not the reading of the menu after it (a poll takes a few seconds). It
+is used once before qactd starts (plasmashell builds Kickoff the first time), and its menu then
+shows none of the actions. Picking an item in its menu runs its Exec (qactl trigger).
+
+The task manager: its icon is right-clicked a few times a second (a poll whose menu looks as the
+one before is not read again). Picking a favorite in its menu runs its Exec: the daemon gets it
+as the pending launch item.
 
 Windows and their launcher: a real window of the app (gtk-window.py, started by Plasma from the
 exported entry with a left click on the launcher) must take the launcher's place in the task
@@ -30,8 +40,10 @@ the window's title once, starting right after the entry's own icon at the panel'
 control, a window it cannot match (started by the script, another WM_CLASS and command line),
 must read as an entry of its own after the launcher's icon.
 
-Prints one JSON object: {"ok", "steps": [{"step", "expected", "gone", "menu", "counts", "seconds"}],
-"kickoff": [...], "chosen", "pending", "windows": [{"case", "exec", "before", "after"}], "control",
+Prints one JSON object: {"ok", "steps" (the task manager's): [{"step", "expected", "gone", "menu",
+"counts", "polls", "seconds", "sinceWrite", "notBefore"}], "kickoff": [...], "before" (the task
+manager's menu with no export), "kickoffBefore": {"menu", "counts"}, "kickoffPick": {"chosen",
+"pending"}, "chosen", "pending", "windows": [{"case", "exec", "before", "after"}], "control",
 "startSeconds", "error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
@@ -215,13 +227,15 @@ class Session(ScratchDesktop):
         point = self.launcher_point()
         return (max(0, point[0] - 40), max(0, self.panel["Y"] - MENU_HEIGHT), MENU_WIDTH, MENU_HEIGHT)
 
-    def step(self, into, name, expected, gone, changed_at, read, timeout):
+    def step(self, into, name, expected, gone, changed_at, read, timeout, menu=None):
         """Polls `read` until the menu it reads shows each of `expected` once and none of `gone`,
         and appends the step's report to `into`. `read(stale)` returns the menu's lines (None when
         its picture is `stale`, the one the poll before read), its picture, and the moment the
         menu read was opened ("seconds" from `changed_at` and "sinceWrite" from qactd's write of
-        the entry, for the first poll that showed it; "notBefore" for the last that did not)."""
-        state = {"polls": 0}
+        the entry, for the first poll that showed it; "notBefore" for the last that did not).
+        The picture of `menu`'s step before is the stale one at first: until the change shows,
+        a poll reads nothing, so the polls come a few times a second from the start."""
+        state = {"polls": 0, "picture": self.pictures.get(menu)}
 
         def shown():
             state["polls"] += 1
@@ -238,6 +252,7 @@ class Session(ScratchDesktop):
         try:
             wait_for("the menu to show %s" % expected, shown, timeout=timeout, interval=0)
         finally:
+            self.pictures[menu] = state.get("picture")
             # The entry's modification time on the monotonic clock: qactd's write.
             written = time.monotonic() - (time.time() - os.stat(self.exported).st_mtime) if os.path.exists(self.exported) else None
             seen = state.get("seen") or time.monotonic()
@@ -253,7 +268,7 @@ class Session(ScratchDesktop):
             lines, picture = self.read_menu(self.launcher_point(), self.menu_area(), stale=stale)
             return lines, picture, self.opened_at
 
-        self.step(self.steps if into is None else into, name, expected, gone, changed_at, read, STEP_TIMEOUT)
+        self.step(self.steps if into is None else into, name, expected, gone, changed_at, read, STEP_TIMEOUT, "task manager")
 
     def kickoff_step(self, name, expected, gone, changed_at):
         """Kickoff's menu of the app found by its search, opened afresh at each poll: within one
@@ -505,6 +520,7 @@ def main():
     session = Session(os.path.abspath(arguments.bin))
     session.steps = []
     session.kickoff = []
+    session.pictures = {}
     report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff}
     try:
         session.prepare()
