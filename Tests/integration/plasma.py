@@ -211,14 +211,18 @@ class Session(ScratchDesktop):
         right-click comes with the move. `scale`: tesseract's, a larger area reads at less."""
         if hover:
             subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1])], env=self.env, check=True)
-        closed = self.settled(area, "menu.png")
+        # The area as the last menu closed in it left it, else shot now.
+        closed = self.closed.get(area) if not hover else None
+        if closed is None:
+            closed = self.settled(area, "menu.png")
         self.opened_at = time.monotonic()
         subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1]), "click", "3"], env=self.env, check=True)
         picture = self.settled(area, "menu.png", lambda shot: shot != closed)
         lines = None if picture == stale else self.read_lines(self.path("menu.png"), area[:2], scale, "-normalize", MENU_GAP)
+        self.closed.pop(area, None)
         if not keep_open:
             subprocess.run(["xdotool", "key", "Escape"], env=self.env, check=True)
-            self.settled(area, "menu.png", lambda shot: shot != picture)
+            self.closed[area] = self.settled(area, "menu.png", lambda shot: shot != picture)
         return lines, picture
 
     def menu_area(self):
@@ -521,6 +525,7 @@ def main():
     session.steps = []
     session.kickoff = []
     session.pictures = {}
+    session.closed = {}
     report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff}
     try:
         session.prepare()
