@@ -221,9 +221,14 @@ class Session(ScratchDesktop):
         lines = None if picture == stale else self.read_lines(self.path("menu.png"), area[:2], scale, "-normalize", MENU_GAP)
         self.closed.pop(area, None)
         if not keep_open:
-            subprocess.run(["xdotool", "key", "Escape"], env=self.env, check=True)
-            self.closed[area] = self.settled(area, "menu.png", lambda shot: shot != picture)
+            self.close_menu(area, picture)
         return lines, picture
+
+    def close_menu(self, area, picture):
+        """Closes the menu open in `area`, read as `picture`, with Escape, and waits until it is
+        gone (the area then is the next poll's closed picture)."""
+        subprocess.run(["xdotool", "key", "Escape"], env=self.env, check=True)
+        self.closed[area] = self.settled(area, "menu.png", lambda shot: shot != picture)
 
     def menu_area(self):
         """Where the task manager's menu opens: above the launcher, to its right; less to read is a
