@@ -81,6 +81,6 @@ final class PlasmaEndToEndTests: XCTestCase {
             if values.isEmpty { return "?" }
             return String((values[(values.count - 1) / 2] + values[values.count / 2]) / 2)
         }
-        print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; from qactd's write to the menu showing it, median: task manager \(median(steps)) s, Kickoff \(median(kickoff)) s; task manager \(steps.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" })")
+        print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; Kickoff searched again \(report["kickoffRetries"] ?? "?") times; from qactd's write to the menu showing it, median: task manager \(median(steps)) s, Kickoff \(median(kickoff)) s; task manager \(steps.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" })")
     }
 }

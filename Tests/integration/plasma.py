@@ -43,8 +43,9 @@ must read as an entry of its own after the launcher's icon.
 Prints one JSON object: {"ok", "steps" (the task manager's): [{"step", "expected", "gone", "menu",
 "counts", "polls", "seconds", "sinceWrite", "notBefore"}], "kickoff": [...], "before" (the task
 manager's menu with no export), "kickoffBefore": {"menu", "counts"}, "kickoffPick": {"chosen",
-"pending"}, "chosen", "pending", "windows": [{"case", "exec", "before", "after"}], "control",
-"startSeconds", "error"}; exits 0 when everything held,
+"pending"}, "kickoffRetries" (searches opened again since the app never showed), "chosen",
+"pending", "windows": [{"case", "exec", "before", "after"}], "control", "startSeconds",
+"error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
 import argparse
@@ -325,6 +326,7 @@ class Session(ScratchDesktop):
             except Failure as failure:
                 if attempt == 2 or "Kickoff's search results" not in str(failure):
                     raise
+                self.kickoff_retries += 1
 
     def kickoff_search_once(self, keep_open):
         """Opens Kickoff, searches for the app, right-clicks its entry and reads the menu that
@@ -531,6 +533,7 @@ def main():
     session.kickoff = []
     session.pictures = {}
     session.closed = {}
+    session.kickoff_retries = 0
     report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff}
     try:
         session.prepare()
@@ -582,6 +585,7 @@ def main():
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)
     finally:
+        report["kickoffRetries"] = session.kickoff_retries
         session.finish(report, arguments.keep)
     return 0 if report["ok"] else 1
 
