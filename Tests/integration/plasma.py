@@ -452,7 +452,7 @@ class Session(ScratchDesktop):
             self.wait_listed(lambda titles: "Aaron Window" not in titles)
         finally:
             os.kill(pid, 15)
-        # Under load (a load of 12 on 2 cores) the task manager has taken more than 10 s to drop it.
+        # Under load (12 on 2 cores) the entry was once still shown 10 s after the process ended.
         wait_for("the window to close", lambda: not self.panel_entries(title), timeout=30, interval=0)
         return case
 
