@@ -211,7 +211,8 @@ class Session(ScratchDesktop):
         is closed again (with Escape, which closes only the menu, never Kickoff) unless
         `keep_open`. `hover`: the pointer rests on `point` before `area` is shot, since the entry
         under it changes (Kickoff's); the task manager's launcher would show its tooltip, so its
-        right-click comes with the move. `scale`: tesseract's, a larger area reads at less."""
+        right-click comes with the move. `scale`: tesseract's, a larger area reads at less.
+        Sets `opened_at`, just before the right-click, and `drawn_at`, when the menu was seen."""
         if hover:
             subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1])], env=self.env, check=True)
         # The area as the last menu closed in it left it, else shot now.
