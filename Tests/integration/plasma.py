@@ -345,14 +345,19 @@ class Session(ScratchDesktop):
             popup = self.activate_kickoff()
             # Typed once Kickoff is drawn, fewer keys are lost.
             self.settled(popup, "kickoff.png")
-            subprocess.run(["xdotool", "type", "--delay", "20", "qactd"], env=self.env, check=True)
-            # The search results fill Kickoff's upper part: only that is read.
+            # The search results fill Kickoff's upper part: only that is read, each time it has
+            # changed and settled (tesseract reads it in a second or more, a shot takes less).
             results = (popup[0], popup[1], popup[2], min(popup[3], 160))
+            last = [open(self.screenshot("kickoff-results.png", results), "rb").read()]
+            subprocess.run(["xdotool", "type", "--delay", "20", "qactd"], env=self.env, check=True)
 
             def entry():
-                shot = self.screenshot("kickoff-results.png", results)
-                self.results_at = time.monotonic()
-                return [line[1] for line in self.read_lines(shot, results[:2], 2, "-normalize", MENU_GAP)
+                try:
+                    last[0] = self.settled(results, "kickoff-results.png", lambda shot: shot != last[0])
+                except Failure:
+                    return None
+                self.results_at = self.settled_at
+                return [line[1] for line in self.read_lines(self.path("kickoff-results.png"), results[:2], 2, "-normalize", MENU_GAP)
                         if matches(line[0], "qactd Demo")]
 
             found = wait_for("the app in Kickoff's search results", entry, timeout=10, interval=0)[0]
