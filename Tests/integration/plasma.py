@@ -395,17 +395,31 @@ class Session(ScratchDesktop):
         # later; here the rebuild is run at once, so the click launches the new command.
         subprocess.run(["kbuildsycoca5"], env=self.env, capture_output=True, check=True)
 
-    def windows(self):
-        """The gtk-window.py processes of this session: {pid: title}."""
+    def session_processes(self):
+        """The processes running with this session's HOME, whoever started them: {pid: arguments}."""
         found = {}
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
-                arguments = open("/proc/%s/cmdline" % pid).read().split("\0")
-                if "--title" in arguments and "HOME=%s\0" % self.env["HOME"] in open("/proc/%s/environ" % pid).read():
-                    found[int(pid)] = arguments[arguments.index("--title") + 1]
-            except (OSError, IndexError):
+                if "HOME=%s\0" % self.env["HOME"] in open("/proc/%s/environ" % pid).read():
+                    found[int(pid)] = open("/proc/%s/cmdline" % pid).read().split("\0")
+            except OSError:
                 pass
         return found
+
+    def windows(self):
+        """The gtk-window.py processes of this session: {pid: title}."""
+        return {pid: arguments[arguments.index("--title") + 1] for pid, arguments in self.session_processes().items()
+                if "--title" in arguments[:-1]}
+
+    def stop(self):
+        """Stops what was started, then what plasmashell started and left running (a KIO
+        worker for the desktop's folder has outlived it)."""
+        super().stop()
+        for pid in self.session_processes():
+            try:
+                os.kill(pid, 15)
+            except OSError:
+                pass
 
     def launch_window(self, title):
         """Left-clicks the launcher until the window titled `title` shows, and returns its process.
