@@ -549,7 +549,10 @@ class Session(ScratchDesktop):
         # The app grid or the windows, as the dash's button shows them, once the move is over (the
         # overview's state 2 or 1). Dash to Dock, which replaces the dash, shows over either.
         if where != "dock":
-            self.eval("imports.ui.main.overview.dash.showAppsButton.checked = %s; true" % json.dumps(where == "grid"))
+            # Unchecked first: a button left checked while the overview shows the windows (as an
+            # overview hidden from the grid leaves it) moves nothing when checked again.
+            self.eval("imports.ui.main.overview.dash.showAppsButton.checked = false; "
+                      "imports.ui.main.overview.dash.showAppsButton.checked = %s; true" % json.dumps(where == "grid"))
             wait_for("the overview's %s" % ("app grid" if where == "grid" else "windows"),
                      lambda: self.eval("imports.ui.main.overview._overview._controls._stateAdjustment.value")
                      == ("2" if where == "grid" else "1"), timeout=10)
