@@ -39,36 +39,20 @@ public enum DynamicItemUserInfoKey {
 /// favorites). Not capped: the display limit applies only when the set is shown,
 /// as the seeds advise.
 public func dynamicItems(for favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration) -> [ShortcutItem] {
-    // One `userInfo` made for the whole set and copied per item with only its contact set: a
-    // dictionary literal per item hashed both keys and grew a new dictionary each time.
-    var userInfo = dynamicItemUserInfo(contactIdentifier: "", appVersion: appVersion)
-    return favorites.map { contact in
-        userInfo[DynamicItemUserInfoKey.contactIdentifier] = .string(contact.identifier)
-        return dynamicItem(for: contact, userInfo: userInfo, configuration: configuration)
-    }
+    favorites.map { dynamicItem(for: $0, appVersion: appVersion, configuration: configuration) }
 }
 
 /// The dynamic item of one favorite.
 public func dynamicItem(for contact: Contact, appVersion: String, configuration: DynamicItemConfiguration) -> ShortcutItem {
-    dynamicItem(for: contact, userInfo: dynamicItemUserInfo(contactIdentifier: contact.identifier, appVersion: appVersion),
-                configuration: configuration)
-}
-
-private func dynamicItemUserInfo(contactIdentifier: String, appVersion: String) -> [String: PropertyListValue] {
-    [
-        DynamicItemUserInfoKey.contactIdentifier: .string(contactIdentifier),
-        DynamicItemUserInfoKey.appVersion: .string(appVersion),
-    ]
-}
-
-private func dynamicItem(for contact: Contact, userInfo: [String: PropertyListValue], configuration: DynamicItemConfiguration) -> ShortcutItem {
-    ShortcutItem(type: configuration.favoriteType, title: contact.name, subtitle: contact.email, icon: configuration.favoriteIcon, userInfo: userInfo)
+    ShortcutItem(
+        type: configuration.favoriteType, title: contact.name, subtitle: contact.email, icon: configuration.favoriteIcon,
+        userInfo: .favorite(contactIdentifier: contact.identifier, appVersion: appVersion))
 }
 
 extension ShortcutItem {
     /// The contact a favorite item points at; nil for items without one.
     public var contactIdentifier: String? {
-        guard case .string(let identifier)? = userInfo[DynamicItemUserInfoKey.contactIdentifier] else { return nil }
+        guard case .string(let identifier)? = fields.userInfo[DynamicItemUserInfoKey.contactIdentifier] else { return nil }
         return identifier
     }
 

@@ -67,15 +67,19 @@ extension JSONTextWriter {
         endObject()
     }
 
-    /// Writes `item` in one go when its `userInfo` holds at most two entries, both strings (as
-    /// every dynamic item's does): written through a pointer into `scratch` and appended in one
-    /// copy, where writing it piece by piece appended (and checked the array) some eighty times,
-    /// and with each field read once where it lies, where the piecewise way copied (and
-    /// reference-counted) each string and the dictionary's entries several times. False,
-    /// having written nothing, for other items and any too long for `scratch`.
+    /// Writes `item` in one go when its `userInfo` is empty or a favorite's (as every dynamic
+    /// item's is): written through a pointer into `scratch` and appended in one copy, where
+    /// writing it piece by piece appended (and checked the array) some eighty times, and with
+    /// each field read once where it lies, where the piecewise way copied (and
+    /// reference-counted) each string several times. False, having written nothing, for other
+    /// items and any too long for `scratch`.
     private mutating func writeWhole(_ item: ShortcutItem) -> Bool {
         let fields = item.fields
-        guard fields.userInfo.count <= 2 else { return false }
+        var favorite: (contactIdentifier: String, appVersion: String)?
+        switch fields.userInfo {
+        case .favorite(let contactIdentifier, let appVersion): favorite = (contactIdentifier, appVersion)
+        case .dictionary(let dictionary): guard dictionary.isEmpty else { return false }
+        }
         let depth = self.depth
         if scratch.isEmpty { scratch = [UInt8](repeating: 0, count: Self.scratchSize) }
         let pretty = pretty
@@ -84,9 +88,9 @@ extension JSONTextWriter {
             var text = UnsafeTextCursor(start: buffer.baseAddress!, pretty: pretty)
             // Whether a string of `count` bytes still fits, and the line it is on, and the lines
             // that close the item: six bytes a byte at most (`\u00XX`), two quotes, and per line
-            // a comma, a new line, the indentation, a key of ten bytes at most, its colon and a
-            // brace; checked before each string, so the rest of a line always fits.
-            func fits(_ count: Int) -> Bool { end - text.next >= 2 + 6 * count + 4 * (20 + 2 * (depth + 2)) }
+            // a comma, a new line, the indentation, a key of 21 bytes at most (`"contactIdentifier"`), its
+            // colon and a brace; checked before each string, so the rest of a line always fits.
+            func fits(_ count: Int) -> Bool { end - text.next >= 2 + 6 * count + 4 * (30 + 2 * (depth + 2)) }
             var firstMember = true
             func member(_ key: StaticString) {
                 if !firstMember { text.byte(UInt8(ascii: ",")) }
@@ -124,32 +128,19 @@ extension JSONTextWriter {
             guard value(fields.title) else { return nil }
             member(#""type""#)
             guard value(fields.type) else { return nil }
-            let userInfo = fields.userInfo
-            if !userInfo.isEmpty {
+            if let favorite {
+                // The keys in sorted order.
                 member(#""userInfo""#)
                 text.byte(UInt8(ascii: "{"))
-                // Each entry read once, the keys in sorted order without sorting (an array per item).
-                let first = userInfo[userInfo.startIndex]
-                let next = userInfo.index(after: userInfo.startIndex)
-                let second = next == userInfo.endIndex ? nil : userInfo[next]
-                func entry(_ entry: (key: String, value: PropertyListValue)) -> Bool {
-                    guard case .string(let string) = entry.value else { return false }
-                    text.newline(depth: depth + 2)
-                    guard value(entry.key) else { return false }
-                    text.colon()
-                    return value(string)
-                }
-                if let second, second.key < first.key {
-                    guard entry(second) else { return nil }
-                    text.byte(UInt8(ascii: ","))
-                    guard entry(first) else { return nil }
-                } else {
-                    guard entry(first) else { return nil }
-                    if let second {
-                        text.byte(UInt8(ascii: ","))
-                        guard entry(second) else { return nil }
-                    }
-                }
+                text.newline(depth: depth + 2)
+                text.bytes(#""appVersion""#)
+                text.colon()
+                guard value(favorite.appVersion) else { return nil }
+                text.byte(UInt8(ascii: ","))
+                text.newline(depth: depth + 2)
+                text.bytes(#""contactIdentifier""#)
+                text.colon()
+                guard value(favorite.contactIdentifier) else { return nil }
                 text.newline(depth: depth + 1)
                 text.byte(UInt8(ascii: "}"))
             }

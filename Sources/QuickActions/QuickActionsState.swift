@@ -93,19 +93,14 @@ public struct QuickActionsState: Hashable, Sendable {
         if let source, source == lastDerivation.source {
             return RecomputeOutcome(changed: false, generation: generation, dynamicCount: dynamicItems.count)
         }
-        let favorites = configuration.chosen(from: favorites(), usage: usageHistory)
-        let derived = lastDerivation.derive(favorites, appVersion: appVersion, configuration: configuration)
-        // Cheap when little changed: the items derived from unchanged favorites are the very
-        // values of the last derivation, and items that share their fields' box compare at once
-        // (so do the comparisons of the listing, the watchers' copy and the state file's texts
-        // after this).
+        let derived = QuickActions.dynamicItems(
+            for: configuration.chosen(from: favorites(), usage: usageHistory), appVersion: appVersion, configuration: configuration)
         let changed = derived != dynamicItems
         if changed {
             dynamicItems = derived
             generation &+= 1
         }
         lastDerivation.source = source
-        lastDerivation.remember(favorites, derived: changed ? derived : dynamicItems, appVersion: appVersion, configuration: configuration)
         return RecomputeOutcome(changed: changed, generation: generation, dynamicCount: dynamicItems.count)
     }
 
@@ -234,7 +229,7 @@ public struct QuickActionsState: Hashable, Sendable {
     /// and has not recomputed its dynamic items yet. With the current version unknown
     /// there is nothing to compare against.
     public func isStale(_ item: ShortcutItem) -> Bool {
-        guard let madeFor = item.userInfo[DynamicItemUserInfoKey.appVersion], !appVersion.isEmpty else { return false }
+        guard let madeFor = item.fields.userInfo[DynamicItemUserInfoKey.appVersion], !appVersion.isEmpty else { return false }
         return madeFor != .string(appVersion)
     }
 
@@ -270,54 +265,6 @@ private struct DerivationMemo: Hashable, Sendable {
     }
 
     var source: Source?
-    /// The favorites the last derivation read and the items it gave, one for one, with what
-    /// else the items were derived from: an edit of one favorite of a thousand derives one
-    /// item and keeps the others' values (deriving every item built a `userInfo` dictionary
-    /// each, and the comparisons after it compared every item's strings).
-    private var favorites: [Contact] = []
-    private var items: [ShortcutItem] = []
-    private var appVersion = ""
-    private var configuration: DynamicItemConfiguration?
-
-    /// The dynamic items for `favorites`, taking the last derivation's item for each favorite
-    /// equal to the one it was derived from (matched in order: at the same place, or one further
-    /// on where a favorite was removed or changed).
-    func derive(_ favorites: [Contact], appVersion: String, configuration: DynamicItemConfiguration) -> [ShortcutItem] {
-        guard appVersion == self.appVersion, configuration == self.configuration else {
-            return QuickActions.dynamicItems(for: favorites, appVersion: appVersion, configuration: configuration)
-        }
-        var derived: [ShortcutItem] = []
-        derived.reserveCapacity(favorites.count)
-        var cursor = 0
-        // Compared where they lie (borrowed, not copied out of the arrays: a copy of a contact
-        // retains and releases each of its strings).
-        self.favorites.withUnsafeBufferPointer { previous in
-            favorites.withUnsafeBufferPointer { favorites in
-                for index in favorites.indices {
-                    if cursor < previous.count && previous[cursor] == favorites[index] {
-                        derived.append(items[cursor])
-                        cursor += 1
-                    } else if cursor + 1 < previous.count && previous[cursor + 1] == favorites[index] {
-                        derived.append(items[cursor + 1])
-                        cursor += 2
-                    } else {
-                        derived.append(dynamicItem(for: favorites[index], appVersion: appVersion, configuration: configuration))
-                    }
-                }
-            }
-        }
-        return derived
-    }
-
-    mutating func remember(
-        _ favorites: [Contact], derived: [ShortcutItem], appVersion: String, configuration: DynamicItemConfiguration
-    ) {
-        precondition(favorites.count == derived.count, "one item per favorite")
-        self.favorites = favorites
-        items = derived
-        self.appVersion = appVersion
-        self.configuration = configuration
-    }
 
     static func == (lhs: DerivationMemo, rhs: DerivationMemo) -> Bool { true }
     func hash(into hasher: inout Hasher) {}

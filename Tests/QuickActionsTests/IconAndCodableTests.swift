@@ -73,6 +73,39 @@ final class CodableShapeTests: XCTestCase {
         XCTAssertThrowsError(try decode(ShortcutItem.self, #"{"title":"X"}"#))
     }
 
+    /// A favorite's item, however it is made (derived, or read back with its `userInfo` as a
+    /// dictionary), is one value: equal, with the same hash, the same `userInfo` and the same
+    /// text; a `userInfo` that only looks like a favorite's stays what it is.
+    func testAFavoritesItemIsOneValueHoweverItIsMade() throws {
+        let derived = dynamicItem(for: Contact(identifier: "ada", name: "Ada", email: "ada@example.org", favorite: true),
+                                  appVersion: "1.0", configuration: .init())
+        let read = ShortcutItem(type: "FavoriteAction", title: "Ada", subtitle: "ada@example.org", icon: .symbol("star.fill"),
+                                userInfo: ["contactIdentifier": .string("ada"), "appVersion": .string("1.0")])
+        XCTAssertEqual(derived, read)
+        XCTAssertEqual(derived.hashValue, read.hashValue)
+        XCTAssertEqual(derived.userInfo, ["contactIdentifier": .string("ada"), "appVersion": .string("1.0")])
+        XCTAssertEqual(derived.contactIdentifier, "ada")
+        XCTAssertEqual(try json(derived), try json(read))
+        for pretty in [false, true] {
+            var whole = JSONTextWriter(pretty: pretty)
+            try whole.write(derived)
+            XCTAssertEqual(whole.bytes, Array(try JSONEncoder.sorted(pretty: pretty).encode(read)), "pretty \(pretty)")
+        }
+        XCTAssertNotEqual(derived, dynamicItem(for: Contact(identifier: "ada", name: "Ada", email: "ada@example.org", favorite: true),
+                                               appVersion: "2.0", configuration: .init()))
+        let lookalikes: [[String: PropertyListValue]] = [
+            ["contactIdentifier": .string("ada")],
+            ["contactIdentifier": .string("ada"), "appVersion": .integer(1)],
+            ["contactIdentifier": .string("ada"), "appVersion": .string("1.0"), "x": .string("y")],
+        ]
+        for userInfo in lookalikes {
+            let item = ShortcutItem(type: "FavoriteAction", title: "Ada", userInfo: userInfo)
+            XCTAssertEqual(item.userInfo, userInfo)
+            XCTAssertNotEqual(item, read)
+            XCTAssertEqual(try decode(ShortcutItem.self, try json(item)), item)
+        }
+    }
+
     func testPropertyListValueIsNaturalJSON() throws {
         let value: PropertyListValue = .dictionary([
             "s": .string("x"), "i": .integer(-3), "r": .real(1.5), "b": .bool(true),
@@ -261,5 +294,14 @@ final class JSONTextTests: XCTestCase {
                 XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), expected, "\(count) keys")
             }
         }
+    }
+}
+
+extension JSONEncoder {
+    /// The layout of the daemon's own JSON text: sorted keys, slashes as they are.
+    fileprivate static func sorted(pretty: Bool) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
     }
 }
