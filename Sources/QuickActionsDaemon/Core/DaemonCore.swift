@@ -70,8 +70,6 @@ actor DaemonCore {
     var launcherTokens: Set<String> = []
     var watchers = WatchBroadcaster() { didSet { replies.statusChanged() } }
     let launcher: LaunchCommandRunner
-    /// Runs `[Actions]` commands; each one's end comes back as a `CoreEvent`.
-    let commands: ActionCommandRunner
     /// Which way commands start (a unit of the user manager, or directly), for `Status`.
     nonisolated let commandStarter: CommandStarter
     /// The `[Actions]` commands running now, against `[Commands] MaxRunning=`.
@@ -135,7 +133,6 @@ actor DaemonCore {
         let starter = commandStarter ?? .direct(logger: logger)
         self.commandStarter = starter
         launcher = LaunchCommandRunner(logger: logger, starter: starter) { exit in events.yield(.commandExited(exit)) }
-        commands = ActionCommandRunner(starter: starter) { exit in events.yield(.commandExited(exit)) }
         evolutionLocation = EvolutionLocation(environment: launchers.desktopEntry.environment)
         feedback = DesktopNotifier(environment: launchers.desktopEntry.environment, logger: logger)
         var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
