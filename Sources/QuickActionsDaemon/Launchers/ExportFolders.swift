@@ -25,7 +25,7 @@ struct ExportFolders: Equatable, Sendable {
     /// Where the exported entry and the pinned launchers are written.
     var exports: String { exportsShare + "/applications" }
     /// The person's own applications folder, which comes before every data folder: an entry of
-    /// theirs there shadows the export; older versions of qactd wrote there.
+    /// theirs there shadows the export.
     var personal: String { dataHome + "/applications" }
 
     /// Whether launchers started with this environment see the exports folder.
