@@ -20,13 +20,9 @@ struct EvolutionSettings: Equatable, Sendable {
     var selection: EvolutionSelection
     var favoriteCategories: [String]
     var maxCardBytes: Int
+}
 
-    init(selection: EvolutionSelection, favoriteCategories: [String], maxCardBytes: Int) {
-        self.selection = selection
-        self.favoriteCategories = favoriteCategories
-        self.maxCardBytes = maxCardBytes
-    }
-
+extension EvolutionSettings {
     init(_ configuration: DaemonConfiguration) {
         self.init(
             selection: configuration.evolution, favoriteCategories: configuration.favoriteCategories,
@@ -54,13 +50,9 @@ struct EvolutionLocation: Equatable, Sendable {
     let configHome: String
     /// `$XDG_CACHE_HOME`, else `~/.cache`.
     let cacheHome: String
+}
 
-    init(dataHome: String, configHome: String, cacheHome: String) {
-        self.dataHome = dataHome
-        self.configHome = configHome
-        self.cacheHome = cacheHome
-    }
-
+extension EvolutionLocation {
     init(environment: [String: String]) {
         let home = environment["HOME"] ?? ""
         func folder(_ name: String, _ fallback: String) -> String {

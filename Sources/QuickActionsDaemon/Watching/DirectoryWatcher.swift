@@ -24,17 +24,12 @@ struct ContactsDirectoryUpdate: Sendable {
 /// Returns the watch descriptor, or -1 with `errno` set.
 typealias InotifyAddWatch = @Sendable (_ inotify: Int32, _ path: String, _ mask: UInt32) -> Int32
 
-
+/// The contacts watcher's timers (tests make them short).
 struct DirectoryWatcherTiming: Sendable {
     /// How often a tree without watches (the watch limit was hit) is re-read.
     var degradedRescanInterval: Duration = .seconds(30)
     /// How often a missing root is looked for when its parent cannot be watched.
     var reattachRetryInterval: Duration = .seconds(2)
-
-    init(degradedRescanInterval: Duration = .seconds(30), reattachRetryInterval: Duration = .seconds(2)) {
-        self.degradedRescanInterval = degradedRescanInterval
-        self.reattachRetryInterval = reattachRetryInterval
-    }
 }
 
 /// Keeps the contacts index live as files change: watches the vdir tree recursively with

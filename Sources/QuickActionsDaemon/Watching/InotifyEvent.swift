@@ -51,16 +51,9 @@ struct InotifyEvent: Hashable, Sendable {
     var watchDescriptor: Int32
     var mask: InotifyEventMask
     /// Pairs an `IN_MOVED_FROM` with its `IN_MOVED_TO`.
-    var cookie: UInt32
+    var cookie: UInt32 = 0
     /// The entry's name inside the watched folder; nil for events about the folder itself.
-    var name: String?
-
-    init(watchDescriptor: Int32, mask: InotifyEventMask, cookie: UInt32 = 0, name: String? = nil) {
-        self.watchDescriptor = watchDescriptor
-        self.mask = mask
-        self.cookie = cookie
-        self.name = name
-    }
+    var name: String? = nil
 }
 
 /// Turns the bytes `read(2)` returns from an inotify descriptor into events.
