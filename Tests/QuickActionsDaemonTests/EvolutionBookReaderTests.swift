@@ -115,11 +115,11 @@ final class EvolutionBookReaderTests: XCTestCase {
         XCTAssertEqual([contents.contacts, contents.favorites], [1, 1])
     }
 
-    /// A first read of many rows: every row comes back in rowid order,
+    /// A first read of more rows than one thread parses: every row comes back in rowid order,
     /// parsed as alone, including a row without a vCard, one that is no vCard and one over the
     /// size limit; and the rows written after it are read alone.
     func testAFirstReadOfManyRowsParsesEveryRowInOrder() throws {
-        let rows = 3000
+        let rows = 3 * EvolutionUnparsedRows.parallelRows
         let line = "char(13, 10)"
         try write("""
             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows - 1))

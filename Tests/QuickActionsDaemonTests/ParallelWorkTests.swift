@@ -18,4 +18,11 @@ final class ParallelWorkTests: XCTestCase {
         XCTAssertEqual(counts.withLockedValue { $0 }, [1, 1, 1])
         XCTAssertTrue(firstRanHere.withLockedValue { $0 })
     }
+
+    /// A map gives each index's value in its place, however the chunks fall among the workers.
+    func testAMapGivesEveryValueInItsPlace() {
+        XCTAssertEqual(ParallelWork.map(count: 1000, chunk: 7) { $0 * $0 }, (0..<1000).map { $0 * $0 })
+        XCTAssertEqual(ParallelWork.map(count: 3, chunk: 64) { $0 + 1 }, [1, 2, 3])
+        XCTAssertEqual(ParallelWork.map(count: 0, chunk: 64) { $0 }, [])
+    }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import NIOConcurrencyHelpers
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,29 @@ enum ParallelWork {
         finished.wait(for: handed)
     }
 
+    /// `(0..<count).map(transform)` on every CPU: each worker takes the next `chunk` of indices
+    /// until none is left, and each result lands in its index's place. `transform` must be safe
+    /// to call from several threads at once.
+    static func map<Result>(count: Int, chunk: Int, _ transform: @escaping (Int) -> Result) -> [Result] {
+        let chunks = (count + chunk - 1) / chunk
+        let workers = min(chunks, processors)
+        guard workers > 1 else { return (0..<count).map(transform) }
+        let nextChunk = ChunkCounter()
+        return [Result](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+            // Each chunk is taken by one worker only: the slots it initializes are its own.
+            let slots = buffer.baseAddress!
+            let share: (Int) -> Void = { _ in
+                while case let chunkIndex = nextChunk.take(), chunkIndex < chunks {
+                    for index in chunkIndex * chunk..<min(count, (chunkIndex + 1) * chunk) {
+                        (slots + index).initialize(to: transform(index))
+                    }
+                }
+            }
+            run(workers: workers, share)
+            initializedCount = count
+        }
+    }
+
     /// One worker per CPU the process may run on, at most 8: the work is CPU-bound, and more
     /// threads only compete.
     static let processors: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
@@ -44,6 +68,13 @@ private final class Completion: Sendable {
     func wait(for jobs: Int) {
         for _ in 0..<jobs { signals.wait() }
     }
+}
+
+/// The next chunk for whichever worker asks first.
+private final class ChunkCounter: Sendable {
+    private let next = Atomic<Int>(0)
+
+    func take() -> Int { next.add(1, ordering: .relaxed).oldValue }
 }
 
 /// The reader threads, started as a scan first needs them and kept, asleep on a semaphore,
