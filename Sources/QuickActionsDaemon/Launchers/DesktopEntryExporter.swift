@@ -46,15 +46,6 @@ struct DesktopEntryExporter: Sendable {
         writtenPins = nil
     }
 
-    /// Where the launcher of pin `pin` of the app `appDesktopFileID` is written: beside the
-    /// app's exported entry. nil when there is no folder or the ID is no valid one.
-    static func pinnedLauncherPath(environment: [String: String], appDesktopFileID: String, pin: String) -> String? {
-        guard let folders = ExportFolders(environment: environment),
-              let name = PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin)
-        else { return nil }
-        return folders.exports + "/" + name
-    }
-
     mutating func publish(_ publication: LauncherPublication, logger: Logger) {
         guard publication != lastPublication else { return }
         export(publication, logger: logger)
@@ -211,7 +202,7 @@ struct DesktopEntryExporter: Sendable {
         var wanted: [String: [UInt8]] = [:]
         if let appID = publication.configuration.launcherDesktopFileID {
             for pin in publication.pins {
-                guard let path = Self.pinnedLauncherPath(environment: environment, appDesktopFileID: appID, pin: pin.identifier) else { continue }
+                guard let path = folders.pinnedLauncher(appDesktopFileID: appID, pin: pin.identifier) else { continue }
                 let text = PinnedDesktopEntry.compose(
                     pin: pin, name: pin.item.title, icon: face(of: pin.item) ?? FreedesktopIconName.icon(for: pin.item.icon, fallback: appIcon),
                     command: command(pinned: pin.identifier, socketPath: publication.socketPath), socketPath: publication.socketPath)
@@ -228,14 +219,8 @@ struct DesktopEntryExporter: Sendable {
                 logger.error("Not writing the pinned quick action '\(path)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
             }
         }
-        let folder = folders.exports
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        for name in names.sorted() where name.contains(PinnedDesktopEntry.infix) && name.hasSuffix(DesktopFileID.suffix) {
-            let path = folder + "/" + name
-            guard wanted[path] == nil, let document = try? read(path), DesktopEntryExport.isGenerated(document),
-                  document.value(of: PinnedDesktopEntry.pinnedKey) != nil,
-                  document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == publication.socketPath
-            else { continue }
+        for (path, document) in launchers(in: folders.exports, socketPath: publication.socketPath)
+        where wanted[path] == nil && document.value(of: PinnedDesktopEntry.pinnedKey) != nil {
             remove(path, logger: logger)
         }
         // A write that failed is tried again with the next publication.
@@ -381,7 +366,7 @@ struct DesktopEntryExporter: Sendable {
         guard let folders = exporter.folders else { return [] }
         return exporter.launchers(in: folders.exports, socketPath: socketPath).compactMap { path, document in
             guard let pin = PinnedDesktopEntry.pin(from: document),
-                  path == PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin.identifier).map({ folders.exports + "/" + $0 })
+                  path == folders.pinnedLauncher(appDesktopFileID: appDesktopFileID, pin: pin.identifier)
             else { return nil }
             return pin
         }
