@@ -53,14 +53,11 @@ struct EvolutionLocation: Equatable, Sendable {
 }
 
 extension EvolutionLocation {
+    /// Without them and without `HOME` there is no folder: the paths then lead nowhere.
     init(environment: [String: String]) {
-        let home = environment["HOME"] ?? ""
-        func folder(_ name: String, _ fallback: String) -> String {
-            environment[name].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + fallback
-        }
-        dataHome = folder("XDG_DATA_HOME", "/.local/share")
-        configHome = folder("XDG_CONFIG_HOME", "/.config")
-        cacheHome = folder("XDG_CACHE_HOME", "/.cache")
+        dataHome = XDGFolder.dataHome.path(in: environment) ?? ""
+        configHome = XDGFolder.configHome.path(in: environment) ?? ""
+        cacheHome = XDGFolder.cacheHome.path(in: environment) ?? ""
     }
 
     /// EDS's registry: one `<uid>.source` key file per source the user added (the built-in
