@@ -121,7 +121,7 @@ final class LaunchCommandRunnerTests: XCTestCase {
         let pid = try XCTUnwrap(first.pid)
         XCTAssertEqual(runner.launch(request), LaunchOutcome(status: .alreadyRunning, pid: pid))
         _ = FileManager.default.createFile(atPath: gate, contents: nil)
-        XCTAssertTrue(waitUntil(timeout: 10) { runner.runningPID == nil }, log.messages.joined(separator: "\n"))
+        XCTAssertTrue(waitUntil(timeout: 10) { runner.running == nil }, log.messages.joined(separator: "\n"))
         // Reaped: no zombie remains under that pid.
         XCTAssertTrue(waitUntil(timeout: 5) { kill(pid, 0) != 0 && errno == ESRCH })
         XCTAssertTrue(log.messages.contains("The launch command (pid \(pid)) exited with status 0."), "\(log.messages)")
@@ -135,7 +135,7 @@ final class LaunchCommandRunnerTests: XCTestCase {
         XCTAssertEqual(fourth.status, .started)
         XCTAssertNotEqual(fourth.pid, third.pid)
         _ = FileManager.default.createFile(atPath: gate, contents: nil)
-        XCTAssertTrue(waitUntil(timeout: 10) { runner.runningPID == nil })
+        XCTAssertTrue(waitUntil(timeout: 10) { runner.running == nil })
         // Both children have seen the gate and been reaped before tearDown removes it.
         for child in [third.pid, fourth.pid].compactMap({ $0 }) {
             XCTAssertTrue(waitUntil(timeout: 10) { kill(child, 0) != 0 && errno == ESRCH }, "pid \(child)")

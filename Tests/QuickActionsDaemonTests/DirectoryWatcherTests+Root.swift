@@ -54,7 +54,7 @@ extension DirectoryWatcherTests {
         let done = DispatchSemaphore(value: 0)
         let scanner = ContactsDirectoryScanner(root: root)
         Task { [watcher] in
-            await watcher.watcher.reload(scanner: scanner)
+            await watcher.watcher.reload(scanner)
             done.signal()
         }
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "a reload after stop must not wait forever")
@@ -108,7 +108,7 @@ extension DirectoryWatcherTests {
         let reload = DispatchSemaphore(value: 0)
         let vip = ContactsDirectoryScanner(root: root, options: ContactParsingOptions(favoriteCategories: ["vip"]))
         Task { [watcher] in
-            await watcher.watcher.reload(scanner: vip)
+            await watcher.watcher.reload(vip)
             reload.signal()
         }
         reload.wait()
@@ -120,7 +120,7 @@ extension DirectoryWatcherTests {
         try Data(card("Zed").utf8).write(to: URL(fileURLWithPath: other + "/zed.vcf"))
         let moved = DispatchSemaphore(value: 0)
         Task { [watcher] in
-            await watcher.watcher.reload(scanner: ContactsDirectoryScanner(root: other))
+            await watcher.watcher.reload(ContactsDirectoryScanner(root: other))
             moved.signal()
         }
         moved.wait()

@@ -204,4 +204,15 @@ final class MailboxThreadTests: XCTestCase {
         XCTAssertFalse(thread.post { $0 = 1 })
         XCTAssertFalse(ran.withLockedValue { $0 })
     }
+
+    /// The sleep until a deadline: none without one, 0 once it passed (however long ago: a
+    /// negative timeout would make `poll` wait for ever), else rounded up to whole milliseconds.
+    func testTheTimeoutUntilADeadlineIsNeverNegative() {
+        XCTAssertEqual(WakeUpSocket.milliseconds(until: nil), -1)
+        for past in [Duration.milliseconds(1), .milliseconds(500), .seconds(3)] {
+            XCTAssertEqual(WakeUpSocket.milliseconds(until: .now - past), 0, "\(past) ago")
+        }
+        let ahead = WakeUpSocket.milliseconds(until: .now + .milliseconds(1500))
+        XCTAssertTrue((1...1500).contains(ahead), "\(ahead)")
+    }
 }

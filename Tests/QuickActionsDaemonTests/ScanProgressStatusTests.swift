@@ -105,7 +105,7 @@ final class ScanProgressStatusTests: XCTestCase {
             publish(progress)
             if progress.listingDone || progress.filesFound == 100 { gate.hold(progress) }
         }
-        let rescan = Task { await watcher.reload(scanner: scanner) }
+        let rescan = Task { await watcher.reload(scanner) }
 
         let tree = folder + "/contacts"
         let heldWhileListing = await waitUntil { gate.heldAt != nil }

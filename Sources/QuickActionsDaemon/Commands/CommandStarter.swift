@@ -76,7 +76,7 @@ struct CommandStarter: Sendable {
             let handed = userManager.start(UserManagerCommands.Request(
                 unit: unit, argv: argv, environment: LaunchCommandRunner.environment(for: request, inheriting: []),
                 description: description
-            ) { end in onEnd(.unit(unit), CommandEnd(waitStatus: end.waitStatus, problem: end.problem)) })
+            ) { end in onEnd(.unit(unit), end) })
             if handed { return .success(.unit(unit)) }
         }
         var pipeEnds: [Int32] = [-1, -1]

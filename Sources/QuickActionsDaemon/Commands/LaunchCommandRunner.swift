@@ -63,9 +63,6 @@ final class LaunchCommandRunner: Sendable {
         state.withLockedValue { $0.appConnectedSinceLaunch = true }
     }
 
-    /// The launched process, while it runs directly (for tests).
-    var runningPID: pid_t? { state.withLockedValue { $0.running?.pid } }
-
     /// Where the launched command runs, while it runs.
     var running: CommandPlace? { state.withLockedValue { $0.running } }
 

@@ -24,14 +24,6 @@ final class UserManagerCommands: Sendable {
     static let managerPath = "/org/freedesktop/systemd1"
     static let managerInterface = "org.freedesktop.systemd1.Manager"
 
-    /// How a unit's command ended: `waitStatus` when its main process exited (in `waitpid`'s
-    /// encoding), else `problem` says what the manager reported instead; neither when the
-    /// connection was lost while it ran.
-    struct UnitEnd: Sendable, Equatable {
-        var waitStatus: Int32?
-        var problem: String?
-    }
-
     /// One command to start as a unit.
     struct Request: Sendable {
         var unit: String
@@ -39,7 +31,7 @@ final class UserManagerCommands: Sendable {
         /// Only what the command gets beyond the manager's own environment: the item's values.
         var environment: [String]
         var description: String
-        var onEnd: @Sendable (UnitEnd) -> Void
+        var onEnd: @Sendable (CommandEnd) -> Void
     }
 
     /// Where the manager is, from the daemon's environment.
@@ -172,7 +164,7 @@ final class UserManagerCommands: Sendable {
 
     private struct Tracked {
         let unit: String
-        let onEnd: @Sendable (UnitEnd) -> Void
+        let onEnd: @Sendable (CommandEnd) -> Void
         var result: String?
         /// Whether the unit was seen leaving `inactive` (a later `inactive` is then its end).
         var started = false
@@ -199,7 +191,7 @@ final class UserManagerCommands: Sendable {
             }
             for request in requests {
                 guard let bus = connection else {
-                    request.onEnd(UnitEnd(problem: "the user manager cannot be reached"))
+                    request.onEnd(CommandEnd(problem: "the user manager cannot be reached"))
                     continue
                 }
                 let path = ManagerConnection.unitPath(request.unit)
@@ -209,13 +201,13 @@ final class UserManagerCommands: Sendable {
                     try bus.startTransientUnit(request)
                 } catch {
                     tracked[path] = nil
-                    request.onEnd(UnitEnd(problem: "the user manager did not start it (\(error))"))
+                    request.onEnd(CommandEnd(problem: "the user manager did not start it (\(error))"))
                 }
             }
             if stopping { break }
             guard let bus = connection else {
                 // Lost: what was being followed cannot be followed any more.
-                for (_, unit) in tracked { unit.onEnd(UnitEnd()) }
+                for (_, unit) in tracked { unit.onEnd(CommandEnd()) }
                 tracked = [:]
                 var none: [pollfd] = []
                 thread.sleep(polling: &none, timeoutMilliseconds: retryDelay)
@@ -229,7 +221,7 @@ final class UserManagerCommands: Sendable {
                     case .mainExited(let code, let status):
                         guard let waitStatus = Self.waitStatus(code: code, status: status) else { return }
                         tracked[signal.path] = nil
-                        unit.onEnd(UnitEnd(waitStatus: waitStatus))
+                        unit.onEnd(CommandEnd(waitStatus: waitStatus))
                     case .result(let result):
                         unit.result = result
                         tracked[signal.path] = unit
@@ -241,10 +233,10 @@ final class UserManagerCommands: Sendable {
                         }
                         tracked[signal.path] = nil
                         let result = unit.result.map { " (result \($0))" } ?? ""
-                        unit.onEnd(UnitEnd(problem: "the unit became \(activeState) before its command ran\(result)"))
+                        unit.onEnd(CommandEnd(problem: "the unit became \(activeState) before its command ran\(result)"))
                     case .jobFailed(let result):
                         tracked[signal.path] = nil
-                        unit.onEnd(UnitEnd(problem: "the user manager's start job ended with result '\(result)'"))
+                        unit.onEnd(CommandEnd(problem: "the user manager's start job ended with result '\(result)'"))
                     }
                 }
                 var descriptors = [pollfd(fd: bus.descriptor, events: bus.pollEvents, revents: 0)]

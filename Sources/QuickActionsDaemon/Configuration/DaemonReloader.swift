@@ -22,7 +22,7 @@ struct DaemonReloader: Sendable {
         }
         let settings = await core.settings
         // Through the watcher, so the rescan is ordered with the events around it.
-        await watcher.reload(scanner: ContactsScan.scanner(
+        await watcher.reload(ContactsScan.scanner(
             for: settings.configuration, notifier: notifier, logger: logger, replies: core.replies))
         await evolution.reload(EvolutionSettings(settings.configuration))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)

@@ -132,8 +132,8 @@ extension DaemonCore {
 
     /// A pin as `Pins` shows it: a static title in the daemon's language, and its launcher's path.
     func info(_ pin: PinnedItem) -> PinnedItemInfo {
-        let desktopFile = settings.configuration.launcherDesktopFileID.flatMap {
-            DesktopEntryExporter.pinnedLauncherPath(environment: launchers.desktopEntry.environment, appDesktopFileID: $0, pin: pin.identifier)
+        let desktopFile = settings.configuration.launcherDesktopFileID.flatMap { app in
+            ExportFolders(environment: launchers.desktopEntry.environment)?.pinnedLauncher(appDesktopFileID: app, pin: pin.identifier)
         }
         return PinnedItemInfo(
             identifier: pin.identifier, item: shown(pin.item), state: pin.state,

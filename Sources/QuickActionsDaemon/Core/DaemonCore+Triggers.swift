@@ -214,7 +214,14 @@ extension DaemonCore {
             guard let id = commandID else { return .command(CommandOutcome(program: command.first ?? "", error: "no command was admitted")) }
             let (request, values) = launchRequest()
             let item = CommandItem(type: resolution.item.type, title: values.title, contactIdentifier: resolution.item.contactIdentifier)
-            switch commands.run(command, id: id, environment: request, item: item) {
+            // Without a shell (the argv the template was expanded to), the item's values also in
+            // the environment; started directly, its stderr's last few KiB are kept for the log.
+            let started = commandStarter.start(
+                command, request: request, description: "Quick action “\(item.title)” (\(command[0]))", readingStandardError: true
+            ) { [events] place, end in
+                events.yield(.commandExited(CommandExit(kind: .action(id: id), place: place, program: command[0], item: item, end: end)))
+            }
+            switch started {
             case .success(let place):
                 _ = runningCommands.handle(.started(id: id, place))
                 var metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(item.type)]

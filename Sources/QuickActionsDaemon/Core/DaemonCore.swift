@@ -55,9 +55,6 @@ actor DaemonCore {
     var settingsEpoch: UInt64 = 0
     /// The encoded `List` and `Status` replies, read by the socket's event loops directly.
     nonisolated let replies: PublishedReplies
-    /// The listing `Watch` streams carry, composed once per `ListingKey`: every watcher
-    /// gets the same value, so comparing and encoding it is done once.
-    var watchedListingCache: (key: PublishedReplies.ListingKey, listing: QuickActionsListing)?
 
     /// Which app is connected and which delivered actions wait for its `Complete` (pure).
     var appMachine: AppConnectionStateMachine { didSet { replies.statusChanged() } }
@@ -70,8 +67,6 @@ actor DaemonCore {
     var launcherTokens: Set<String> = []
     var watchers = WatchBroadcaster() { didSet { replies.statusChanged() } }
     let launcher: LaunchCommandRunner
-    /// Runs `[Actions]` commands; each one's end comes back as a `CoreEvent`.
-    let commands: ActionCommandRunner
     /// Which way commands start (a unit of the user manager, or directly), for `Status`.
     nonisolated let commandStarter: CommandStarter
     /// The `[Actions]` commands running now, against `[Commands] MaxRunning=`.
@@ -135,7 +130,6 @@ actor DaemonCore {
         let starter = commandStarter ?? .direct(logger: logger)
         self.commandStarter = starter
         launcher = LaunchCommandRunner(logger: logger, starter: starter) { exit in events.yield(.commandExited(exit)) }
-        commands = ActionCommandRunner(starter: starter) { exit in events.yield(.commandExited(exit)) }
         evolutionLocation = EvolutionLocation(environment: launchers.desktopEntry.environment)
         feedback = DesktopNotifier(environment: launchers.desktopEntry.environment, logger: logger)
         var state = restored.map { QuickActionsState(restoring: $0, staticItems: settings.staticItems.items) }
@@ -215,11 +209,7 @@ actor DaemonCore {
 
     /// What `Watch` streams carry: every item, in the daemon's language.
     func watchedListing() -> QuickActionsListing {
-        let key = listingKey
-        if let cached = watchedListingCache, cached.key == key { return cached.listing }
-        let listing = composedListing(all: true)
-        watchedListingCache = (key, listing)
-        return listing
+        composedListing(all: true)
     }
 
     /// The one composition behind `List`, `Watch` and the launchers; nil `language`: the daemon's

@@ -172,9 +172,9 @@ final class PublishedReplies: Sendable {
         }
     }
 
-    /// The encoding of `listing` if it is the watched listing last encoded. The core hands
-    /// every watcher (and `List` of `watched`) the same value while it is unchanged, so this
-    /// is an identity check of its rows, not a comparison of each.
+    /// The encoding of `listing` if it is the watched listing last encoded. Every watcher is
+    /// handed the same value, and listings composed from the same state share their items'
+    /// storage, so the comparison is mostly one of identities.
     func encoded(watched listing: QuickActionsListing) -> EncodedJSONObject? {
         guard let watched = contents.withLockedValue({ $0.watched }), watched.listing == listing else { return nil }
         return watched.parameters

@@ -6,11 +6,6 @@ import Contacts
 struct EvolutionRowVersion: Hashable, Sendable {
     var rowID: Int64
     var rev: String
-
-    init(rowID: Int64, rev: String) {
-        self.rowID = rowID
-        self.rev = rev
-    }
 }
 
 /// What the daemon knows of one address book: the book's `revision` key when last read, each

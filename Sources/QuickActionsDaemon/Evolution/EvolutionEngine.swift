@@ -200,11 +200,7 @@ final class EvolutionEngine {
 
     private func openInotify() {
         guard inotify < 0 else { return }
-        do {
-            inotify = try retryingSystemCall("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        } catch {
-            logger.error("Cannot watch the Evolution address books: \(error) They are read at start and on reload only.")
-        }
+        inotify = (try? Inotify.open(logger: logger, failure: "Cannot watch the Evolution address books, read at start and on reload only:").get()) ?? -1
     }
 
     // MARK: The thread's work
@@ -257,19 +253,7 @@ final class EvolutionEngine {
     static let updateLimit = 16_384
 
     private func readQueuedEvents() {
-        guard inotify >= 0 else { return }
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
-            if count < 0 {
-                let error = errno
-                if error == EINTR { continue }
-                if error != EAGAIN { logger.error("Reading inotify events for the address books failed: \(errnoText(error)), ignoring.") }
-                return
-            }
-            if count == 0 { return }
-            let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            for event in decoded.events { handle(event) }
-        }
+        for event in Inotify.readQueued(from: inotify, buffer: &buffer, source: "the address books", logger: logger) { handle(event) }
     }
 
     private func handle(_ event: InotifyEvent) {

@@ -20,13 +20,9 @@ struct EvolutionSettings: Equatable, Sendable {
     var selection: EvolutionSelection
     var favoriteCategories: [String]
     var maxCardBytes: Int
+}
 
-    init(selection: EvolutionSelection, favoriteCategories: [String], maxCardBytes: Int) {
-        self.selection = selection
-        self.favoriteCategories = favoriteCategories
-        self.maxCardBytes = maxCardBytes
-    }
-
+extension EvolutionSettings {
     init(_ configuration: DaemonConfiguration) {
         self.init(
             selection: configuration.evolution, favoriteCategories: configuration.favoriteCategories,
@@ -54,21 +50,14 @@ struct EvolutionLocation: Equatable, Sendable {
     let configHome: String
     /// `$XDG_CACHE_HOME`, else `~/.cache`.
     let cacheHome: String
+}
 
-    init(dataHome: String, configHome: String, cacheHome: String) {
-        self.dataHome = dataHome
-        self.configHome = configHome
-        self.cacheHome = cacheHome
-    }
-
+extension EvolutionLocation {
+    /// Without them and without `HOME` there is no folder: the paths then lead nowhere.
     init(environment: [String: String]) {
-        let home = environment["HOME"] ?? ""
-        func folder(_ name: String, _ fallback: String) -> String {
-            environment[name].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + fallback
-        }
-        dataHome = folder("XDG_DATA_HOME", "/.local/share")
-        configHome = folder("XDG_CONFIG_HOME", "/.config")
-        cacheHome = folder("XDG_CACHE_HOME", "/.cache")
+        dataHome = XDGFolder.dataHome.path(in: environment) ?? ""
+        configHome = XDGFolder.configHome.path(in: environment) ?? ""
+        cacheHome = XDGFolder.cacheHome.path(in: environment) ?? ""
     }
 
     /// EDS's registry: one `<uid>.source` key file per source the user added (the built-in

@@ -46,15 +46,6 @@ struct DesktopEntryExporter: Sendable {
         writtenPins = nil
     }
 
-    /// Where the launcher of pin `pin` of the app `appDesktopFileID` is written: beside the
-    /// app's exported entry. nil when there is no folder or the ID is no valid one.
-    static func pinnedLauncherPath(environment: [String: String], appDesktopFileID: String, pin: String) -> String? {
-        guard let folders = ExportFolders(environment: environment),
-              let name = PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin)
-        else { return nil }
-        return folders.exports + "/" + name
-    }
-
     mutating func publish(_ publication: LauncherPublication, logger: Logger) {
         guard publication != lastPublication else { return }
         export(publication, logger: logger)
@@ -71,8 +62,7 @@ struct DesktopEntryExporter: Sendable {
         var appIcon: String?
         defer { syncPins(publication, appIcon: appIcon, logger: logger) }
         // At start-up and after a reload: files this daemon wrote under another ID, or when
-        // DesktopFile= was set before the daemon stopped, go, and so do those an older qactd
-        // left in the person's own applications folder.
+        // DesktopFile= was set before the daemon stopped, go.
         let isFirstSinceStartOrReload = lastPublication == nil
         lastPublication = publication
         faces = faceFiles?.sync(publication.faces, appDesktopFileID: publication.configuration.launcherDesktopFileID, logger: logger) ?? [:]
@@ -81,7 +71,6 @@ struct DesktopEntryExporter: Sendable {
             removeLeftovers(
                 in: folders.exports, keeping: configuration.launcherDesktopFileID.map { folders.exports + "/" + $0 },
                 socketPath: publication.socketPath, logger: logger)
-            removeOlderVersionsLaunchers(socketPath: publication.socketPath, pins: Set(publication.pins.map(\.identifier)), logger: logger)
         }
         guard let identifier = configuration.launcherDesktopFileID, let folders else {
             if let exportedPath { remove(exportedPath, logger: logger) }
@@ -213,7 +202,7 @@ struct DesktopEntryExporter: Sendable {
         var wanted: [String: [UInt8]] = [:]
         if let appID = publication.configuration.launcherDesktopFileID {
             for pin in publication.pins {
-                guard let path = Self.pinnedLauncherPath(environment: environment, appDesktopFileID: appID, pin: pin.identifier) else { continue }
+                guard let path = folders.pinnedLauncher(appDesktopFileID: appID, pin: pin.identifier) else { continue }
                 let text = PinnedDesktopEntry.compose(
                     pin: pin, name: pin.item.title, icon: face(of: pin.item) ?? FreedesktopIconName.icon(for: pin.item.icon, fallback: appIcon),
                     command: command(pinned: pin.identifier, socketPath: publication.socketPath), socketPath: publication.socketPath)
@@ -230,14 +219,8 @@ struct DesktopEntryExporter: Sendable {
                 logger.error("Not writing the pinned quick action '\(path)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
             }
         }
-        let folder = folders.exports
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        for name in names.sorted() where name.contains(PinnedDesktopEntry.infix) && name.hasSuffix(DesktopFileID.suffix) {
-            let path = folder + "/" + name
-            guard wanted[path] == nil, let document = try? read(path), DesktopEntryExport.isGenerated(document),
-                  document.value(of: PinnedDesktopEntry.pinnedKey) != nil,
-                  document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == publication.socketPath
-            else { continue }
+        for (path, document) in launchers(in: folders.exports, socketPath: publication.socketPath)
+        where wanted[path] == nil && document.value(of: PinnedDesktopEntry.pinnedKey) != nil {
             remove(path, logger: logger)
         }
         // A write that failed is tried again with the next publication.
@@ -349,29 +332,7 @@ struct DesktopEntryExporter: Sendable {
             runtimeFolder: InstancePaths.runtimeFolder(xdgRuntimeDirectory: environment["XDG_RUNTIME_DIR"], userID: getuid()))
         var exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
         guard let folders = exporter.folders else { return }
-        for folder in [folders.exports, folders.personal] {
-            exporter.removeLeftovers(in: folder, keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
-        }
-    }
-
-    /// The launchers an older qactd on this socket wrote in the person's own applications folder,
-    /// where they shadowed the app's entry and outlived the package: its exported entry goes
-    /// (the exports folder has the current one), and so does each pinned launcher whose pin is in
-    /// `pins` (written anew in the exports folder). One whose pin is unknown is kept and reported:
-    /// nothing proves it stale.
-    private mutating func removeOlderVersionsLaunchers(socketPath: String, pins: Set<String>, logger: Logger) {
-        guard let folders else { return }
-        removeLeftovers(in: folders.personal, keeping: nil, socketPath: socketPath, logger: logger)
-        for (path, document) in launchers(in: folders.personal, socketPath: socketPath) {
-            guard let pin = document.value(of: PinnedDesktopEntry.pinnedKey) else { continue }
-            if pins.contains(pin) {
-                remove(path, logger: logger)
-            } else {
-                logger.warning(
-                    "Keeping '\(path)', a pinned quick action an older qactd wrote: its pin '\(pin)' is not in the state, so nothing proves it stale; remove it by hand if it is, ignoring.",
-                    metadata: ["QACTD_PATH": "\(path)"])
-            }
-        }
+        exporter.removeLeftovers(in: folders.exports, keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
     }
 
     /// The files in `folder` that a daemon on this socket wrote, except `keeping` (and except the
@@ -405,7 +366,7 @@ struct DesktopEntryExporter: Sendable {
         guard let folders = exporter.folders else { return [] }
         return exporter.launchers(in: folders.exports, socketPath: socketPath).compactMap { path, document in
             guard let pin = PinnedDesktopEntry.pin(from: document),
-                  path == PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin.identifier).map({ folders.exports + "/" + $0 })
+                  path == folders.pinnedLauncher(appDesktopFileID: appDesktopFileID, pin: pin.identifier)
             else { return nil }
             return pin
         }

@@ -24,8 +24,14 @@ struct ExportFolders: Equatable, Sendable {
     var exportsShare: String { dataHome + "/qactd/exports/share" }
     /// Where the exported entry and the pinned launchers are written.
     var exports: String { exportsShare + "/applications" }
+    /// Where the launcher of pin `pin` of the app `appDesktopFileID` is written: beside the
+    /// app's exported entry; nil when the ID is no valid one.
+    func pinnedLauncher(appDesktopFileID: String, pin: String) -> String? {
+        PinnedDesktopEntry.fileName(appDesktopFileID: appDesktopFileID, pin: pin).map { exports + "/" + $0 }
+    }
+
     /// The person's own applications folder, which comes before every data folder: an entry of
-    /// theirs there shadows the export; older versions of qactd wrote there.
+    /// theirs there shadows the export.
     var personal: String { dataHome + "/applications" }
 
     /// Whether launchers started with this environment see the exports folder.

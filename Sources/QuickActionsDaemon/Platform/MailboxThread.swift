@@ -33,7 +33,8 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     }
 
     let name: String
-    private let purpose: String
+    /// How logs name the thread's owner ("the state writer").
+    let purpose: String
     private let logger: Logger
     private let state: NIOLockedValueBox<State>
 

@@ -80,8 +80,9 @@ struct WakeUpSocket: Sendable {
     /// not just before); -1 without one.
     static func milliseconds(until deadline: ContinuousClock.Instant?) -> Int32 {
         guard let deadline else { return -1 }
-        let left = (deadline - .now).components
-        guard left.seconds >= 0 else { return 0 }
+        let remaining = deadline - .now
+        guard remaining > .zero else { return 0 }
+        let left = remaining.components
         let milliseconds = left.seconds * 1000 + (left.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int32(clamping: milliseconds)
     }

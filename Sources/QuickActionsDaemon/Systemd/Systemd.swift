@@ -117,10 +117,6 @@ struct WatchdogSettings: Equatable, Sendable {
     /// `WatchdogSec=` as systemd passed it.
     let timeout: Duration
 
-    init(timeout: Duration) {
-        self.timeout = timeout
-    }
-
     /// Half the timeout, as sd_watchdog_enabled(3) recommends, so one late ping is not fatal.
     var pingInterval: Duration { timeout / 2 }
 

@@ -5,11 +5,6 @@ struct ContactsScanResult: Sendable {
     struct File: Sendable {
         var path: String
         var result: Result<[Contact], ContactFileProblem>
-
-        init(path: String, result: Result<[Contact], ContactFileProblem>) {
-            self.path = path
-            self.result = result
-        }
     }
 
     /// Every contact file, valid or not, in code-point order of path.
@@ -18,8 +13,6 @@ struct ContactsScanResult: Sendable {
     var directories: [String] = []
     /// Folders that could not be read, or a start folder that is missing.
     var problems: [ContactsScanProblem] = []
-
-    init() {}
 }
 
 struct ContactsScanProblem: Hashable, Sendable, CustomStringConvertible {

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
+import SystemCalls
 
 /// The bits of `struct inotify_event.mask` the watcher asks for or must understand.
 /// Raw values are the kernel ABI (`<sys/inotify.h>`), so they never change.
@@ -49,16 +51,9 @@ struct InotifyEvent: Hashable, Sendable {
     var watchDescriptor: Int32
     var mask: InotifyEventMask
     /// Pairs an `IN_MOVED_FROM` with its `IN_MOVED_TO`.
-    var cookie: UInt32
+    var cookie: UInt32 = 0
     /// The entry's name inside the watched folder; nil for events about the folder itself.
-    var name: String?
-
-    init(watchDescriptor: Int32, mask: InotifyEventMask, cookie: UInt32 = 0, name: String? = nil) {
-        self.watchDescriptor = watchDescriptor
-        self.mask = mask
-        self.cookie = cookie
-        self.name = name
-    }
+    var name: String? = nil
 }
 
 /// Turns the bytes `read(2)` returns from an inotify descriptor into events.
@@ -102,5 +97,45 @@ enum InotifyEventDecoder {
             offset = nameStart + nameLength
         }
         return Decoded(events: events, trailingBytes: buffer.count - offset)
+    }
+}
+
+/// An inotify descriptor's life, the same for the contacts folder and the address books.
+enum Inotify {
+    /// A new non-blocking descriptor; the error when there is none (logged with `failure`, which
+    /// says what the daemon does without it).
+    static func open(logger: Logger, failure: String) -> Result<Int32, SystemCallError> {
+        do {
+            return .success(try retryingSystemCall("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) })
+        } catch {
+            logger.error("\(failure) \(error)")
+            return .failure(error)
+        }
+    }
+
+    /// What `inotify` has queued, read through `buffer` until the queue is empty or `limit` bytes
+    /// were read, and decoded; a failed read is logged naming `source`.
+    static func readQueued(
+        from inotify: Int32, buffer: inout [UInt8], limit: Int = .max, source: String, logger: Logger
+    ) -> [InotifyEvent] {
+        var events: [InotifyEvent] = []
+        var total = 0
+        while inotify >= 0, total < limit {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
+            if count < 0 {
+                let error = errno
+                if error == EINTR { continue }
+                if error != EAGAIN { logger.error("Reading inotify events for \(source) failed: \(errnoText(error)), ignoring.") }
+                break
+            }
+            if count == 0 { break }
+            let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            if decoded.trailingBytes != 0 {
+                logger.warning("An inotify read ended inside an event (\(decoded.trailingBytes) bytes), ignoring them.")
+            }
+            events += decoded.events
+            total += count
+        }
+        return events
     }
 }

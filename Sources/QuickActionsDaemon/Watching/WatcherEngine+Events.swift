@@ -75,28 +75,8 @@ extension WatcherEngine {
         return actions
     }
 
+    /// At most 1 MiB of events a round, so a flood leaves the rest queued in the kernel.
     private func readQueuedEvents() -> [InotifyEvent] {
-        guard inotify >= 0 else { return [] }
-        var events: [InotifyEvent] = []
-        var total = 0
-        while total < 1 << 20 {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
-            if count < 0 {
-                let error = errno
-                if error == EINTR { continue }
-                if error != EAGAIN {
-                    logger.error("Reading inotify events failed: \(errnoText(error)), ignoring.")
-                }
-                break
-            }
-            if count == 0 { break }
-            let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            if decoded.trailingBytes != 0 {
-                logger.warning("An inotify read ended inside an event (\(decoded.trailingBytes) bytes), ignoring them.")
-            }
-            events += decoded.events
-            total += count
-        }
-        return events
+        Inotify.readQueued(from: inotify, buffer: &buffer, limit: 1 << 20, source: "the contacts folder", logger: logger)
     }
 }

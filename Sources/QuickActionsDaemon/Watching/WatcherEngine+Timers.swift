@@ -23,13 +23,7 @@ extension WatcherEngine {
 
     func pollTimeoutMilliseconds() -> Int32 {
         if hasCreationsForNextBatch { return 0 }
-        let deadlines = [nextTick, machine.nextWriterProbe].compactMap { $0 }
-        guard let next = deadlines.min() else { return -1 }
-        let remaining = next - ContinuousClock.now
-        if remaining <= .zero { return 0 }
-        let (seconds, attoseconds) = remaining.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
+        return WakeUpSocket.milliseconds(until: [nextTick, machine.nextWriterProbe].compactMap { $0 }.min())
     }
 
     func scheduleTick() {

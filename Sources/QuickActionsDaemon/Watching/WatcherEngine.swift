@@ -81,11 +81,9 @@ final class WatcherEngine {
 
     private func openInotify() {
         guard inotify < 0 else { return }
-        do {
-            inotify = try retryingSystemCall("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        } catch {
-            inotifyError = error.errno
-            logger.error("Cannot watch the contacts folder: \(error) Falling back to periodic rescans.")
+        switch Inotify.open(logger: logger, failure: "Cannot watch the contacts folder, falling back to periodic rescans:") {
+        case .success(let descriptor): inotify = descriptor
+        case .failure(let error): inotifyError = error.errno
         }
     }
 

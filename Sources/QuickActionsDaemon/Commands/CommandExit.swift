@@ -1,7 +1,3 @@
-import Glibc
-import Logging
-import SystemCalls
-
 /// What an item's command, or the `LaunchCommand`, came to once it ended: for the core to log
 /// with the item and to decide whether a person should be told.
 struct CommandExit: Sendable, Equatable {
@@ -40,29 +36,4 @@ struct CommandItem: Sendable, Equatable {
     var type: String
     var title: String
     var contactIdentifier: String?
-}
-
-/// Runs `[Actions]` commands through the `CommandStarter`: without a shell (the argv the template
-/// was expanded to), the item's values also in the environment; started directly, its stderr's
-/// last few KiB are kept for the log. Its end comes back as a `CommandExit` through `onExit`.
-/// Unlike the `LaunchCommand`, several may run at once (as many as the core's table admits).
-final class ActionCommandRunner: Sendable {
-    private let starter: CommandStarter
-    private let onExit: @Sendable (CommandExit) -> Void
-
-    init(starter: CommandStarter, onExit: @escaping @Sendable (CommandExit) -> Void) {
-        self.starter = starter
-        self.onExit = onExit
-    }
-
-    /// Starts the command `id` of the core's table; where it runs, or why it could not start
-    /// (not found, not executable…).
-    func run(_ argv: [String], id: UInt64, environment request: LaunchRequest, item: CommandItem) -> Result<CommandPlace, SystemCallError> {
-        let program = argv[0]
-        return starter.start(
-            argv, request: request, description: "Quick action “\(item.title)” (\(program))", readingStandardError: true
-        ) { [onExit] place, end in
-            onExit(CommandExit(kind: .action(id: id), place: place, program: program, item: item, end: end))
-        }
-    }
 }
