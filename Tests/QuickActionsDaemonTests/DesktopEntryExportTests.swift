@@ -440,6 +440,28 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertNil(fine?.notice)
     }
 
+    /// An older qactd wrote into the person's own applications folder, where its copy shadowed the
+    /// app's entry and outlived the package: the files it can prove it wrote (they name its socket)
+    /// go at start-up; the person's files and another daemon's stay.
+    func testFilesAnOlderVersionLeftInThePersonsFolderGo() async throws {
+        _ = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
+        try FileManager.default.createDirectory(atPath: dataHome + "/applications", withIntermediateDirectories: true)
+        let ours = try String(contentsOfFile: exported, encoding: .utf8)
+        try ours.write(toFile: personal, atomically: true, encoding: .utf8)
+        let otherDaemons = dataHome + "/applications/org.example.Other.desktop"
+        try writeAsAnotherDaemons(ours, to: otherDaemons)
+        let persons = dataHome + "/applications/org.example.Notes.desktop"
+        try "[Desktop Entry]\nType=Application\nName=Notes\nExec=notes\n".write(toFile: persons, atomically: true, encoding: .utf8)
+
+        let (upgraded, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: personal), "the older version's copy goes")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: exported), "the export is in the exports folder")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: otherDaemons))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: persons))
+        let problem = await upgraded.status().launchers.desktopEntry?.problem
+        XCTAssertNil(problem, "an older version's copy is no entry of the person's")
+    }
+
     func testEmptyingDesktopFileAndReloadingRemovesTheExport() async throws {
         let (core, _) = try await startedCore("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n")
         XCTAssertTrue(FileManager.default.fileExists(atPath: exported))

@@ -170,6 +170,39 @@ final class PinnedLauncherTests: XCTestCase {
         }
     }
 
+    /// Pinned launchers an older qactd wrote in the person's own applications folder (without the
+    /// keys that say what they pin): each whose pin the state holds is written anew in the exports
+    /// folder and the old file goes; one whose pin is unknown stays, since nothing proves it stale.
+    func testPinnedLaunchersAnOlderVersionLeftMoveToTheExportsFolder() async throws {
+        let core = try makeCore()
+        _ = try await core.pin(.position(1))
+        await core.launcherExportsDone()
+        let current = try String(contentsOfFile: applications + "/org.example.Contacts.pinned.SearchAction.desktop", encoding: .utf8)
+        let older = current.split(separator: "\n").filter { !$0.hasPrefix("X-Qactd-Pin-Type") }.joined(separator: "\n") + "\n"
+        let personal = dataHome + "/applications"
+        try FileManager.default.createDirectory(atPath: personal, withIntermediateDirectories: true)
+        try older.write(toFile: personal + "/org.example.Contacts.pinned.SearchAction.desktop", atomically: true, encoding: .utf8)
+        let unknown = older.replacingOccurrences(of: "X-Qactd-Pinned=SearchAction", with: "X-Qactd-Pinned=ShareAction")
+        try unknown.write(toFile: personal + "/org.example.Contacts.pinned.ShareAction.desktop", atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: applications + "/org.example.Contacts.pinned.SearchAction.desktop")
+
+        await core.finishPendingWork()
+        var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state-qactd"))
+        guard case .loaded(let saved) = try store.load() else { return XCTFail("the state file holds the pin") }
+        let (logger, records) = Logger.recording(level: .debug)
+        let upgraded = DaemonCore(
+            settings: try settings(configuration), restored: saved, index: ContactIndex(),
+            store: StateStore(paths: StatePaths(directory: folder + "/state-qactd")), socketPath: folder + "/run/qactd.sock",
+            logger: logger, notifier: RecordingNotifier(), launchers: LauncherExporters(environment: environment, qactlPath: qactl, logger: logger))
+        runEvents(of: upgraded)
+        await upgraded.publishToLaunchers()
+        await upgraded.launcherExportsDone()
+        XCTAssertEqual(pinnedFiles(), ["org.example.Contacts.pinned.SearchAction.desktop"], "written anew in the exports folder")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: personal + "/org.example.Contacts.pinned.SearchAction.desktop"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: personal + "/org.example.Contacts.pinned.ShareAction.desktop"), "unknown: kept")
+        XCTAssertTrue(records.messages.contains { $0.contains("ShareAction") && $0.contains("nothing proves it stale") }, "\(records.messages)")
+    }
+
     /// Two instances (two apps, two sockets) share the applications folder: each keeps and
     /// removes only its own pinned launchers.
     func testTwoInstancesKeepTheirOwnPins() async throws {

@@ -62,7 +62,8 @@ struct DesktopEntryExporter: Sendable {
         var appIcon: String?
         defer { syncPins(publication, appIcon: appIcon, logger: logger) }
         // At start-up and after a reload: files this daemon wrote under another ID, or when
-        // DesktopFile= was set before the daemon stopped, go.
+        // DesktopFile= was set before the daemon stopped, go, and so do those an older qactd
+        // left in the person's own applications folder.
         let isFirstSinceStartOrReload = lastPublication == nil
         lastPublication = publication
         faces = faceFiles?.sync(publication.faces, appDesktopFileID: publication.configuration.launcherDesktopFileID, logger: logger) ?? [:]
@@ -71,6 +72,7 @@ struct DesktopEntryExporter: Sendable {
             removeLeftovers(
                 in: folders.exports, keeping: configuration.launcherDesktopFileID.map { folders.exports + "/" + $0 },
                 socketPath: publication.socketPath, logger: logger)
+            removeOlderVersionsLaunchers(socketPath: publication.socketPath, pins: Set(publication.pins.map(\.identifier)), logger: logger)
         }
         guard let identifier = configuration.launcherDesktopFileID, let folders else {
             if let exportedPath { remove(exportedPath, logger: logger) }
@@ -332,7 +334,29 @@ struct DesktopEntryExporter: Sendable {
             runtimeFolder: InstancePaths.runtimeFolder(xdgRuntimeDirectory: environment["XDG_RUNTIME_DIR"], userID: getuid()))
         var exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
         guard let folders = exporter.folders else { return }
-        exporter.removeLeftovers(in: folders.exports, keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
+        for folder in [folders.exports, folders.personal] {
+            exporter.removeLeftovers(in: folder, keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
+        }
+    }
+
+    /// The launchers an older qactd on this socket wrote in the person's own applications folder,
+    /// where they shadowed the app's entry and outlived the package: its exported entry goes
+    /// (the exports folder has the current one), and so does each pinned launcher whose pin is in
+    /// `pins` (written anew in the exports folder). One whose pin is unknown is kept and reported:
+    /// nothing proves it stale.
+    private mutating func removeOlderVersionsLaunchers(socketPath: String, pins: Set<String>, logger: Logger) {
+        guard let folders else { return }
+        removeLeftovers(in: folders.personal, keeping: nil, socketPath: socketPath, logger: logger)
+        for (path, document) in launchers(in: folders.personal, socketPath: socketPath) {
+            guard let pin = document.value(of: PinnedDesktopEntry.pinnedKey) else { continue }
+            if pins.contains(pin) {
+                remove(path, logger: logger)
+            } else {
+                logger.warning(
+                    "Keeping '\(path)', a pinned quick action an older qactd wrote: its pin '\(pin)' is not in the state, so nothing proves it stale; remove it by hand if it is, ignoring.",
+                    metadata: ["QACTD_PATH": "\(path)"])
+            }
+        }
     }
 
     /// The files in `folder` that a daemon on this socket wrote, except `keeping` (and except the

@@ -31,7 +31,7 @@ struct ExportFolders: Equatable, Sendable {
     }
 
     /// The person's own applications folder, which comes before every data folder: an entry of
-    /// theirs there shadows the export.
+    /// theirs there shadows the export; older versions of qactd wrote there.
     var personal: String { dataHome + "/applications" }
 
     /// Whether launchers started with this environment see the exports folder.
