@@ -108,6 +108,24 @@ final class VCardFoldedPhotoTests: XCTestCase {
         XCTAssertEqual(contacts, [Self.grace])
     }
 
+    /// A line as long as the ones before it, where a line ends, but which holds an earlier
+    /// line end followed by a property: that property is read.
+    func testALineEndBeforeTheGuessedOneEndsThePhoto() {
+        for newline in ["\r\n", "\n", "\r"] {
+            let data = Self.base64(74 * 30)
+            var photo = ["PHOTO;ENCODING=b;TYPE=JPEG:/9j/4AAQ"]
+            for line in 0..<30 {
+                photo.append(" " + data.dropFirst(74 * line).prefix(74))
+            }
+            let inner = " " + data.prefix(20) + newline + "EMAIL:c@example.org"
+            photo.append(inner + String(repeating: " ", count: 75 - inner.count))
+            let text = card(photo: photo.joined(separator: newline) + newline, newline: newline)
+            let contacts = try? parsed(Array(text.utf8)).get()
+            XCTAssertEqual(contacts?.first?.emails, ["grace@example.org", "c@example.org"], newline.debugDescription)
+            XCTAssertEqual(contacts?.first?.favorite, true)
+        }
+    }
+
     /// Bytes that change what the file is (a NUL, Latin-1, UTF-8 outside ASCII) or where its
     /// lines end, put anywhere in a long photo: both parsers agree, whatever comes of it.
     func testEditsInsideAPhotoAgreeWithTheReference() {
