@@ -27,7 +27,8 @@ final class VCardFoldedPhotoTests: XCTestCase {
     }
 
     private func card(photo: String, newline: String, last: Bool = false) -> String {
-        let head = ["BEGIN:VCARD", "VERSION:4.0", "UID:grace", "FN:Grace Hopper", "EMAIL:grace@example.org"].joined(separator: newline) + newline
+        let head = ["BEGIN:VCARD", "VERSION:4.0", "UID:grace", "FN:Grace Hopper", "EMAIL:grace@example.org"]
+            .joined(separator: newline) + newline
         if last {
             return head + "CATEGORIES:favorite" + newline + photo + "END:VCARD" + newline
         }
@@ -41,7 +42,8 @@ final class VCardFoldedPhotoTests: XCTestCase {
     private func parsed(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> Result<[Contact], ContactParseError> {
         let fast = Result { () throws(ContactParseError) in try VCardParser.parse(bytes, fileStem: "card") }
         let reference = Result { () throws(ContactParseError) in try VCardParser.referenceParse(bytes, fileStem: "card") }
-        XCTAssertEqual(fast, reference, "for \(String(decoding: bytes.prefix(400), as: UTF8.self).debugDescription)…", file: file, line: line)
+        let shown = String(decoding: bytes.prefix(400), as: UTF8.self).debugDescription
+        XCTAssertEqual(fast, reference, "for \(shown)…", file: file, line: line)
         return fast
     }
 
@@ -50,7 +52,8 @@ final class VCardFoldedPhotoTests: XCTestCase {
             for fold in [" ", "\t"] {
                 for lines in [2, 3, 900] {
                     let text = card(photo: Self.photo(lines: lines, fold: fold, newline: newline), newline: newline)
-                    XCTAssertEqual(try parsed(Array(text.utf8)).get(), [Self.grace], "\(lines) lines, \(newline.debugDescription), \(fold.debugDescription)")
+                    let described = "\(lines) lines, \(newline.debugDescription), \(fold.debugDescription)"
+                    XCTAssertEqual(try parsed(Array(text.utf8)).get(), [Self.grace], described)
                 }
             }
         }
@@ -61,7 +64,8 @@ final class VCardFoldedPhotoTests: XCTestCase {
             let text = card(photo: Self.photo(lines: 300, newline: newline), newline: newline, last: true)
             XCTAssertEqual(try parsed(Array(text.utf8)).get(), [Self.grace])
             // Two such cards in one file, the second not a favorite.
-            let second = text.replacingOccurrences(of: "grace", with: "ada").replacingOccurrences(of: "CATEGORIES:favorite", with: "CATEGORIES:work")
+            let second = text.replacingOccurrences(of: "grace", with: "ada")
+                .replacingOccurrences(of: "CATEGORIES:favorite", with: "CATEGORIES:work")
             let both = try? parsed(Array((text + second).utf8)).get()
             XCTAssertEqual(both?.map(\.identifier), ["grace", "ada"])
             XCTAssertEqual(both?.map(\.favorite), [true, false])
