@@ -22,9 +22,7 @@ extension VCardParser {
             if join == .folded, collector.isInsideCard, isUnreadFoldedProperty(firstBytes) {
                 // A photo (tens of kilobytes of base64) or a long note: its folded lines are
                 // passed over, never joined, as nothing of the property would be kept.
-                while let following = pending, let byte = text[following.range].first, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-                    pending = lines.next()
-                }
+                pending = lines.nextUnfolded()
                 continue
             }
             joined.removeAll(keepingCapacity: true)
@@ -99,6 +97,72 @@ extension VCardParser {
             guard start < text.count else { return nil }
             defer { start = text.count }
             return line(start..<text.count)
+        }
+
+        /// The next line that does not start with a space or a tab, passing over (and counting)
+        /// those that do: the rest of a folded property nobody reads, hundreds of lines for a
+        /// photo's base64, gone through in one loop. Such lines are nearly always as long as
+        /// each other, so each is first taken to end where the one before did, which is checked
+        /// (the break is there, and no byte before it in the line is a control character, one
+        /// of which any CR or LF would be, or outside ASCII) in words read without a branch per
+        /// word; only when the guess is wrong is the line searched for its break.
+        mutating func nextUnfolded() -> PhysicalLine? {
+            guard let base = text.baseAddress else { return nil }
+            let count = text.count
+            let (cr, lf, space, tab): (UInt8, UInt8, UInt8, UInt8) = (0x0D, 0x0A, 0x20, 0x09)
+            // After a line that ended at a CR, `start` is at the LF of its CRLF, if it has one.
+            var lineStart = start
+            if lineStart > 0, lineStart < count, base[lineStart] == lf, base[lineStart - 1] == cr { lineStart += 1 }
+            var length = 0
+            while lineStart < count, base[lineStart] == space || base[lineStart] == tab {
+                number += 1
+                let guess = lineStart + length
+                let end: Int
+                if length > 0, guess < count, base[guess] == cr || base[guess] == lf,
+                   Self.isPrintableASCII(UnsafeRawPointer(base), from: lineStart + 1, to: guess) {
+                    end = guess
+                } else {
+                    end = VCardTriage.lineBreak(base, from: lineStart + 1, count: count)
+                    length = end - lineStart
+                }
+                lineStart = end + 1
+                if lineStart < count, base[end] == cr, base[lineStart] == lf { lineStart += 1 }
+            }
+            position = min(lineStart, count)
+            start = position
+            return next()
+        }
+
+        /// Whether every byte from `from` up to `to` is between 0x20 and 0x7F: words of eight
+        /// bytes, the top bit of each byte gathered from the byte itself (outside ASCII) and from
+        /// the byte minus 0x20 (below 0x20; that subtraction borrows into a byte's top bit only
+        /// from a byte below 0x20), all OR-ed and tested once at the end.
+        private static func isPrintableASCII(_ raw: UnsafeRawPointer, from: Int, to: Int) -> Bool {
+            let (spaces, topBits): (UInt64, UInt64) = (0x2020_2020_2020_2020, 0x8080_8080_8080_8080)
+            var gathered: UInt64 = 0
+            var position = from
+            while position + 16 <= to {
+                let first = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                let second = raw.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self)
+                gathered |= (first &- spaces) | first | (second &- spaces) | second
+                position += 16
+            }
+            if to - from >= 8 {
+                // The last (or only) word ends at `to`, overlapping the one before if need be.
+                while position + 8 <= to {
+                    let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                    gathered |= (word &- spaces) | word
+                    position += 8
+                }
+                let last = raw.loadUnaligned(fromByteOffset: to - 8, as: UInt64.self)
+                gathered |= (last &- spaces) | last
+            } else {
+                for offset in position..<max(position, to) {
+                    let byte = raw.load(fromByteOffset: offset, as: UInt8.self)
+                    gathered |= UInt64(byte &- 0x20) | UInt64(byte)
+                }
+            }
+            return gathered & topBits == 0
         }
 
         private mutating func line(_ range: Range<Int>) -> PhysicalLine {
