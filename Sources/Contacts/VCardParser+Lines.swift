@@ -101,11 +101,8 @@ extension VCardParser {
 
         /// The next line that does not start with a space or a tab, passing over (and counting)
         /// those that do: the rest of a folded property nobody reads, hundreds of lines for a
-        /// photo's base64, gone through in one loop. Such lines are nearly always as long as
-        /// each other, so each is first taken to end where the one before did, which is checked
-        /// (the break is there, and no byte before it in the line is a control character, one
-        /// of which any CR or LF would be, or outside ASCII) in words read without a branch per
-        /// word; only when the guess is wrong is the line searched for its break.
+        /// photo's base64, gone through in one loop that takes a CRLF as one break (line by line,
+        /// each CRLF would be searched twice and give an empty line between).
         mutating func nextUnfolded() -> PhysicalLine? {
             guard let base = text.baseAddress else { return nil }
             let count = text.count
@@ -113,56 +110,15 @@ extension VCardParser {
             // After a line that ended at a CR, `start` is at the LF of its CRLF, if it has one.
             var lineStart = start
             if lineStart > 0, lineStart < count, base[lineStart] == lf, base[lineStart - 1] == cr { lineStart += 1 }
-            var length = 0
             while lineStart < count, base[lineStart] == space || base[lineStart] == tab {
                 number += 1
-                let guess = lineStart + length
-                let end: Int
-                if length > 0, guess < count, base[guess] == cr || base[guess] == lf,
-                   Self.isPrintableASCII(UnsafeRawPointer(base), from: lineStart + 1, to: guess) {
-                    end = guess
-                } else {
-                    end = VCardTriage.lineBreak(base, from: lineStart + 1, count: count)
-                    length = end - lineStart
-                }
+                let end = VCardTriage.lineBreak(base, from: lineStart + 1, count: count)
                 lineStart = end + 1
                 if lineStart < count, base[end] == cr, base[lineStart] == lf { lineStart += 1 }
             }
             position = min(lineStart, count)
             start = position
             return next()
-        }
-
-        /// Whether every byte from `from` up to `to` is between 0x20 and 0x7F: words of eight
-        /// bytes, the top bit of each byte gathered from the byte itself (outside ASCII) and from
-        /// the byte minus 0x20 (below 0x20; that subtraction borrows into a byte's top bit only
-        /// from a byte below 0x20), all OR-ed and tested once at the end.
-        private static func isPrintableASCII(_ raw: UnsafeRawPointer, from: Int, to: Int) -> Bool {
-            let (spaces, topBits): (UInt64, UInt64) = (0x2020_2020_2020_2020, 0x8080_8080_8080_8080)
-            var gathered: UInt64 = 0
-            var position = from
-            while position + 16 <= to {
-                let first = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-                let second = raw.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self)
-                gathered |= (first &- spaces) | first | (second &- spaces) | second
-                position += 16
-            }
-            if to - from >= 8 {
-                // The last (or only) word ends at `to`, overlapping the one before if need be.
-                while position + 8 <= to {
-                    let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-                    gathered |= (word &- spaces) | word
-                    position += 8
-                }
-                let last = raw.loadUnaligned(fromByteOffset: to - 8, as: UInt64.self)
-                gathered |= (last &- spaces) | last
-            } else {
-                for offset in position..<max(position, to) {
-                    let byte = raw.load(fromByteOffset: offset, as: UInt8.self)
-                    gathered |= UInt64(byte &- 0x20) | UInt64(byte)
-                }
-            }
-            return gathered & topBits == 0
         }
 
         private mutating func line(_ range: Range<Int>) -> PhysicalLine {
