@@ -77,14 +77,22 @@ final class PlasmaEndToEndTests: XCTestCase {
         XCTAssertEqual(control["entries"] as? Int, 1, "\(control)")
 
         // Faces: the favorite whose photo is one solid colour shows that colour beside its name
-        // in the task manager's menu with FavoriteFaces=yes, and none of it with FavoriteFaces=no.
+        // in the task manager's menu with FavoriteFaces=yes, round, and none of it with FavoriteFaces=no.
         let faces = report["faces"] as? [[String: Any]] ?? []
         XCTAssertEqual(faces.map { $0["faces"] as? String ?? "" }, ["no", "yes"], "\(report)")
         for reading in faces {
             let pixels = try XCTUnwrap(reading["facePixels"] as? Int, "the row was read: \(reading)")
             if reading["faces"] as? String == "yes" {
                 XCTAssertGreaterThanOrEqual(pixels, 40, "the photo's colour beside the name: \(reading)")
-                XCTAssertTrue((reading["icon"] as? String ?? "").contains("/qactd/faces/"), "\(reading)")
+                XCTAssertTrue((reading["icon"] as? String ?? "").hasSuffix(".png"), "a photo's face is a PNG: \(reading)")
+                // Round: in the box the colour is drawn in, the colour covers the centre but not
+                // the corners (the menu's background), and fills about π/4 of it, not all.
+                let shape = try XCTUnwrap(reading["shape"] as? [String: Any], "\(reading)")
+                let box = shape["box"] as? [Int] ?? []
+                XCTAssertGreaterThanOrEqual(box.count == 4 ? min(box[2], box[3]) : 0, 12, "an icon-sized box: \(shape)")
+                XCTAssertEqual(shape["centre"] as? Int, 9, "the photo's colour in the middle: \(shape)")
+                XCTAssertEqual(shape["corners"] as? Int, 0, "round: the corners show the menu: \(shape)")
+                XCTAssertLessThan(shape["fill"] as? Double ?? 1, 0.9, "round, not square: \(shape)")
             } else {
                 XCTAssertLessThan(pixels, 40, "no face without FavoriteFaces=yes: \(reading)")
             }

@@ -270,3 +270,19 @@ extension Result {
         return nil
     }
 }
+
+/// Photos for the face tests of other classes: real PNGs by libpng, and a face file's middle.
+enum TestPhoto {
+    /// A `width` × `height` PNG of one opaque colour, `rgb`.
+    static func png(width: Int, height: Int, rgb: [UInt8]) throws -> [UInt8] {
+        let rgba = Array(repeatElement(rgb + [255], count: width * height).joined())
+        return try FacePicture.encodePNG(FacePicture.Pixels(width: width, height: height, rgba: rgba)).get()
+    }
+
+    /// The RGBA of the middle and of the top-left corner of the face PNG at `path`.
+    static func middleAndCorner(ofFace path: String) throws -> (middle: [UInt8], corner: [UInt8]) {
+        let face = try FacePicture.decodePNG([UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).get()
+        let middle = ((face.height / 2) * face.width + face.width / 2) * 4
+        return (Array(face.rgba[middle..<(middle + 4)]), Array(face.rgba[0..<4]))
+    }
+}
