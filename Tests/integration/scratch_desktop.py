@@ -318,6 +318,8 @@ class ScratchDesktop:
         folder = self.env["XDG_DATA_HOME"] + "/qactd/faces/" + DESKTOP_ID
         colours = {}
         for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            if not name.endswith(".svg"):
+                continue  # a photo's face, a PNG
             with open(os.path.join(folder, name)) as face:
                 svg = face.read()
             found = re.search(r'<circle[^>]*fill="#([0-9a-f]{6})".*>([^<>]+)</text>', svg)
@@ -335,6 +337,15 @@ class ScratchDesktop:
         raw = Image.open(shot).convert("RGB").crop((left, top, x, top + height)).tobytes()
         return sum(1 for i in range(0, len(raw) - 2, 3)
                    if all(abs(raw[i + c] - colour[c]) <= tolerance for c in range(3)))
+
+    def shape_beside(self, point, colour, shot, width=150, height=30):
+        """The shape (`icon_shape`) `colour` has in the `width` pixels left of the row at `point`,
+        where a menu draws an item's icon, in the screenshot `shot`."""
+        from PIL import Image
+        x, y = point
+        left, top = max(0, x - width), max(0, y - height // 2)
+        raw = Image.open(shot).convert("RGB").crop((left, top, x, top + height)).tobytes()
+        return icon_shape(raw, x - left, height, colour)
 
     def start_daemon(self):
         self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")
