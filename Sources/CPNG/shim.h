@@ -4,4 +4,4 @@
 // Macros Swift does not import, as constants.
 static const unsigned int qactd_png_image_version = PNG_IMAGE_VERSION;
 static const unsigned int qactd_png_format_rgba = PNG_FORMAT_RGBA;
-static const unsigned int qactd_png_image_error = PNG_IMAGE_ERROR;
+static const unsigned int qactd_png_image_flag_fast = PNG_IMAGE_FLAG_FAST;

@@ -102,6 +102,9 @@ enum FacePicture {
         image.version = png_uint_32(qactd_png_image_version)
         (image.width, image.height) = (png_uint_32(pixels.width), png_uint_32(pixels.height))
         image.format = png_uint_32(qactd_png_format_rgba)
+        // No filter search and a lighter deflate: a face is small either way, and it is made
+        // while the daemon starts.
+        image.flags = png_uint_32(qactd_png_image_flag_fast)
         defer { png_image_free(&image) }
         var size: png_alloc_size_t = 0
         let measured = pixels.rgba.withUnsafeBytes { png_image_write_to_memory(&image, nil, &size, 0, $0.baseAddress, 0, nil) }
