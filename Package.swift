@@ -47,6 +47,18 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libjpeg-turbo's TurboJPEG and libpng's simplified API: a favorite's photo decoded, its
+        // round face encoded as PNG.
+        .systemLibrary(
+            name: "CTurboJPEG",
+            pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
         // sd-bus's object vtables (C initialiser macros) with trampolines into Swift; Swift
         // calls the rest of sd-bus, the non-variadic part, directly.
         .target(name: "CSdBus", linkerSettings: [.linkedLibrary("systemd")]),
@@ -54,7 +66,7 @@ let package = Package(
             name: "QuickActionsDaemon",
             dependencies: [
                 "QuickActions", "Contacts", "Varlink", "VarlinkNIOServer", "QuickActionsProtocol", "CSystemd",
-                "CSdBus", "CSQLite", "SystemCalls", "CLinux",
+                "CSdBus", "CSQLite", "CTurboJPEG", "CPNG", "SystemCalls", "CLinux",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -109,7 +121,7 @@ let package = Package(
             name: "QuickActionsDaemonTests",
             dependencies: [
                 "QuickActionsDaemon", "QuickActionsProtocol", "Varlink", "VarlinkNIOServer", "QuickActions", "Contacts", "TestSupport",
-                "SystemCalls",
+                "SystemCalls", "CTurboJPEG", "CPNG",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

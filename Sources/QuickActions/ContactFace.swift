@@ -1,17 +1,11 @@
 import Contacts
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A favorite's icon: the contact's photo cut round, or a monogram (initials on a colour that
-/// stays the same for the contact) when there is no photo or it cannot be used. Made as an SVG
-/// document, which embeds the photo as it is: the desktop's own image loader (librsvg through
-/// GdkPixbuf, Qt's SVG module) decodes it, so no image decoder is written here. The photo's
+/// stays the same for the contact) when there is no photo or it cannot be used. Here the photo's
 /// header is read only to know its kind and size, and a photo too large is refused before any
-/// loader sees it.
+/// decoder sees it; the daemon decodes it, scales and cuts it round into a PNG picture (every
+/// desktop draws a PNG's alpha, where an SVG clip path is lost on Qt's SVG Tiny renderer). The
+/// monogram is an SVG document: a circle and text, round everywhere.
 public enum ContactFace: Hashable, Sendable {
     case photo(FaceImage)
     case monogram(initials: String, colour: String)
@@ -32,32 +26,28 @@ public enum ContactFace: Hashable, Sendable {
         }
     }
 
-    /// The SVG document.
-    public var svg: [UInt8] {
+    /// The SVG document of the monogram of the contact named `name`, `identifier`.
+    public static func monogramSVG(name: String, identifier: String) -> [UInt8] {
+        svg(initials: initials(of: name), colour: colour(for: identifier))
+    }
+
+    /// A monogram's SVG document (a photo's picture is the daemon's to make).
+    public static func svg(initials: String, colour: String) -> [UInt8] {
         let side = Self.side
         let half = side / 2
-        var text = #"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink""#
-            + #" width="\#(side)" height="\#(side)" viewBox="0 0 \#(side) \#(side)">"#
-        switch self {
-        case .photo(let image):
-            text += #"<defs><clipPath id="round"><circle cx="\#(half)" cy="\#(half)" r="\#(half)"/></clipPath></defs>"#
-            // Both spellings of the link: librsvg and Qt read xlink:href, SVG 2 readers href.
-            let uri = "data:\(image.kind.mediaType);base64,\(Data(image.bytes).base64EncodedString())"
-            text += #"<image width="\#(side)" height="\#(side)" preserveAspectRatio="xMidYMid slice" clip-path="url(#round)""#
-                + #" xlink:href="\#(uri)" href="\#(uri)"/>"#
-        case .monogram(let initials, let colour):
-            text += #"<circle cx="\#(half)" cy="\#(half)" r="\#(half)" fill="\#(colour)"/>"#
-            text += #"<text x="\#(half)" y="\#(half)" dy="0.35em" text-anchor="middle" font-family="sans-serif""#
-                + #" font-size="\#(initials.count > 1 ? 40 : 48)" font-weight="bold" fill="white">\#(MarkupEscaping.text(initials))</text>"#
-        }
+        var text = #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(side)" height="\#(side)" viewBox="0 0 \#(side) \#(side)">"#
+        text += #"<circle cx="\#(half)" cy="\#(half)" r="\#(half)" fill="\#(colour)"/>"#
+        text += #"<text x="\#(half)" y="\#(half)" dy="0.35em" text-anchor="middle" font-family="sans-serif""#
+            + #" font-size="\#(initials.count > 1 ? 40 : 48)" font-weight="bold" fill="white">\#(MarkupEscaping.text(initials))</text>"#
         text += "</svg>\n"
         return Array(text.utf8)
     }
 
-    /// A name for a file holding `svg`, from its content: the same face is one file, and a
-    /// changed photo a new name, which launchers that cache icons by path see as new.
-    public var fileName: String {
-        "face-" + StableHash.hex(svg) + ".svg"
+    /// A name for a file holding a face's `bytes` (an SVG or PNG document, `fileExtension`), from
+    /// its content: the same face is one file, and a changed photo a new name, which launchers
+    /// that cache icons by path see as new.
+    public static func fileName(of bytes: [UInt8], fileExtension: String) -> String {
+        "face-" + StableHash.hex(bytes) + "." + fileExtension
     }
 
     /// Up to two letters: the first of the first word and of the last ("Grace Hopper" → "GH",
@@ -85,12 +75,11 @@ public enum ContactFace: Hashable, Sendable {
 }
 
 /// A photo whose header says it is a JPEG or PNG image of a size a face may have. Only the
-/// header is read: the pixels are the desktop's image loader's business.
+/// header is read here: the pixels are decoded by the daemon's picture maker, which reads the
+/// size again from its decoder before it allocates anything.
 public struct FaceImage: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable {
         case jpeg, png
-
-        var mediaType: String { "image/\(rawValue)" }
     }
 
     public var kind: Kind
@@ -98,16 +87,18 @@ public struct FaceImage: Hashable, Sendable {
     public var height: Int
     public var bytes: [UInt8]
 
-    /// Larger files are not embedded (the most a card's photo is read).
+    /// Larger files are not decoded (the most a card's photo is read).
     public static let maxBytes = ContactPhoto.maxBytes
-    /// Wider or taller images are not embedded: a small file can claim a huge size, which a
-    /// loader would allocate before drawing a 96-pixel circle.
+    /// Wider or taller images are not decoded: a small file can claim a huge size, which a
+    /// decoder would allocate before the picture is scaled down to a face.
     public static let maxSide = 4096
 
     public enum Problem: Error, Hashable, Sendable, CustomStringConvertible {
         case tooLarge(bytes: Int)
         case tooManyPixels(width: Int, height: Int)
         case notAnImage
+        /// The header was fine, the image is not: the decoder's words (a truncated file, bad data).
+        case undecodable(String)
 
         public var description: String {
             switch self {
@@ -115,6 +106,7 @@ public struct FaceImage: Hashable, Sendable {
             case .tooManyPixels(let width, let height):
                 "the photo is \(width)×\(height) pixels, more than \(FaceImage.maxSide) on a side"
             case .notAnImage: "the photo is not a JPEG or PNG image that can be read"
+            case .undecodable(let reason): "the photo cannot be decoded: \(reason)"
             }
         }
     }

@@ -305,8 +305,8 @@ final class EvolutionEndToEndTests: XCTestCase {
 
     /// `FavoriteFaces=yes` with a favorite saved with a photo through EDS's own client library:
     /// EDS keeps the photo as a file in the book's `photos` folder, named by a `file://` URI in
-    /// the row's vCard, and the favorite's action in the exported desktop entry has a face that
-    /// embeds that file's bytes. A photo that is no image, and one over the bound, give the
+    /// the row's vCard, and the favorite's action in the exported desktop entry has a face made
+    /// of that file: a round PNG of its colour. A photo that is no image, and one over the bound, give the
     /// monogram, each logged once however often the entry is exported again; a contact not shown
     /// has its photo never read.
     func testAFavoritesPhotoSavedThroughEvolutionIsItsFace() throws {
@@ -344,11 +344,16 @@ final class EvolutionEndToEndTests: XCTestCase {
         }
         XCTAssertTrue(waitUntil { ["Hedy Lamarr", "Bob Broken", "Lara Large"].allSatisfy { icon($0)?.hasPrefix(faces + "/face-") == true } },
                       "each favorite's action has a face: \((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "no entry")\n\(fixture.log())")
-        let hedySVG = try String(contentsOfFile: try XCTUnwrap(icon("Hedy Lamarr")), encoding: .utf8)
-        XCTAssertTrue(hedySVG.contains("data:image/png;base64,\(photo.base64EncodedString())"), "the face embeds the photo EDS keeps: \(hedySVG.prefix(400))")
+        let hedyFace = try XCTUnwrap(icon("Hedy Lamarr"))
+        XCTAssertTrue(hedyFace.hasSuffix(".png"), hedyFace)
+        let hedyPicture = try faceMiddleAndCorner(path: hedyFace)
+        XCTAssertEqual(hedyPicture.middle, [0xE0, 0x10, 0xB0, 255], "the face is the photo EDS keeps: \(hedyPicture)")
+        XCTAssertEqual(hedyPicture.corner.last, 0, "cut round: \(hedyPicture)")
+        XCTAssertEqual(hedyPicture.size, [128, 128])
         for (name, initials) in [("Bob Broken", "BB"), ("Lara Large", "LL")] {
-            let svg = try String(contentsOfFile: try XCTUnwrap(icon(name)), encoding: .utf8)
-            XCTAssertTrue(svg.contains(">\(initials)</text>") && !svg.contains("<image"), "the monogram: \(svg)")
+            let path = try XCTUnwrap(icon(name))
+            let svg = try String(contentsOfFile: path, encoding: .utf8)
+            XCTAssertTrue(svg.contains(">\(initials)</text>") && !svg.contains("<image") && path.hasSuffix(".svg"), "the monogram: \(svg)")
         }
 
         // Exported again (another favorite): each problem was logged once.

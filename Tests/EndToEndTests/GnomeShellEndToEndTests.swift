@@ -106,12 +106,16 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertFalse(disabledMessage.isEmpty, "\(String(describing: removed))")
         XCTAssertEqual((removed?["shell"] as? [String: Any])?["description"] as? String, disabledMessage)
 
-        // FavoriteFaces=yes: a pinned favorite's launcher has its face as Icon= (an SVG that
-        // embeds the photo), and the shell's app for that launcher has that file as its icon.
+        // FavoriteFaces=yes: a pinned favorite's launcher has its face as Icon= (a PNG of the
+        // photo cut round), and the shell's app for that launcher has that file as its icon.
         let face = try XCTUnwrap(report["pinnedFace"] as? [String: Any], "\(report)")
         let facePath = try XCTUnwrap(face["icon"] as? String, "\(face)")
-        XCTAssertTrue(facePath.contains("/qactd/faces/") && facePath.hasSuffix(".svg"), "\(face)")
-        XCTAssertEqual(face["embedsPhoto"] as? Bool, true, "\(face)")
+        XCTAssertTrue(facePath.contains("/qactd/faces/") && facePath.hasSuffix(".png"), "\(face)")
+        let picture = try XCTUnwrap(face["picture"] as? [String: Any], "\(face)")
+        XCTAssertEqual(picture["format"] as? String, "PNG", "\(picture)")
+        let photo = try XCTUnwrap(picture["photo"] as? [Int], "\(picture)")
+        XCTAssertEqual(picture["middle"] as? [Int], photo + [255], "the photo's colour in the middle: \(picture)")
+        XCTAssertEqual((picture["corner"] as? [Int])?.last, 0, "cut round: \(picture)")
         XCTAssertEqual((face["shell"] as? [String: Any])?["path"] as? String, facePath, "the shell's app shows the face: \(face)")
         // And a person sees it: the shell's own screenshot of the app grid holds the photo's
         // colour once the favorite is pinned, which it did not before (the control).

@@ -42,7 +42,7 @@ final class PlankEndToEndTests: XCTestCase {
 
     /// `FavoriteFaces=yes`, read off the screen: in Plank's menu (the live quicklist's `icon-data`,
     /// drawn by libdbusmenu-gtk through GdkPixbuf) Ada Lovelace, whose card has a pure magenta
-    /// photo, has a patch of magenta beside her name, and Arnold Schönberg, who has no photo, his
+    /// photo, has a round patch of magenta beside her name, and Arnold Schönberg, who has no photo, his
     /// monogram's colour beside his. With `FavoriteFaces=no` neither colour is in either row.
     func testQuicklistFavoritesShowTheirFacesBesideTheirNames() throws {
         let on = try runDock(mode: "quicklist", more: ["--faces", "yes"])
@@ -52,6 +52,8 @@ final class PlankEndToEndTests: XCTestCase {
         XCTAssertLessThanOrEqual(faces["Ada Lovelace"]?["monogram"] ?? .max, 3, "not a monogram: \(faces)")
         XCTAssertGreaterThanOrEqual(faces["Arnold Schönberg"]?["monogram"] ?? 0, 30, "Arnold's monogram beside his name: \(faces)")
         XCTAssertLessThanOrEqual(faces["Arnold Schönberg"]?["magenta"] ?? .max, 3, "Ada's photo only in her row: \(faces)")
+        // Round: in the box the magenta is drawn in, it covers the middle, not the corners.
+        assertRoundFace(on["photoShape"] as? [String: Any], "\(on)")
 
         let colour = monogram.map { String(format: "%02x", $0) }.joined()
         let off = try runDock(mode: "quicklist", more: ["--faces", "no", "--monogram", colour])

@@ -77,14 +77,17 @@ final class PlasmaEndToEndTests: XCTestCase {
         XCTAssertEqual(control["entries"] as? Int, 1, "\(control)")
 
         // Faces: the favorite whose photo is one solid colour shows that colour beside its name
-        // in the task manager's menu with FavoriteFaces=yes, and none of it with FavoriteFaces=no.
+        // in the task manager's menu with FavoriteFaces=yes, round, and none of it with FavoriteFaces=no.
         let faces = report["faces"] as? [[String: Any]] ?? []
         XCTAssertEqual(faces.map { $0["faces"] as? String ?? "" }, ["no", "yes"], "\(report)")
         for reading in faces {
             let pixels = try XCTUnwrap(reading["facePixels"] as? Int, "the row was read: \(reading)")
             if reading["faces"] as? String == "yes" {
                 XCTAssertGreaterThanOrEqual(pixels, 40, "the photo's colour beside the name: \(reading)")
-                XCTAssertTrue((reading["icon"] as? String ?? "").contains("/qactd/faces/"), "\(reading)")
+                XCTAssertTrue((reading["icon"] as? String ?? "").hasSuffix(".png"), "a photo's face is a PNG: \(reading)")
+                // Round: in the box the colour is drawn in, the colour covers the centre but not
+                // the corners (the menu's background), and fills about π/4 of it, not all.
+                assertRoundFace(reading["shape"] as? [String: Any], "\(reading)")
             } else {
                 XCTAssertLessThan(pixels, 40, "no face without FavoriteFaces=yes: \(reading)")
             }
@@ -95,6 +98,6 @@ final class PlasmaEndToEndTests: XCTestCase {
             if values.isEmpty { return "?" }
             return String((values[(values.count - 1) / 2] + values[values.count / 2]) / 2)
         }
-        print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; Kickoff searched again \(report["kickoffRetries"] ?? "?") times; from qactd's write to the menu showing it, median: task manager \(median(steps)) s, Kickoff \(median(kickoff)) s; task manager \(steps.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" })")
+        print("Plasma: shell started in \(report["startSeconds"] ?? "?") s; Kickoff searched again \(report["kickoffRetries"] ?? "?") times; from qactd's write to the menu showing it, median: task manager \(median(steps)) s, Kickoff \(median(kickoff)) s; task manager \(steps.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" }); Kickoff \(kickoff.map { "\($0["step"] ?? ""): \($0["sinceWrite"] ?? "") s" }); faces \(faces.map { "FavoriteFaces=\($0["faces"] ?? ""): \($0["facePixels"] ?? "") pixels, shape \($0["shape"] ?? "none")" })")
     }
 }

@@ -179,15 +179,15 @@ final class DesktopEntryExportTests: XCTestCase {
     }
 
     /// `FavoriteFaces=yes`: each favorite's action has its face as its icon, a file in qactd's
-    /// faces folder: the photo its card embeds, cut round; a monogram for one without a photo and
+    /// faces folder: the photo its card embeds, cut round (a PNG); a monogram for one without a photo and
     /// for one whose photo is no image (logged once, however often the set is exported); a pinned
     /// favorite's launcher has it too. A face no longer shown is removed, and every face when the
     /// setting is turned off.
     func testFavoritesActionsAndPinnedLaunchersShowTheirFacesWhichGoWithTheContact() async throws {
         let contacts = folder + "/contacts"
         try FileManager.default.createDirectory(atPath: contacts, withIntermediateDirectories: true)
-        // A PNG's signature and header, which is all the daemon reads of it.
-        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 64, 0, 0, 0, 48, 8, 6, 0, 0, 0]
+        // A real PNG photo, 64 × 48, one colour.
+        let png = try TestPhoto.png(width: 64, height: 48, rgb: [0xE0, 0x1B, 0x24])
         let cards = [
             "grace": "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(Data(png).base64EncodedString())\nEND:VCARD\n",
             "ada": "BEGIN:VCARD\nVERSION:3.0\nUID:ada\nFN:Ada Lovelace\nEND:VCARD\n",
@@ -203,14 +203,15 @@ final class DesktopEntryExportTests: XCTestCase {
         func icon(_ contact: String) -> String? { document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-\(contact)") }
         let faces = dataHome + "/qactd/faces/org.example.Contacts.desktop"
         let graceFace = try XCTUnwrap(icon("grace"), document.actionIdentifiers.description)
-        XCTAssertTrue(graceFace.hasPrefix(faces + "/face-") && graceFace.hasSuffix(".svg"), graceFace)
-        let graceSVG = try String(contentsOfFile: graceFace, encoding: .utf8)
-        XCTAssertTrue(graceSVG.contains("data:image/png;base64,\(Data(png).base64EncodedString())"), graceSVG)
-        XCTAssertTrue(graceSVG.contains("<circle"), "cut round: \(graceSVG)")
+        XCTAssertTrue(graceFace.hasPrefix(faces + "/face-") && graceFace.hasSuffix(".png"), graceFace)
+        let grace = try TestPhoto.middleAndCorner(ofFace: graceFace)
+        XCTAssertEqual(grace.middle, [0xE0, 0x1B, 0x24, 255], "the photo's colour in the middle")
+        XCTAssertEqual(grace.corner[3], 0, "cut round: the corner is transparent")
         let adaSVG = try String(contentsOfFile: try XCTUnwrap(icon("ada")), encoding: .utf8)
         XCTAssertTrue(adaSVG.contains(">AL</text>") && adaSVG.contains(ContactFace.colour(for: "ada")), adaSVG)
-        let bobSVG = try String(contentsOfFile: try XCTUnwrap(icon("bob")), encoding: .utf8)
-        XCTAssertTrue(bobSVG.contains(">BB</text>") && !bobSVG.contains("<image"), "a broken photo gives the monogram: \(bobSVG)")
+        let bobFace = try XCTUnwrap(icon("bob"))
+        let bobSVG = try String(contentsOfFile: bobFace, encoding: .utf8)
+        XCTAssertTrue(bobSVG.contains(">BB</text>") && bobFace.hasSuffix(".svg"), "a broken photo gives the monogram: \(bobSVG)")
         XCTAssertEqual(document.value(of: "Icon", in: "Desktop Action qactd-SearchAction"), "system-search", "static items keep their icons")
 
         // Pinned, Grace's launcher shows her face too.
@@ -247,8 +248,9 @@ final class DesktopEntryExportTests: XCTestCase {
     func testAFaceIsMadeAgainWhenItsCardOrPhotoFileChanges() async throws {
         let contacts = folder + "/contacts"
         try FileManager.default.createDirectory(atPath: contacts, withIntermediateDirectories: true)
-        func png(width: UInt8) -> [UInt8] {
-            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, width, 0, 0, 0, 48, 8, 6, 0, 0, 0]
+        // Real PNG photos, each of its own colour (the red channel).
+        func png(width: UInt8) throws -> [UInt8] {
+            try TestPhoto.png(width: Int(width), height: 48, rgb: [width, 0x40, 0x80])
         }
         let adaPhoto = folder + "/ada.png"
         try Data(png(width: 20)).write(to: URL(fileURLWithPath: adaPhoto))
@@ -269,10 +271,11 @@ final class DesktopEntryExportTests: XCTestCase {
                 icons[contact] = document.value(of: "Icon", in: "Desktop Action qactd-FavoriteAction-\(contact)")
             }
         }
-        func svg(_ path: String?) throws -> String { try String(contentsOfFile: try XCTUnwrap(path), encoding: .utf8) }
+        /// The photo's colour in the face's middle: its red, the photo's width.
+        func photoWidth(_ path: String?) throws -> UInt8 { try TestPhoto.middleAndCorner(ofFace: try XCTUnwrap(path)).middle[0] }
         let before = try icons()
-        XCTAssertTrue(try svg(before["grace"]).contains(Data(png(width: 64)).base64EncodedString()))
-        XCTAssertTrue(try svg(before["ada"]).contains(Data(png(width: 20)).base64EncodedString()))
+        XCTAssertEqual(try photoWidth(before["grace"]), 64)
+        XCTAssertEqual(try photoWidth(before["ada"]), 20)
 
         // Grace's card rewritten with a new photo, Ada's photo file rewritten (her card is not),
         // and a new favorite, so the set is exported again.
@@ -282,9 +285,9 @@ final class DesktopEntryExportTests: XCTestCase {
         await core.launcherExportsDone()
         let after = try icons()
         XCTAssertNotEqual(after["grace"], before["grace"])
-        XCTAssertTrue(try svg(after["grace"]).contains(Data(png(width: 99)).base64EncodedString()))
+        XCTAssertEqual(try photoWidth(after["grace"]), 99)
         XCTAssertNotEqual(after["ada"], before["ada"])
-        XCTAssertTrue(try svg(after["ada"]).contains(Data(png(width: 30)).base64EncodedString()))
+        XCTAssertEqual(try photoWidth(after["ada"]), 30)
         XCTAssertEqual(after["bob"], before["bob"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: try XCTUnwrap(before["grace"])), "the old face is removed")
     }

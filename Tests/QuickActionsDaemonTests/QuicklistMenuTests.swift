@@ -58,7 +58,7 @@ final class QuicklistMenuTests: XCTestCase {
         XCTAssertTrue(menu.contains(id: QuicklistMenu.rootID))
     }
 
-    /// A favorite's face goes as its image (`icon-data`, the SVG's bytes) instead of its icon
+    /// A favorite's face goes as its image (`icon-data`, the face file's bytes) instead of its icon
     /// name; a face that comes or changes alone is new properties, with the name removed.
     func testAFaceIsTheFavoritesImageAndAChangeOfFaceAloneIsNewProperties() throws {
         let content = QuicklistContent(
@@ -84,34 +84,40 @@ final class QuicklistMenuTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(menu.properties(of: ada)).last?.value, .string("starred"))
     }
 
-    /// The quicklist's image of a face is the face's own SVG, the file the desktop entry names;
-    /// a face larger than `maxIconDataBytes` (a photo near the 1 MiB a card's photo may have)
-    /// goes to the quicklist as the contact's monogram, while its file keeps the photo.
-    func testTheQuicklistGetsTheFaceFileItselfOrTheMonogramPastItsBound() throws {
+    /// The quicklist's image of a face is the face's own file, the one the desktop entry names:
+    /// a photo's PNG picture (what dbusmenu's `icon-data` is), whatever the photo's size, since
+    /// the picture is 128 pixels square: a photo near the 1 MiB a card's photo may have (noise,
+    /// which PNG cannot compress) gives a face far below `maxIconDataBytes`, which stays a bound
+    /// for safety (a larger face would go as the monogram).
+    func testTheQuicklistGetsTheFaceFileItselfAPNGFarBelowItsBound() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-faces-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        // A PNG's signature and header, which is all the daemon reads of it, then bytes for its size.
-        let header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 64, 0, 0, 0, 64, 8, 2, 0, 0, 0]
-        func card(_ name: String, padding: Int) throws -> FaceRequest {
-            let photo = Data(header + [UInt8](repeating: 0, count: padding)).base64EncodedString()
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<(450 * 450)).flatMap { _ in [UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), 255] }
+        let photos = [
+            "small": try TestPhoto.png(width: 64, height: 64, rgb: [0xE0, 0x1B, 0x24]),
+            "large": try FacePicture.encodePNG(FacePicture.Pixels(width: 450, height: 450, rgba: noise)).get(),
+        ]
+        XCTAssertGreaterThan(photos["large"]?.count ?? 0, 2 * QuicklistMenu.maxIconDataBytes)
+        XCTAssertLessThanOrEqual(photos["large"]?.count ?? .max, FaceImage.maxBytes)
+        func card(_ name: String) throws -> FaceRequest {
+            let photo = Data(try XCTUnwrap(photos[name])).base64EncodedString()
             let path = folder + "/\(name).vcf"
             try "BEGIN:VCARD\nVERSION:3.0\nUID:\(name)\nFN:\(name.capitalized) Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(photo)\nEND:VCARD\n"
                 .write(toFile: path, atomically: true, encoding: .utf8)
             return FaceRequest(identifier: name, name: "\(name.capitalized) Hopper", card: .file(path))
         }
         var faces = FaceFiles(dataHome: folder)
-        let files = faces.sync(
-            [try card("small", padding: 1000), try card("large", padding: QuicklistMenu.maxIconDataBytes)],
-            appDesktopFileID: "org.example.Contacts.desktop", logger: Logger(label: "test"))
-        let small = try XCTUnwrap(files["small"]), large = try XCTUnwrap(files["large"])
-        XCTAssertEqual(small.quicklistImage, Array(try Data(contentsOf: URL(fileURLWithPath: small.path))), "the face file itself")
-        let largeFile = try String(contentsOfFile: large.path, encoding: .utf8)
-        XCTAssertTrue(largeFile.contains("<image"), "the file keeps the photo")
-        XCTAssertGreaterThan(largeFile.utf8.count, QuicklistMenu.maxIconDataBytes)
-        let monogram = String(decoding: large.quicklistImage, as: UTF8.self)
-        XCTAssertTrue(monogram.contains(">LH</text>") && !monogram.contains("<image"), monogram)
-        XCTAssertLessThanOrEqual(large.quicklistImage.count, QuicklistMenu.maxIconDataBytes)
+        let files = faces.sync([try card("small"), try card("large")], appDesktopFileID: "org.example.Contacts.desktop", logger: Logger(label: "test"))
+        for name in ["small", "large"] {
+            let face = try XCTUnwrap(files[name], name)
+            XCTAssertTrue(face.path.hasSuffix(".png"), face.path)
+            XCTAssertEqual(face.quicklistImage, Array(try Data(contentsOf: URL(fileURLWithPath: face.path))), "\(name): the face file itself")
+            XCTAssertEqual(Array(face.quicklistImage.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "\(name): a PNG")
+            XCTAssertLessThanOrEqual(face.quicklistImage.count, QuicklistMenu.maxIconDataBytes / 2, name)
+        }
+        XCTAssertEqual(try TestPhoto.middleAndCorner(ofFace: try XCTUnwrap(files["small"]).path).middle, [0xE0, 0x1B, 0x24, 255])
     }
 
     func testTheSessionBusAddressComesFromTheEnvironmentOrTheRuntimeFolder() throws {

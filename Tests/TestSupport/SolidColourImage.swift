@@ -19,3 +19,21 @@ public func solidColourPNG(red: UInt8, green: UInt8, blue: UInt8, size: Int = 96
     XCTAssertTrue(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]), "Pillow wrote a PNG: \(made.output.prefix(64))")
     return bytes
 }
+
+/// A face picture's size and the RGBA of its middle and its top-left corner, read by Pillow
+/// (a photo's face is a PNG cut round: its corner is transparent).
+public func faceMiddleAndCorner(path: String) throws -> (size: [Int], middle: [Int], corner: [Int]) {
+    let script = """
+        import json, sys
+        from PIL import Image
+        image = Image.open(sys.argv[1]).convert("RGBA")
+        width, height = image.size
+        print(json.dumps({"size": [width, height], "middle": image.getpixel((width // 2, height // 2)), "corner": image.getpixel((0, 0))}))
+        """
+    let read = runCommand(["/usr/bin/python3", "-c", script, path])
+    guard read.status == 0 else {
+        throw unavailable("Pillow cannot read the face '\(path)' (python3-pil; run scripts/install-deps --test): \(read.output)")
+    }
+    let values = try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [String: [Int]] ?? [:]
+    return (values["size"] ?? [], values["middle"] ?? [], values["corner"] ?? [])
+}

@@ -50,7 +50,6 @@ Prints one JSON object: {"ok", "steps": [{"step", "expected", "dash", "grid", "s
 the shell cannot run here.
 """
 import argparse
-import base64
 import json
 import os
 import shutil
@@ -258,6 +257,17 @@ MAGENTA = (255, 0, 255)
 PHOTO, NO_PHOTO = "Ada Lovelace", "Arnold Schönberg"
 # The photo of the face test's favorite: a colour no theme icon has.
 FACE_COLOUR = (0xE0, 0x10, 0xB0)
+
+
+def face_picture(path):
+    """A face file's kind, size, the RGBA of its middle and of its corner, and the photo's colour."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        kind, (width, height) = image.format, image.size
+        rgba = image.convert("RGBA")
+        return {"format": kind, "size": [width, height], "middle": list(rgba.getpixel((width // 2, height // 2))),
+                "corner": list(rgba.getpixel((0, 0))), "photo": list(FACE_COLOUR)}
 # How many of its pixels make the face on screen (a launcher's icon is some 40 px across or more).
 FACE_PIXELS = 200
 
@@ -610,15 +620,15 @@ class Session(ScratchDesktop):
         self.qactl("reload")
     def pinned_face_step(self, mode):
         """FavoriteFaces=yes (added to the configuration, reloaded) and a favorite whose photo is
-        one solid colour, pinned: its launcher's Icon= is its face, an SVG in qactd's faces
-        folder that embeds the photo, and the shell's app for that launcher has that very file
+        one solid colour, pinned: its launcher's Icon= is its face, a round PNG in qactd's faces
+        folder (the photo's colour in its middle, its corner transparent), and the shell's app for that launcher has that very file
         as its icon. Unpinned at the end. Returns what it saw."""
         started = time.monotonic()
         self.face_mode = mode
         with open(self.path("qactd.conf"), "a") as configuration:
             configuration.write("[Launcher]\nFavoriteFaces=yes\n")
         self.qactl("reload")
-        photo = self.face_contact("zz-face", "Aaron Face", FACE_COLOUR)
+        self.face_contact("zz-face", "Aaron Face", FACE_COLOUR)
         self.wait_listed(lambda titles: "Aaron Face" in titles)
         # The control: the app grid before the favorite is pinned has none of the photo's colour.
         self.show_grid(True)
@@ -637,8 +647,7 @@ class Session(ScratchDesktop):
                     return None
                 return icons[0] if icons and "/qactd/faces/" in icons[0] else None
             seen["icon"] = wait_for("the pinned launcher's Icon= to be a face", launcher_icon, timeout=10)
-            with open(seen["icon"]) as face:
-                seen["embedsPhoto"] = base64.b64encode(photo).decode() in face.read()
+            seen["picture"] = face_picture(seen["icon"])
 
             def shell_icon():
                 seen["shell"] = json.loads(json.loads(self.eval(READ_APP_ICON_JS % {"id": json.dumps(desktop_id)})))

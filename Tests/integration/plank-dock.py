@@ -15,7 +15,8 @@ that item where tesseract found it and waits until the daemon counts the trigger
 With --faces (FavoriteFaces=yes or no), Ada Lovelace's card has a photo of pure magenta (a JPEG made
 with PIL) and Arnold Schönberg's none: the menu's rows are read as a person sees them, counting the
 pixels of magenta and of Arnold's monogram colour (from the face the daemon made) left of each
-name, where the menu draws an item's icon ("faces": {title: {"magenta", "monogram"}}). With
+name, where the menu draws an item's icon ("faces": {title: {"magenta", "monogram"}}), and the
+shape of the magenta there ("photoShape", scratch_desktop.icon_shape: round). With
 --faces no there is no face to take the monogram's colour from: --monogram RRGGBB gives it.
 
 Prints one JSON object: {"ok", "mode", "expected", "found", "chosen", "pending", "faces", "error"}; exits
@@ -119,6 +120,8 @@ def read_faces(session, monogram=None):
             shot = session.path("menu.png")
             counts[title] = {"magenta": session.colour_beside(point, MAGENTA, shot=shot),
                              "monogram": session.colour_beside(point, monogram, shot=shot) if monogram else 0}
+        # Round: the magenta covers the middle of its box, not its corners.
+        session.photo_shape = session.shape_beside(found[PHOTO][0][1], MAGENTA, shot=session.path("menu.png"))
         shown = counts[PHOTO]["magenta"] > 0 and counts[NO_PHOTO]["monogram"] > 0
         if session.faces != "yes" or shown or time.monotonic() >= deadline:
             return lines, found, counts, monogram
@@ -163,6 +166,7 @@ def main():
             given = tuple(int(arguments.monogram[i:i + 2], 16) for i in (0, 2, 4)) if arguments.monogram else None
             lines, found, report["faces"], monogram = read_faces(session, given)
             report["monogramColour"] = monogram
+            report["photoShape"] = getattr(session, "photo_shape", None)
         else:
             lines, found = session.open_menu()
         report["lines"] = [line[0] for line in lines]

@@ -42,14 +42,16 @@ must read as an entry of its own after the launcher's icon.
 
 Faces: a favorite whose photo is one solid colour, with FavoriteFaces=no and then yes: the task
 manager's menu shows that colour left of the favorite's name (where the menu draws an action's
-icon) only with yes.
+icon) only with yes, and round: in the box the colour is drawn in, its centre has the colour and
+its corners the menu's background (Plasma draws an Icon= SVG with Qt's SVG Tiny renderer, which
+has no clip paths: a photo's face is a PNG cut round by its alpha).
 
 Prints one JSON object: {"ok", "steps" (the task manager's): [{"step", "expected", "gone", "menu",
 "counts", "polls", "seconds", "sinceWrite", "notBefore"}], "kickoff": [...], "before" (the task
 manager's menu with no export), "kickoffBefore": {"menu", "counts"}, "kickoffPick": {"chosen",
 "pending"}, "kickoffRetries" (searches opened again since the app never showed), "chosen",
 "pending", "windows": [{"case", "exec", "before", "after"}], "control",
-"faces": [{"faces", "facePixels", "row", "icon", "seconds"}], "startSeconds", "error"}; exits 0 when everything held,
+"faces": [{"faces", "facePixels", "shape", "row", "icon", "seconds"}], "startSeconds", "error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
 import argparse
@@ -61,7 +63,7 @@ import subprocess
 import sys
 import time
 
-from scratch_desktop import DESKTOP_ID, REPOSITORY, SCALE, Failure, ScratchDesktop, folded, wait_for
+from scratch_desktop import DESKTOP_ID, REPOSITORY, SCALE, Failure, ScratchDesktop, folded, icon_shape, wait_for
 
 ACTIVITY_MANAGER = "/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"
 TOOLS = [ACTIVITY_MANAGER, "kglobalaccel5", "xprop", "dbus-send", "Xvfb", "dbus-daemon", "plasmashell", "kwin_x11", "kded5", "kbuildsycoca5", "xdotool", "import", "convert",
@@ -519,6 +521,7 @@ class Session(ScratchDesktop):
                 last["facePixels"] = sum(1 for i in range(0, len(strip) - 2, 3)
                                          if all(abs(strip[i + c] - FACE_COLOUR[c]) <= 48 for c in range(3)))
                 last["row"] = {"text": rows[0][0], "textLeft": text_left, "y": middle, "stripLeft": left}
+                last["shape"] = icon_shape(strip, max(1, text_left - left), 25, FACE_COLOUR)
                 held = (last["facePixels"] >= FACE_PIXELS) == (faces == "yes")
                 if held:
                     self.screenshot("face-%s.png" % faces)
@@ -532,7 +535,7 @@ class Session(ScratchDesktop):
                      shown, timeout=STEP_TIMEOUT, interval=0)
             seen = self.drawn_at
         finally:
-            self.faces.append({"faces": faces, "facePixels": last.get("facePixels"), "row": last.get("row"),
+            self.faces.append({"faces": faces, "facePixels": last.get("facePixels"), "shape": last.get("shape"), "row": last.get("row"),
                                "menu": last.get("menu"), "icon": face_icon(self.exported),
                                "seconds": round((seen or time.monotonic()) - changed_at, 2)})
 

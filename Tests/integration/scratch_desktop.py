@@ -64,6 +64,29 @@ def matches(line, title):
     return title in line or difflib.SequenceMatcher(None, line[-len(title):], title).ratio() >= 0.8
 
 
+def icon_shape(strip, width, height, colour, tolerance=48):
+    """Where `colour` is drawn in `strip` (raw RGB bytes, `width` x `height`) and its shape: the
+    box around its pixels, how many of the 3x3 pixels at the box's centre have the colour and how
+    many of the 2x2 pixels at each of the box's four corners do (a round icon leaves its corners
+    to the background, a square one fills them), and the part of the box the colour fills (a
+    circle about 0.79, a square 1). None when the colour is not there."""
+    def has_colour(x, y):
+        offset = (y * width + x) * 3
+        return all(abs(strip[offset + c] - colour[c]) <= tolerance for c in range(3))
+    found = [(x, y) for y in range(height) for x in range(width) if has_colour(x, y)]
+    if not found:
+        return None
+    left, right = min(x for x, _ in found), max(x for x, _ in found)
+    top, bottom = min(y for _, y in found), max(y for _, y in found)
+    middle_x, middle_y = (left + right) // 2, (top + bottom) // 2
+    centre = sum(1 for x in range(middle_x - 1, middle_x + 2) for y in range(middle_y - 1, middle_y + 2) if has_colour(x, y))
+    corners = sum(1 for corner_x, step_x in ((left, 1), (right, -1)) for corner_y, step_y in ((top, 1), (bottom, -1))
+                  for x in (corner_x, corner_x + step_x) for y in (corner_y, corner_y + step_y) if has_colour(x, y))
+    area = (right - left + 1) * (bottom - top + 1)
+    return {"box": [left, top, right - left + 1, bottom - top + 1], "centre": centre, "corners": corners,
+            "fill": round(len(found) / area, 3)}
+
+
 def wait_for(what, condition, timeout=15.0, interval=0.1):
     """Polls `condition` until it returns something true (returned) or `timeout` passes."""
     deadline = time.monotonic() + timeout
@@ -295,6 +318,8 @@ class ScratchDesktop:
         folder = self.env["XDG_DATA_HOME"] + "/qactd/faces/" + DESKTOP_ID
         colours = {}
         for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            if not name.endswith(".svg"):
+                continue  # a photo's face, a PNG
             with open(os.path.join(folder, name)) as face:
                 svg = face.read()
             found = re.search(r'<circle[^>]*fill="#([0-9a-f]{6})".*>([^<>]+)</text>', svg)
@@ -312,6 +337,15 @@ class ScratchDesktop:
         raw = Image.open(shot).convert("RGB").crop((left, top, x, top + height)).tobytes()
         return sum(1 for i in range(0, len(raw) - 2, 3)
                    if all(abs(raw[i + c] - colour[c]) <= tolerance for c in range(3)))
+
+    def shape_beside(self, point, colour, shot, width=150, height=30):
+        """The shape (`icon_shape`) `colour` has in the `width` pixels left of the row at `point`,
+        where a menu draws an item's icon, in the screenshot `shot`."""
+        from PIL import Image
+        x, y = point
+        left, top = max(0, x - width), max(0, y - height // 2)
+        raw = Image.open(shot).convert("RGB").crop((left, top, x, top + height)).tobytes()
+        return icon_shape(raw, x - left, height, colour)
 
     def start_daemon(self):
         self.start([os.path.join(self.bin, "qactd"), "--config", self.path("qactd.conf"), "--log-level", "debug"], "qactd.log")

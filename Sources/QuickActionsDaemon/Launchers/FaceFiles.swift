@@ -24,16 +24,17 @@ enum FaceCardSource: Hashable, Sendable {
 }
 
 /// A favorite's face as the launchers get it: the file a desktop entry or pinned launcher names,
-/// and the image the live quicklist sends (the same SVG, or the monogram's when the face is
-/// larger than `QuicklistMenu.maxIconDataBytes`).
+/// and the image the live quicklist sends (the same PNG or SVG document, or the monogram's when
+/// the face is larger than `QuicklistMenu.maxIconDataBytes`).
 struct FaceFile: Equatable, Sendable {
     var path: String
     var quicklistImage: [UInt8]
 }
 
-/// The favorites' faces as SVG files in a folder of qactd's own, `$XDG_DATA_HOME/qactd/faces/APP`
+/// The favorites' faces as files in a folder of qactd's own, `$XDG_DATA_HOME/qactd/faces/APP`
 /// (APP the desktop-file ID of `DesktopFile=`, so the daemons of several apps keep theirs apart),
-/// each named by its content (`ContactFace.fileName`): a launcher is handed a path, and a face
+/// each named by its content (`ContactFace.fileName`): a photo's round PNG picture
+/// (`FacePicture`), a monogram's SVG document. A launcher is handed a path, and a face
 /// that changes gets a new one. Only the faces of what is shown are made, so a photo costs
 /// nothing while contacts are indexed, and a face no longer shown (its contact removed, no
 /// longer a favorite, ranked out) is removed. A photo that cannot be used gives the monogram
@@ -87,19 +88,18 @@ struct FaceFiles: Sendable {
             }
             made[request.identifier] = nil
             let photo = self.photo(of: request)
-            let (face, imageProblem) = ContactFace.make(photo: photo.bytes, name: request.name, identifier: request.identifier)
+            let (document, imageProblem) = Self.document(photo: photo.bytes, name: request.name, identifier: request.identifier)
             let problem = photo.problem ?? imageProblem.map(\.description)
             if let problem, logged[request.identifier] != problem {
                 logger.warning("The photo of contact '\(request.identifier)' is not used, its monogram is shown: \(problem).",
                                metadata: ["QACTD_CONTACT_ID": .string(request.identifier)])
             }
             logged[request.identifier] = problem
-            let path = folder + "/" + face.fileName
+            let path = folder + "/" + ContactFace.fileName(of: document.bytes, fileExtension: document.fileExtension)
             do throws(AtomicReplaceError) {
-                let svg = face.svg
-                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: svg, mode: 0o644) }
-                let quicklistImage = svg.count <= QuicklistMenu.maxIconDataBytes
-                    ? svg : ContactFace.make(photo: nil, name: request.name, identifier: request.identifier).face.svg
+                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: document.bytes, mode: 0o644) }
+                let quicklistImage = document.bytes.count <= QuicklistMenu.maxIconDataBytes
+                    ? document.bytes : ContactFace.monogramSVG(name: request.name, identifier: request.identifier)
                 let file = FaceFile(path: path, quicklistImage: quicklistImage)
                 files[request.identifier] = file
                 made[request.identifier] = MadeFace(
@@ -111,6 +111,23 @@ struct FaceFiles: Sendable {
         removeFaces(in: folder, except: Set(files.values.map(\.path)), logger: logger)
         made = made.filter { files[$0.key] != nil }
         return files
+    }
+
+    /// The face's document: the photo's round PNG picture (`FacePicture`), else the monogram's
+    /// SVG, with why the photo was not used.
+    static func document(
+        photo: [UInt8]?, name: String, identifier: String
+    ) -> (document: (bytes: [UInt8], fileExtension: String), problem: FaceImage.Problem?) {
+        let (face, problem) = ContactFace.make(photo: photo, name: name, identifier: identifier)
+        switch face {
+        case .monogram(let initials, let colour):
+            return ((ContactFace.svg(initials: initials, colour: colour), "svg"), problem)
+        case .photo(let image):
+            switch FacePicture.png(of: image) {
+            case .success(let png): return ((png, "png"), nil)
+            case .failure(let problem): return ((ContactFace.monogramSVG(name: name, identifier: identifier), "svg"), problem)
+            }
+        }
     }
 
     /// The version of a card that is a file of its own; nil for an Evolution row (read again
@@ -176,7 +193,7 @@ struct FaceFiles: Sendable {
         var names: [String] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix("face-"), name.hasSuffix(".svg") { names.append(name) }
+            if name.hasPrefix("face-"), name.hasSuffix(".svg") || name.hasSuffix(".png") { names.append(name) }
         }
         for name in names where !kept.contains(folder + "/" + name) {
             if unlink(folder + "/" + name) != 0, errno != ENOENT {

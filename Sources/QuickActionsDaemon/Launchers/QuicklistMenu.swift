@@ -7,7 +7,7 @@ struct QuicklistEntry: Sendable, Hashable {
     var iconName: String?
     var type: String
     var contactIdentifier: String?
-    /// The favorite's face (an SVG document, `ContactFace`), sent as the item's image instead of
+    /// The favorite's face (a photo's PNG picture, a monogram's SVG document), sent as the item's image instead of
     /// `iconName`; nil for every other item.
     var iconData: [UInt8]? = nil
 
@@ -39,8 +39,8 @@ struct QuicklistContent: Sendable, Equatable {
 struct QuicklistMenu {
     static let rootID: Int32 = 0
     /// The most bytes of a face sent as an item's `icon-data`: a dock reads every item's image
-    /// each time it reads the menu, so a larger face (a photo near `ContactPhoto.maxBytes`) is
-    /// sent as the contact's monogram instead.
+    /// each time it reads the menu, so a larger face is sent as the contact's monogram instead
+    /// (a photo's picture, a small PNG, is far below it).
     static let maxIconDataBytes = 256 * 1024
 
     /// What a replacement changed, as clients are told: other items or another order is a new
@@ -109,8 +109,9 @@ struct QuicklistMenu {
                 ("visible", .boolean(true)),
             ]
             // The image goes alone: Dash to Dock shows a name that is set rather than the image.
-            // dbusmenu says PNG, but Dash to Dock and libdbusmenu-gtk (Plank) hand the bytes to
-            // GdkPixbuf's loader, which reads the format from them and draws an SVG through librsvg.
+            // dbusmenu says PNG, which a photo's face is; Dash to Dock and libdbusmenu-gtk (Plank)
+            // hand the bytes to GdkPixbuf's loader, which reads the format from them and draws a
+            // monogram's SVG through librsvg.
             if let image = entry.iconData {
                 properties.append(("icon-data", .bytes(image)))
             } else if let icon = entry.iconName {
