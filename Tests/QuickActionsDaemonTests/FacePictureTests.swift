@@ -1,5 +1,6 @@
 import CTurboJPEG
 import Foundation
+import Logging
 import QuickActions
 import TestSupport
 import XCTest
@@ -63,6 +64,43 @@ final class FacePictureTests: XCTestCase {
             XCTAssertEqual(Double(channel), Double(expected), accuracy: 6, "\(label): \(pixel)", file: file, line: line)
         }
         XCTAssertEqual(pixel[3], 255, "\(label): opaque: \(pixel)", file: file, line: line)
+    }
+
+    /// A photo's picture is named by the photo: a daemon that starts again (its memory of made
+    /// faces gone) reads the picture it drew before instead of decoding the photo and drawing it
+    /// again; a changed photo is a new name, drawn anew.
+    func testAPictureDrawnBeforeARestartIsReadBackNotDrawnAgain() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-faces-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let card = folder + "/grace.vcf"
+        func request(_ colour: Colour) throws -> FaceRequest {
+            let photo = Data(try png(pixels(width: 64, height: 64) { _, _ in colour })).base64EncodedString()
+            try "BEGIN:VCARD\nVERSION:3.0\nUID:grace\nFN:Grace Hopper\nPHOTO;ENCODING=b;TYPE=PNG:\(photo)\nEND:VCARD\n"
+                .write(toFile: card, atomically: true, encoding: .utf8)
+            return FaceRequest(identifier: "grace", name: "Grace Hopper", card: .file(card))
+        }
+        let app = "org.example.Contacts.desktop"
+        var first = FaceFiles(dataHome: folder)
+        let red = try request(self.red)
+        let drawn = try XCTUnwrap(first.sync([red], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
+        XCTAssertTrue(drawn.path.hasSuffix("-\(FacePicture.side).png"), drawn.path)
+        assertColour(pixel(try FacePicture.decodePNG(drawn.quicklistImage).get(), 64, 64), self.red, "drawn")
+
+        // The file is swapped for another picture under the same name: what the next daemon
+        // shows is that file, so it read the file and drew nothing.
+        let marker = try png(pixels(width: 8, height: 8) { _, _ in self.blue })
+        try Data(marker).write(to: URL(fileURLWithPath: drawn.path))
+        var restarted = FaceFiles(dataHome: folder)
+        let readBack = try XCTUnwrap(restarted.sync([red], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
+        XCTAssertEqual(readBack.path, drawn.path)
+        XCTAssertEqual(readBack.quicklistImage, marker, "read back, not drawn again")
+
+        let green = try request(self.green)
+        let redrawn = try XCTUnwrap(restarted.sync([green], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
+        XCTAssertNotEqual(redrawn.path, drawn.path, "a new photo, a new name")
+        assertColour(pixel(try FacePicture.decodePNG(redrawn.quicklistImage).get(), 64, 64), self.green, "drawn anew")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: drawn.path), "the face no longer shown goes")
     }
 
     /// The face of a JPEG and of a PNG photo: 128 × 128, the photo's colour in the middle, the

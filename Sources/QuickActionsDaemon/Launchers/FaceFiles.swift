@@ -33,8 +33,8 @@ struct FaceFile: Equatable, Sendable {
 
 /// The favorites' faces as files in a folder of qactd's own, `$XDG_DATA_HOME/qactd/faces/APP`
 /// (APP the desktop-file ID of `DesktopFile=`, so the daemons of several apps keep theirs apart),
-/// each named by its content (`ContactFace.fileName`): a photo's round PNG picture
-/// (`FacePicture`), a monogram's SVG document. A launcher is handed a path, and a face
+/// each named by what it is made from: a photo's round PNG picture (`FacePicture`) by the photo,
+/// a monogram's SVG document by its content (`ContactFace.fileName`). A launcher is handed a path, and a face
 /// that changes gets a new one. Only the faces of what is shown are made, so a photo costs
 /// nothing while contacts are indexed, and a face no longer shown (its contact removed, no
 /// longer a favorite, ranked out) is removed. A photo that cannot be used gives the monogram
@@ -88,14 +88,26 @@ struct FaceFiles: Sendable {
             }
             made[request.identifier] = nil
             let photo = self.photo(of: request)
-            let (document, imageProblem) = Self.document(photo: photo.bytes, name: request.name, identifier: request.identifier)
+            // A photo's picture is named by the photo (and the picture's size, which a new way of
+            // drawing it changes), so one drawn before, by this daemon or before it restarted, is
+            // read back instead of decoded and drawn again: a start with faces made decodes nothing.
+            let pictureName = photo.bytes.map { "face-" + StableHash.hex($0) + "-\(FacePicture.side).png" }
+            let drawn = pictureName.flatMap { try? FileIO.readFileIfPresent(folder + "/" + $0, atMost: QuicklistMenu.maxIconDataBytes) }
+            let (document, imageProblem) = if let drawn, !drawn.isEmpty {
+                (document: (bytes: drawn, fileExtension: "png"), problem: FaceImage.Problem?.none)
+            } else {
+                Self.document(photo: photo.bytes, name: request.name, identifier: request.identifier)
+            }
             let problem = photo.problem ?? imageProblem.map(\.description)
             if let problem, logged[request.identifier] != problem {
                 logger.warning("The photo of contact '\(request.identifier)' is not used, its monogram is shown: \(problem).",
                                metadata: ["QACTD_CONTACT_ID": .string(request.identifier)])
             }
             logged[request.identifier] = problem
-            let path = folder + "/" + ContactFace.fileName(of: document.bytes, fileExtension: document.fileExtension)
+            let fileName = if let pictureName, document.fileExtension == "png" { pictureName } else {
+                ContactFace.fileName(of: document.bytes, fileExtension: document.fileExtension)
+            }
+            let path = folder + "/" + fileName
             do throws(AtomicReplaceError) {
                 if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: document.bytes, mode: 0o644) }
                 let quicklistImage = document.bytes.count <= QuicklistMenu.maxIconDataBytes
