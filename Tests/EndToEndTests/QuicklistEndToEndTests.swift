@@ -398,7 +398,8 @@ final class QuicklistEndToEndTests: XCTestCase {
     }
 
     /// `FavoriteFaces=yes`: a favorite's face is its image in the quicklist (`icon-data`, the
-    /// face's SVG, which GdkPixbuf's loader draws as a dock's menu does): Ada's photo, cut round;
+    /// face's file: a photo's PNG picture, a monogram's SVG, which GdkPixbuf's loader draws as a
+    /// dock's menu does): Ada's photo, cut round;
     /// a favorite without a photo, its monogram's colour. A new photo reaches the dock as new
     /// properties of the same item; turned off, the favorites have their icon name again.
     func testAFavoritesFaceIsItsImageInTheQuicklistAndANewPhotoIsNewProperties() throws {
@@ -444,7 +445,7 @@ final class QuicklistEndToEndTests: XCTestCase {
         let ada = try XCTUnwrap(icons(menu)["Ada Lovelace"])
         XCTAssertTrue(ada["name"] is NSNull, "the face goes alone, without the icon name a dock would prefer: \(ada)")
         XCTAssertEqual(Self.pixel(ada, "corner")?.last, 0, "cut round: the corner is transparent: \(ada)")
-        XCTAssertEqual((ada["image"] as? [String: Any])?["format"] as? String, "svg", "\(ada)")
+        XCTAssertEqual((ada["image"] as? [String: Any])?["format"] as? String, "png", "a photo's face is its PNG picture: \(ada)")
 
         // A new photo: the same item, new properties.
         let layouts = fixture.log().components(separatedBy: "Quicklist: LayoutUpdated").count
