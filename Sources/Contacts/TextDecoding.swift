@@ -31,17 +31,9 @@ public enum TextDecoding {
         let bodyStart = bytes.starts(with: utf8ByteOrderMark) ? utf8ByteOrderMark.count : 0
         var ascii = true
         // Eight bytes at a time while none is NUL (the usual zero-byte test: a byte of the word
-        // minus one borrows into its top bit only from zero) nor has its top bit set, two words
-        // to a test while they last (a photo's base64 is tens of kilobytes).
+        // minus one borrows into its top bit only from zero) nor has its top bit set.
         let raw = UnsafeRawBufferPointer(bytes)
         var offset = bodyStart
-        let (ones, topBits): (UInt64, UInt64) = (0x0101_0101_0101_0101, 0x8080_8080_8080_8080)
-        while offset + 16 <= raw.count {
-            let first = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            let second = raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-            if ((first &- ones) & ~first | first | (second &- ones) & ~second | second) & topBits != 0 { break }
-            offset += 16
-        }
         while offset + 8 <= raw.count {
             let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
             if (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 || word & 0x8080_8080_8080_8080 != 0 { break }

@@ -22,7 +22,9 @@ extension VCardParser {
             if join == .folded, collector.isInsideCard, isUnreadFoldedProperty(firstBytes) {
                 // A photo (tens of kilobytes of base64) or a long note: its folded lines are
                 // passed over, never joined, as nothing of the property would be kept.
-                pending = lines.nextUnfolded()
+                while let following = pending, let byte = text[following.range].first, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                    pending = lines.next()
+                }
                 continue
             }
             joined.removeAll(keepingCapacity: true)
@@ -97,28 +99,6 @@ extension VCardParser {
             guard start < text.count else { return nil }
             defer { start = text.count }
             return line(start..<text.count)
-        }
-
-        /// The next line that does not start with a space or a tab, passing over (and counting)
-        /// those that do: the rest of a folded property nobody reads, hundreds of lines for a
-        /// photo's base64, gone through in one loop that takes a CRLF as one break (line by line,
-        /// each CRLF would be searched twice and give an empty line between).
-        mutating func nextUnfolded() -> PhysicalLine? {
-            guard let base = text.baseAddress else { return nil }
-            let count = text.count
-            let (cr, lf, space, tab): (UInt8, UInt8, UInt8, UInt8) = (0x0D, 0x0A, 0x20, 0x09)
-            // After a line that ended at a CR, `start` is at the LF of its CRLF, if it has one.
-            var lineStart = start
-            if lineStart > 0, lineStart < count, base[lineStart] == lf, base[lineStart - 1] == cr { lineStart += 1 }
-            while lineStart < count, base[lineStart] == space || base[lineStart] == tab {
-                number += 1
-                let end = VCardTriage.lineBreak(base, from: lineStart + 1, count: count)
-                lineStart = end + 1
-                if lineStart < count, base[end] == cr, base[lineStart] == lf { lineStart += 1 }
-            }
-            position = min(lineStart, count)
-            start = position
-            return next()
         }
 
         private mutating func line(_ range: Range<Int>) -> PhysicalLine {
