@@ -48,17 +48,10 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // libjpeg-turbo's TurboJPEG and libpng's simplified API: a favorite's photo decoded, its
-        // round face encoded as PNG.
-        .systemLibrary(
-            name: "CTurboJPEG",
-            pkgConfig: "libturbojpeg",
-            providers: [.apt(["libturbojpeg0-dev"])]
-        ),
-        .systemLibrary(
-            name: "CPNG",
-            pkgConfig: "libpng",
-            providers: [.apt(["libpng-dev"])]
-        ),
+        // round face encoded as PNG. Their headers only: the daemon opens the libraries when it
+        // first draws a face (`ImageLibraries`), so a daemon that draws none does not map them.
+        .systemLibrary(name: "CTurboJPEG", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CPNG", providers: [.apt(["libpng-dev"])]),
         // sd-bus's object vtables (C initialiser macros) with trampolines into Swift; Swift
         // calls the rest of sd-bus, the non-variadic part, directly.
         .target(name: "CSdBus", linkerSettings: [.linkedLibrary("systemd")]),
@@ -128,7 +121,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The tests make their photos with TurboJPEG's encoder and libpng, linked here.
+            linkerSettings: [.linkedLibrary("turbojpeg"), .linkedLibrary("png16")]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["Varlink", "TestSupport"]),
     ],

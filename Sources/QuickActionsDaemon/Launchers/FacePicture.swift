@@ -27,6 +27,8 @@ enum FacePicture {
         return decoded.flatMap { pixels in encodePNG(round(pixels, side: side)) }
     }
 
+    private static var libraries: Result<ImageLibraries, FaceImage.Problem> { ImageLibraries.loaded }
+
     // MARK: Decoding
 
     /// A JPEG decoded at the smallest of TurboJPEG's scaling factors (1/8 to 2) that keeps both
@@ -34,18 +36,22 @@ enum FacePicture {
     /// at 512, never allocated whole. A warning (a truncated file) counts as an error: such a
     /// picture is partly grey.
     static func decodeJPEG(_ bytes: [UInt8], atLeast least: Int) -> Result<Pixels, FaceImage.Problem> {
-        guard let handle = tjInitDecompress() else { return .failure(.undecodable("TurboJPEG cannot start")) }
-        defer { tjDestroy(handle) }
-        let problem = { FaceImage.Problem.undecodable(String(cString: tjGetErrorStr2(handle))) }
+        libraries.flatMap { library in decodeJPEG(bytes, atLeast: least, with: library) }
+    }
+
+    private static func decodeJPEG(_ bytes: [UInt8], atLeast least: Int, with library: ImageLibraries) -> Result<Pixels, FaceImage.Problem> {
+        guard let handle = library.tjInitDecompress() else { return .failure(.undecodable("TurboJPEG cannot start")) }
+        defer { _ = library.tjDestroy(handle) }
+        let problem = { FaceImage.Problem.undecodable(library.tjGetErrorStr2(handle).map { String(cString: $0) } ?? "TurboJPEG failed") }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colourspace: Int32 = 0
         let header = bytes.withUnsafeBufferPointer {
-            tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &width, &height, &subsampling, &colourspace)
+            library.tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &width, &height, &subsampling, &colourspace)
         }
         guard header == 0 else { return .failure(problem()) }
         if let refused = refusal(width: Int(width), height: Int(height)) { return .failure(refused) }
         var scaled = (width: Int(width), height: Int(height))
         var count: Int32 = 0
-        if let factors = tjGetScalingFactors(&count) {
+        if let factors = library.tjGetScalingFactors(&count) {
             for factor in UnsafeBufferPointer(start: factors, count: Int(count)) where factor.denom > 0 {
                 // TurboJPEG's TJSCALED: the side times the factor, rounded up.
                 let side = { (dimension: Int32) in Int((dimension * factor.num + factor.denom - 1) / factor.denom) }
@@ -56,7 +62,7 @@ enum FacePicture {
         var rgba = [UInt8](repeating: 0, count: scaled.width * scaled.height * 4)
         let status = rgba.withUnsafeMutableBufferPointer { pixels in
             bytes.withUnsafeBufferPointer {
-                tjDecompress2(handle, $0.baseAddress, UInt($0.count), pixels.baseAddress, Int32(scaled.width), 0, Int32(scaled.height),
+                library.tjDecompress2(handle, $0.baseAddress, UInt($0.count), pixels.baseAddress, Int32(scaled.width), 0, Int32(scaled.height),
                               Int32(TJPF_RGBA.rawValue), TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS)
             }
         }
@@ -66,16 +72,20 @@ enum FacePicture {
 
     /// A PNG decoded to 8-bit RGBA (any colour type, palette, 16-bit or grey, converted by libpng).
     static func decodePNG(_ bytes: [UInt8]) -> Result<Pixels, FaceImage.Problem> {
+        libraries.flatMap { library in decodePNG(bytes, with: library) }
+    }
+
+    private static func decodePNG(_ bytes: [UInt8], with library: ImageLibraries) -> Result<Pixels, FaceImage.Problem> {
         var image = png_image()
         image.version = png_uint_32(qactd_png_image_version)
-        defer { png_image_free(&image) }
-        let begun = bytes.withUnsafeBufferPointer { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
+        defer { library.pngFree(&image) }
+        let begun = bytes.withUnsafeBufferPointer { library.pngBeginReadFromMemory(&image, $0.baseAddress, $0.count) }
         guard begun != 0 else { return .failure(.undecodable(message(of: image))) }
         let (width, height) = (Int(image.width), Int(image.height))
         if let refused = refusal(width: width, height: height) { return .failure(refused) }
         image.format = png_uint_32(qactd_png_format_rgba)
         var rgba = [UInt8](repeating: 0, count: width * height * 4)
-        let read = rgba.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, 0, nil) }
+        let read = rgba.withUnsafeMutableBytes { library.pngFinishRead(&image, nil, $0.baseAddress, 0, nil) }
         guard read != 0 else { return .failure(.undecodable(message(of: image))) }
         return .success(Pixels(width: width, height: height, rgba: rgba))
     }
@@ -98,6 +108,10 @@ enum FacePicture {
     /// `pixels` as a PNG document (libpng's defaults: the same pixels give the same bytes, so a
     /// face's file name, from its content, stays).
     static func encodePNG(_ pixels: Pixels) -> Result<[UInt8], FaceImage.Problem> {
+        libraries.flatMap { library in encodePNG(pixels, with: library) }
+    }
+
+    private static func encodePNG(_ pixels: Pixels, with library: ImageLibraries) -> Result<[UInt8], FaceImage.Problem> {
         var image = png_image()
         image.version = png_uint_32(qactd_png_image_version)
         (image.width, image.height) = (png_uint_32(pixels.width), png_uint_32(pixels.height))
@@ -105,13 +119,13 @@ enum FacePicture {
         // No filter search and a lighter deflate: a face is small either way, and it is made
         // while the daemon starts.
         image.flags = png_uint_32(qactd_png_image_flag_fast)
-        defer { png_image_free(&image) }
+        defer { library.pngFree(&image) }
         var size: png_alloc_size_t = 0
-        let measured = pixels.rgba.withUnsafeBytes { png_image_write_to_memory(&image, nil, &size, 0, $0.baseAddress, 0, nil) }
+        let measured = pixels.rgba.withUnsafeBytes { library.pngWriteToMemory(&image, nil, &size, 0, $0.baseAddress, 0, nil) }
         guard measured != 0, size > 0 else { return .failure(.undecodable("libpng cannot encode the face: \(message(of: image))")) }
         var document = [UInt8](repeating: 0, count: Int(size))
         let written = document.withUnsafeMutableBytes { memory in
-            pixels.rgba.withUnsafeBytes { png_image_write_to_memory(&image, memory.baseAddress, &size, 0, $0.baseAddress, 0, nil) }
+            pixels.rgba.withUnsafeBytes { library.pngWriteToMemory(&image, memory.baseAddress, &size, 0, $0.baseAddress, 0, nil) }
         }
         guard written != 0 else { return .failure(.undecodable("libpng cannot encode the face: \(message(of: image))")) }
         document.removeLast(document.count - min(document.count, Int(size)))
