@@ -89,12 +89,23 @@ final class FacePictureTests: XCTestCase {
 
         // The file is swapped for another picture under the same name: what the next daemon
         // shows is that file, so it read the file and drew nothing.
-        let marker = try png(pixels(width: 8, height: 8) { _, _ in self.blue })
+        let marker = try png(pixels(width: FacePicture.side, height: FacePicture.side) { _, _ in self.blue })
         try Data(marker).write(to: URL(fileURLWithPath: drawn.path))
         var restarted = FaceFiles(dataHome: folder)
         let readBack = try XCTUnwrap(restarted.sync([red], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
         XCTAssertEqual(readBack.path, drawn.path)
         XCTAssertEqual(readBack.quicklistImage, marker, "read back, not drawn again")
+
+        // What is no such picture under that name (not a PNG, or not of the face's size) is
+        // drawn again and replaced.
+        for stray in [Array("not a picture".utf8), try png(pixels(width: 8, height: 8) { _, _ in self.blue })] {
+            try Data(stray).write(to: URL(fileURLWithPath: drawn.path))
+            var again = FaceFiles(dataHome: folder)
+            let redrawn = try XCTUnwrap(again.sync([red], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
+            XCTAssertEqual(redrawn.path, drawn.path)
+            assertColour(pixel(try FacePicture.decodePNG(redrawn.quicklistImage).get(), 64, 64), self.red, "drawn again")
+            XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: drawn.path))), redrawn.quicklistImage, "and replaced")
+        }
 
         let green = try request(self.green)
         let redrawn = try XCTUnwrap(restarted.sync([green], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])

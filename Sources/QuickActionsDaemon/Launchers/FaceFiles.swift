@@ -93,8 +93,13 @@ struct FaceFiles: Sendable {
             // read back instead of decoded and drawn again: a start with faces made decodes nothing.
             let pictureName = photo.bytes.map { "face-" + StableHash.hex($0) + "-\(FacePicture.side).png" }
             let drawn = pictureName.flatMap { try? FileIO.readFileIfPresent(folder + "/" + $0, atMost: QuicklistMenu.maxIconDataBytes) }
-            let (document, imageProblem) = if let drawn, !drawn.isEmpty {
-                (document: (bytes: drawn, fileExtension: "png"), problem: FaceImage.Problem?.none)
+            // A file there that is not such a picture within the bound (not one qactd wrote) is
+            // drawn again and replaced; its header is read without a decoder.
+            let readBack = if let drawn, drawn.count <= QuicklistMenu.maxIconDataBytes,
+                                              case .success(let picture) = FaceImage.inspect(drawn), picture.kind == .png,
+                                              picture.width == FacePicture.side, picture.height == FacePicture.side { drawn } else { [UInt8]?.none }
+            let (document, imageProblem) = if let readBack {
+                (document: (bytes: readBack, fileExtension: "png"), problem: FaceImage.Problem?.none)
             } else {
                 Self.document(photo: photo.bytes, name: request.name, identifier: request.identifier)
             }
@@ -109,7 +114,11 @@ struct FaceFiles: Sendable {
             }
             let path = folder + "/" + fileName
             do throws(AtomicReplaceError) {
-                if (try? FileIO.fileExists(path)) != true { try FileIO.replaceAtomically(path, with: document.bytes, mode: 0o644) }
+                // A monogram's name is its content, so one there is the same; a picture drawn now
+                // replaces whatever its name held.
+                if readBack == nil, document.fileExtension == "png" || (try? FileIO.fileExists(path)) != true {
+                    try FileIO.replaceAtomically(path, with: document.bytes, mode: 0o644)
+                }
                 let quicklistImage = document.bytes.count <= QuicklistMenu.maxIconDataBytes
                     ? document.bytes : ContactFace.monogramSVG(name: request.name, identifier: request.identifier)
                 let file = FaceFile(path: path, quicklistImage: quicklistImage)
