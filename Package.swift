@@ -105,6 +105,7 @@ let package = Package(
             name: "VarlinkNIOServerTests",
             dependencies: [
                 "VarlinkNIOServer", "Varlink", "TestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -194,7 +194,7 @@ final class HostileClientTests: XCTestCase {
         // Nobody reads, so each socket fills: the event that each stream's connection holds a
         // reply its socket has no room for. From then on its producer must not be asked for more.
         let settled = await waitUntil(timeout: 10) {
-            let connections = probe.watchConnections.withLock { $0 }
+            let connections = probe.watchConnections.withLockedValue { $0 }
             guard connections.count == watchers.count, probe.streamedReplies.load(ordering: .relaxed) > 0 else { return false }
             for connection in connections {
                 guard let buffered = await server.bufferedReplyBytes(connectionID: connection), buffered > 0 else { return false }
