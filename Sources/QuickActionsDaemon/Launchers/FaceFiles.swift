@@ -144,9 +144,10 @@ struct FaceFiles: Sendable {
         case .monogram(let initials, let colour):
             return ((ContactFace.svg(initials: initials, colour: colour), "svg"), problem)
         case .photo(let image):
-            switch FacePicture.png(of: image) {
-            case .success(let png): return ((png, "png"), nil)
-            case .failure(let problem): return ((ContactFace.monogramSVG(name: name, identifier: identifier), "svg"), problem)
+            do throws(FaceImage.Problem) {
+                return ((try FacePicture.png(of: image), "png"), nil)
+            } catch {
+                return ((ContactFace.monogramSVG(name: name, identifier: identifier), "svg"), error)
             }
         }
     }
