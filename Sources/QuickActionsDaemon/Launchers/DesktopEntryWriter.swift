@@ -120,7 +120,7 @@ final class DesktopEntryWriter: Sendable {
         var watched: [pollfd] = []
         while true {
             let stopping = thread.isStopping
-            if watched.first.map({ $0.revents != 0 }) == true, appEntryWatch.withLockedValue({ $0?.readChanges() ?? false }) {
+            if watched.first.map({ $0.revents != 0 }) == true, appEntryWatch.withLockedValue({ $0?.readChanges(logger: logger) ?? false }) {
                 carryOut(ticket: nil) { $0.refresh(logger: logger) }
             }
             exportPending()
