@@ -231,20 +231,16 @@ private struct FileVersion: Equatable {
     var device: UInt64
     var inode: UInt64
     var size: Int64
-    var modified: timespec
-    var changed: timespec
+    /// The last change of the content and of the inode, in nanoseconds.
+    var modified: Int64
+    var changed: Int64
 
     /// nil when the file cannot be looked at (then it is read again each time, and says why).
     init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
-        (modified, changed) = (info.st_mtim, info.st_ctim)
-    }
-
-    static func == (left: FileVersion, right: FileVersion) -> Bool {
-        left.device == right.device && left.inode == right.inode && left.size == right.size
-            && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
-            && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
+        let nanoseconds = { (time: timespec) in Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+        (modified, changed) = (nanoseconds(info.st_mtim), nanoseconds(info.st_ctim))
     }
 }
