@@ -165,7 +165,7 @@ struct AppIdentity: Equatable, Sendable {
     static func lookUp(desktopFile: String, environment: [String: String]) -> AppIdentity {
         guard !desktopFile.isEmpty else { return .daemon }
         let exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
-        guard let document = exporter.appEntry(desktopFile) else { return .daemon }
+        guard let document = exporter.appEntryLocation(desktopFile)?.document else { return .daemon }
         let identifier = desktopFile.split(separator: "/").last.map(String.init) ?? desktopFile
         return AppIdentity(
             name: document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue) ?? daemon.name,

@@ -17,7 +17,7 @@ enum DefaultMailApp {
     /// plain daemon's, or two instances would both export the mail app's entry.
     static func resolve(_ configuration: inout DaemonConfiguration, environment: [String: String], instance: InstanceName = .plain) {
         let entries = DesktopEntryExporter(environment: environment, qactlPath: nil)
-        var entry: (path: String, document: DesktopEntryDocument)?
+        var entry: DesktopEntryExporter.AppEntry?
         switch configuration.launcherDesktopFileSetting {
         case .auto where instance.app != nil:
             configuration.defaultApp = DefaultAppChoice(
@@ -58,7 +58,7 @@ enum DefaultMailApp {
 
     /// The app's own `Exec` (a copy of qactd's keeps it as it is) with `mailto:{email:uri}`
     /// where it takes a URL.
-    private static func mailtoCommand(_ entry: (path: String, document: DesktopEntryDocument)) -> Result<CommandTemplate, DesktopEntryExec.Problem> {
+    private static func mailtoCommand(_ entry: DesktopEntryExporter.AppEntry) -> Result<CommandTemplate, DesktopEntryExec.Problem> {
         let value = { (key: String) in entry.document.value(of: key).map(DesktopEntryEscaping.unescapedValue) }
         let exec = entry.document.value(of: "Exec") ?? ""
         do {

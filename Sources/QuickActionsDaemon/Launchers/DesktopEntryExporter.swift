@@ -182,17 +182,12 @@ struct DesktopEntryExporter: Sendable {
         return command
     }
 
-    /// The app's own entry for `DesktopFile=` (a path or an ID), as a launcher finds it; nil when
-    /// there is none or it cannot be read. The notifications take the app's name and icon from it.
-    func appEntry(_ setting: String) -> DesktopEntryDocument? {
-        appEntryLocation(setting)?.document
-    }
-
-    /// The app's own entry and where it was found, as `appEntry`; an entry of the person's own
-    /// where the copy would go is the app's too (it only keeps the copy from being written).
-    func appEntryLocation(_ setting: String) -> (path: String, document: DesktopEntryDocument)? {
+    /// The app's own entry for `DesktopFile=` (a path or an ID) and where it was found, as a
+    /// launcher finds it; nil when there is none or it cannot be read. An entry of the person's
+    /// own where the copy would go is the app's too (it only keeps the copy from being written).
+    func appEntryLocation(_ setting: String) -> AppEntry? {
         let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
-        return (try? findSource(setting, identifier: identifier, refusingPersonal: false)).map { ($0.path, $0.document) }
+        return try? findSource(setting, identifier: identifier, refusingPersonal: false)
     }
 
     // MARK: Pinned launchers
@@ -237,17 +232,14 @@ struct DesktopEntryExporter: Sendable {
 
     // MARK: Files
 
-    private struct Source {
-        var path: String
-        var document: DesktopEntryDocument
-    }
+    typealias AppEntry = (path: String, document: DesktopEntryDocument)
 
     /// The app's own entry: a path as given, or the ID looked up in `$XDG_DATA_HOME/applications`,
     /// then each `$XDG_DATA_DIRS/*/applications` but qactd's exports, skipping any copy a qactd
     /// wrote. With `refusingPersonal`, an entry of the person's own under that ID in
     /// `$XDG_DATA_HOME/applications` is a problem: launchers read it before every data folder,
     /// so an export would never be seen, and it is theirs, never to be replaced.
-    private func findSource(_ setting: String, identifier: String, refusingPersonal: Bool) throws(DesktopEntryExportProblem) -> Source {
+    private func findSource(_ setting: String, identifier: String, refusingPersonal: Bool) throws(DesktopEntryExportProblem) -> AppEntry {
         guard let folders else { throw .sourceMissing(identifier, searched: []) }
         let candidates = folders.candidates(for: identifier)
         for path in candidates.personal {
@@ -266,9 +258,9 @@ struct DesktopEntryExporter: Sendable {
     }
 
     /// nil when the file does not exist, or is a copy some qactd wrote (look further).
-    private func readSource(_ path: String) throws(DesktopEntryExportProblem) -> Source? {
+    private func readSource(_ path: String) throws(DesktopEntryExportProblem) -> AppEntry? {
         guard let document = try read(path), !DesktopEntryExport.isGenerated(document) else { return nil }
-        return Source(path: path, document: document)
+        return (path, document)
     }
 
     private func read(_ path: String) throws(DesktopEntryExportProblem) -> DesktopEntryDocument? {
@@ -292,26 +284,25 @@ struct DesktopEntryExporter: Sendable {
     /// KDE's cache checks), only when the bytes differ; a file there that qactd did not write
     /// is left alone. Returns when the file on disk got these bytes.
     private func writeIfChanged(_ bytes: [UInt8], to target: String, what: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
+        let existing: [UInt8]?
+        do throws(SystemCallError) {
+            existing = try FileIO.readFileIfPresent(target)
+        } catch {
+            throw .unwritable(target, error.description)
+        }
+        if let existing {
+            let document = String(validating: existing, as: UTF8.self).flatMap { try? DesktopEntryDocument(parsing: $0) }
+            guard let document, DesktopEntryExport.isGenerated(document) else { throw .foreignFile(target) }
+            if existing == bytes { return modificationDate(target) ?? Date() }
+        }
         do {
-            let existing = try FileIO.readFileIfPresent(target)
-            if let existing {
-                let document = String(validating: existing, as: UTF8.self).flatMap { try? DesktopEntryDocument(parsing: $0) }
-                guard let document, DesktopEntryExport.isGenerated(document) else { throw DesktopEntryExportProblem.foreignFile(target) }
-                if existing == bytes { return modificationDate(target) ?? Date() }
-            }
-            let folder = String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)])
-            try makeDirectories(folder, mode: 0o755)
+            try makeDirectories(String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)]), mode: 0o755)
             // Where there was no file, a file someone else writes meanwhile is not replaced either.
             try FileIO.replaceAtomically(target, with: bytes, mode: 0o644, replacing: existing != nil)
         } catch let error as AtomicReplaceError where error.error.errno == EEXIST {
             throw .foreignFile(target)
-        } catch let error as AtomicReplaceError {
-            throw .unwritable(target, error.description)
-        } catch let error as DesktopEntryExportProblem {
-            throw error
-        } catch let error as SystemCallError {
-            throw .unwritable(target, error.description)
         } catch {
+            // A SystemCallError or an AtomicReplaceError, each described by the system call's error.
             throw .unwritable(target, "\(error)")
         }
         logger.info("Exported the \(what) to '\(target)'.", metadata: ["QACTD_PATH": "\(target)"])
