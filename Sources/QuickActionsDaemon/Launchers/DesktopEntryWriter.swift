@@ -24,9 +24,6 @@ final class DesktopEntryWriter: Sendable {
         /// No thread could be started: every export is made by the caller.
         var inline = false
         var onStatusChange: (@Sendable () -> Void)?
-        /// The quicklist's images of the faces last made, by contact identifier.
-        var faces: [String: [UInt8]] = [:]
-        var onFacesChange: (@Sendable ([String: [UInt8]]) -> Void)?
     }
 
     /// The `qactd-export` thread and its one-slot mailbox.
@@ -36,13 +33,18 @@ final class DesktopEntryWriter: Sendable {
     /// Touched by the thread only; made when it starts.
     private let appEntryWatch = NIOLockedValueBox<AppEntryWatch?>(nil)
     private let logger: Logger
+    /// Called on the thread after each export with the quicklist's images of the favorites' faces
+    /// (by contact identifier): the faces are made here, once, for the desktop entry, the pinned
+    /// launchers and the quicklist.
+    private let showFaces: @Sendable ([String: [UInt8]]) -> Void
     /// Where desktop entries are looked up (`XDG_DATA_HOME`, `XDG_DATA_DIRS`, `HOME`).
     let environment: [String: String]
 
-    init(environment: [String: String], qactlPath: String?, logger: Logger) {
+    init(environment: [String: String], qactlPath: String?, logger: Logger, showFaces: @escaping @Sendable ([String: [UInt8]]) -> Void) {
         self.environment = environment
         exporter = NIOLockedValueBox(DesktopEntryExporter(environment: environment, qactlPath: qactlPath))
         self.logger = logger
+        self.showFaces = showFaces
         thread = MailboxThread(named: "qactd-export", for: "the desktop-entry writer", mail: Mail(), logger: logger)
     }
 
@@ -58,13 +60,6 @@ final class DesktopEntryWriter: Sendable {
     /// Called on the thread after each export that changed `status`.
     func onStatusChange(_ action: @escaping @Sendable () -> Void) {
         thread.withMail { $0.onStatusChange = action }
-    }
-
-    /// Called on the thread with the quicklist's images of the favorites' faces (by contact
-    /// identifier) each time the faces made for an export change: the faces are made here, once,
-    /// for the desktop entry, the pinned launchers and the quicklist.
-    func onFacesChange(_ action: @escaping @Sendable ([String: [UInt8]]) -> Void) {
-        thread.withMail { $0.onFacesChange = action }
     }
 
     /// Hands `publication` over and returns its ticket at once. The thread starts with the
@@ -148,32 +143,29 @@ final class DesktopEntryWriter: Sendable {
     /// the outcome and resumes whom `ticket` (a publication's; nil for a change of the app's
     /// entry) answers.
     private func carryOut(ticket: Ticket?, _ work: (inout DesktopEntryExporter) -> Void) {
-        var (status, folders, faces) = exporter.withLockedValue { exporter in
+        let (status, faces) = exporter.withLockedValue { exporter in
             work(&exporter)
-            return (exporter.status, exporter.appEntryFolders, exporter.faces.mapValues(\.quicklistImage))
-        }
-        // A folder watched only now may have got the entry between the lookup and the watch,
-        // which no event would tell: looked up again until the folders stay the same (each
-        // round watches a folder nearer the entry, so a few rounds are the most there can be).
-        for _ in 0..<8 {
-            guard appEntryWatch.withLockedValue({ $0?.follow(folders, logger: logger) ?? false }) else { break }
-            (status, folders, faces) = exporter.withLockedValue { exporter in
+            // A folder watched only now may have got the entry between the lookup and the watch,
+            // which no event would tell: looked up again until the folders stay the same (each
+            // round watches a folder nearer the entry, so a few rounds are the most there can be).
+            var rounds = 0
+            while rounds < 8, appEntryWatch.withLockedValue({ $0?.follow(exporter.appEntryFolders, logger: logger) ?? false }) {
                 exporter.refresh(logger: logger)
-                return (exporter.status, exporter.appEntryFolders, exporter.faces.mapValues(\.quicklistImage))
+                rounds += 1
             }
+            return (exporter.status, exporter.faces.mapValues(\.quicklistImage))
         }
-        let (ready, changed, onStatusChange, onFacesChange) = thread.withMail { mail in
+        let (ready, changed, onStatusChange) = thread.withMail { mail in
             let changed = mail.status != status
             mail.status = status
-            let facesChanged = mail.faces != faces
-            mail.faces = faces
             if let ticket { mail.done = max(mail.done, ticket) }
             let ready = mail.waiters.filter { $0.ticket <= mail.done }
             mail.waiters.removeAll { $0.ticket <= mail.done }
-            return (ready, changed, mail.onStatusChange, facesChanged ? mail.onFacesChange : nil)
+            return (ready, changed, mail.onStatusChange)
         }
         if changed { onStatusChange?() }
-        onFacesChange?(faces)
+        // The quicklist wakes its thread only when they changed.
+        showFaces(faces)
         for waiter in ready { waiter.reply.answer() }
     }
 }
