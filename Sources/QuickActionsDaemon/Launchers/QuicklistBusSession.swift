@@ -105,9 +105,7 @@ final class QuicklistBusSession {
         }
         // New items are announced; new titles or icons (a face made after its item was shown)
         // reach every client holding the menu through ItemsPropertiesUpdated alone.
-        var newLayout = false
-        if case .layout? = change { newLayout = true }
-        if first || newLayout || uriChanged { try announce() }
+        if first || change == .layout || uriChanged { try announce() }
     }
 
     /// `com.canonical.Unity.LauncherEntry.Update(app_uri, {"quicklist": <menu path>})`. The path
