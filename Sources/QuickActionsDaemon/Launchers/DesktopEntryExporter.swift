@@ -24,8 +24,6 @@ struct DesktopEntryExporter: Sendable {
     /// looked up; empty without `DesktopFile=`.
     private(set) var appEntryFolders: [String: Set<String>] = [:]
     private(set) var status: DesktopEntryExportStatus?
-    /// The file this daemon wrote, removed when `DesktopFile=` changes or is emptied.
-    private var exportedPath: String?
     /// The pinned launchers as last written (path → bytes), so an unchanged set costs no I/O.
     private var writtenPins: [String: [UInt8]]?
     /// The favorites' faces; nil without a data folder.
@@ -61,22 +59,20 @@ struct DesktopEntryExporter: Sendable {
     private mutating func export(_ publication: LauncherPublication, logger: Logger) {
         var appIcon: String?
         defer { syncPins(publication, appIcon: appIcon, logger: logger) }
-        // At start-up and after a reload: files this daemon wrote under another ID, or when
-        // DesktopFile= was set before the daemon stopped, go, and so do those an older qactd
-        // left in the person's own applications folder.
-        let isFirstSinceStartOrReload = lastPublication == nil
-        lastPublication = publication
-        faces = faceFiles?.sync(publication.faces, appDesktopFileID: publication.configuration.launcherDesktopFileID, logger: logger) ?? [:]
+        // At start-up, after a reload and whenever DesktopFile= names another app or none: files
+        // this daemon wrote under another ID (now, or before it stopped) go, and so do those an
+        // older qactd left in the person's own applications folder.
         let configuration = publication.configuration
-        if isFirstSinceStartOrReload, let folders {
+        let isFirstForThisApp = lastPublication == nil || lastPublication?.configuration.launcherDesktopFileID != configuration.launcherDesktopFileID
+        lastPublication = publication
+        faces = faceFiles?.sync(publication.faces, appDesktopFileID: configuration.launcherDesktopFileID, logger: logger) ?? [:]
+        if isFirstForThisApp, let folders {
             removeLeftovers(
                 in: folders.exports, keeping: configuration.launcherDesktopFileID.map { folders.exports + "/" + $0 },
                 socketPath: publication.socketPath, logger: logger)
             removeOlderVersionsLaunchers(socketPath: publication.socketPath, pins: Set(publication.pins.map(\.identifier)), logger: logger)
         }
         guard let identifier = configuration.launcherDesktopFileID, let folders else {
-            if let exportedPath { remove(exportedPath, logger: logger) }
-            exportedPath = nil
             appEntryFolders = [:]
             status = configuration.launcherDesktopFileID == nil
                 ? nil
@@ -84,7 +80,6 @@ struct DesktopEntryExporter: Sendable {
             return
         }
         let target = folders.exports + "/" + identifier
-        if let exportedPath, exportedPath != target { remove(exportedPath, logger: logger) }
         appEntryFolders = watchedFolders(configuration.launcherDesktopFile, identifier: identifier, folders: folders)
         var newStatus = DesktopEntryExportStatus(path: target)
         if !folders.exportsAreOnDataDirectories {
@@ -98,7 +93,6 @@ struct DesktopEntryExporter: Sendable {
             let text = DesktopEntryExport.compose(
                 source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
             newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
-            exportedPath = target
         } catch {
             newStatus.problem = error.description
             if status?.problem != error.description {
@@ -107,10 +101,7 @@ struct DesktopEntryExporter: Sendable {
             // No entry of the app's (uninstalled), or the person's own in front of the export:
             // the export goes too, so no launcher shows an app that is gone or hides theirs. It
             // comes back with the entry.
-            if error.removesTheExport {
-                remove(target, logger: logger)
-                exportedPath = nil
-            }
+            if error.removesTheExport { remove(target, logger: logger) }
         }
         if status?.problem != nil, newStatus.problem == nil {
             logger.notice("Exporting the quick actions to '\(target)' works again.", metadata: ["QACTD_PATH": "\(target)"])
@@ -323,7 +314,7 @@ struct DesktopEntryExporter: Sendable {
         let socketPath = InstancePaths.socketPath(
             of: instance,
             runtimeFolder: InstancePaths.runtimeFolder(xdgRuntimeDirectory: environment["XDG_RUNTIME_DIR"], userID: getuid()))
-        var exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
+        let exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
         guard let folders = exporter.folders else { return }
         for folder in [folders.exports, folders.personal] {
             exporter.removeLeftovers(in: folder, keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
@@ -335,34 +326,31 @@ struct DesktopEntryExporter: Sendable {
     /// (the exports folder has the current one), and so does each pinned launcher whose pin is in
     /// `pins` (written anew in the exports folder). One whose pin is unknown is kept and reported:
     /// nothing proves it stale.
-    private mutating func removeOlderVersionsLaunchers(socketPath: String, pins: Set<String>, logger: Logger) {
+    private func removeOlderVersionsLaunchers(socketPath: String, pins: Set<String>, logger: Logger) {
         guard let folders else { return }
-        removeLeftovers(in: folders.personal, keeping: nil, socketPath: socketPath, logger: logger)
         for (path, document) in launchers(in: folders.personal, socketPath: socketPath) {
-            guard let pin = document.value(of: PinnedDesktopEntry.pinnedKey) else { continue }
-            if pins.contains(pin) {
-                remove(path, logger: logger)
-            } else {
+            if let pin = document.value(of: PinnedDesktopEntry.pinnedKey), !pins.contains(pin) {
                 logger.warning(
                     "Keeping '\(path)', a pinned quick action an older qactd wrote: its pin '\(pin)' is not in the state, so nothing proves it stale; remove it by hand if it is, ignoring.",
                     metadata: ["QACTD_PATH": "\(path)"])
+            } else {
+                remove(path, logger: logger)
             }
         }
     }
 
     /// The files in `folder` that a daemon on this socket wrote, except `keeping` (and except the
     /// pinned launchers, unless `includingPins`).
-    private mutating func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
+    private func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
         for (path, document) in launchers(in: folder, socketPath: socketPath) {
             // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
             guard path != keeping, includingPins || document.value(of: PinnedDesktopEntry.pinnedKey) == nil else { continue }
             remove(path, logger: logger)
-            if exportedPath == path { exportedPath = nil }
         }
     }
 
     /// The desktop entries in `folder` that a daemon on `socketPath` wrote, by name.
-    private func launchers(in folder: String, socketPath: String) -> [(path: String, document: DesktopEntryDocument)] {
+    private func launchers(in folder: String, socketPath: String) -> [AppEntry] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
         return names.sorted().compactMap { name in
             let path = folder + "/" + name
