@@ -108,17 +108,14 @@ final class DesktopNotifier: Sendable {
             for attempt in 0..<2 {
                 if connection == nil { connection = try NotificationBusConnection(address: address) }
                 guard let bus = connection else { break }
-                do {
+                do throws(NotificationProblem) {
                     replacesID = try bus.notify(request.notice, identity: identity, replacing: replacesID)
-                    break
-                } catch {
-                    if case .busLost = error, attempt == 0 {
-                        bus.close()
-                        connection = nil
-                        continue
-                    }
-                    throw error
+                } catch .busLost where attempt == 0 {
+                    bus.close()
+                    connection = nil
+                    continue
                 }
+                break
             }
             lastProblem = nil
             setInfo(NotificationsInfo(state: NotificationsInfo.State.on.rawValue, shown: info.shown + 1))
