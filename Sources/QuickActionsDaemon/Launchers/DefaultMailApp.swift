@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import QuickActions
 import QuickActionsProtocol
 
@@ -93,8 +88,7 @@ enum DefaultMailApp {
         var seen: Set<String> = []
         var declaring: [String] = []
         for folder in XDGFolders.applications(environment: entries.environment) {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            for name in names where name.hasSuffix(DesktopFileID.suffix) && seen.insert(name).inserted {
+            for name in DesktopEntryExporter.desktopFileNames(in: folder) where seen.insert(name).inserted {
                 guard let found = entries.appEntryLocation(name), found.path == folder + "/" + name,
                       !isHidden(found.document), declaresMailto(found.document)
                 else { continue }

@@ -351,14 +351,18 @@ struct DesktopEntryExporter: Sendable {
 
     /// The desktop entries in `folder` that a daemon on `socketPath` wrote, by name.
     private func launchers(in folder: String, socketPath: String) -> [AppEntry] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
-        return names.sorted().compactMap { name in
+        Self.desktopFileNames(in: folder).compactMap { name in
             let path = folder + "/" + name
-            guard name.hasSuffix(DesktopFileID.suffix), let document = try? read(path), DesktopEntryExport.isGenerated(document),
+            guard let document = try? read(path), DesktopEntryExport.isGenerated(document),
                   document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
             else { return nil }
             return (path, document)
         }
+    }
+
+    /// The names of the desktop entries in `folder`, sorted; none when it cannot be listed.
+    static func desktopFileNames(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(DesktopFileID.suffix) }.sorted()
     }
 
     /// The pinned launchers in the exports folder that a daemon on `socketPath` wrote for the app
