@@ -79,7 +79,9 @@ struct FaceFiles: Sendable {
             }
         }
         for request in requests {
-            let card = Self.version(of: request.card)
+            // Only a card that is a file of its own has a version; an Evolution row is read again
+            // for each export (its book's database changes with any contact of the book).
+            let card = if case .file(let path)? = request.card { FileVersion(path: path) } else { FileVersion?.none }
             if card != nil, let last = made[request.identifier], last.request == request, last.card == card,
                last.photoFile.map({ FileVersion(path: $0.path) == $0.version }) ?? true,
                last.face.path.hasPrefix(folder + "/"), (try? FileIO.fileExists(last.face.path)) == true {
@@ -150,13 +152,6 @@ struct FaceFiles: Sendable {
                 return ((ContactFace.monogramSVG(name: name, identifier: identifier), "svg"), error)
             }
         }
-    }
-
-    /// The version of a card that is a file of its own; nil for an Evolution row (read again
-    /// for each export: its book's database changes with any contact of the book).
-    private static func version(of card: FaceCardSource?) -> FileVersion? {
-        guard case .file(let path)? = card else { return nil }
-        return FileVersion(path: path)
     }
 
     /// The photo's bytes as the card has them (read whole from a `file:` URI, named in `file`),
