@@ -297,6 +297,10 @@ final class QuicklistEndToEndTests: XCTestCase {
         let query = try XCTUnwrap(described["query"] as? [String: Any])
         XCTAssertEqual(query["uri"] as? String, "application://\(Self.desktopFileID)")
         XCTAssertEqual((query["properties"] as? [String: Any])?["quicklist"] as? String, Self.menuPath)
+        let group = try XCTUnwrap(described["group"] as? [[Any]], "\(described["group"] ?? "none")")
+        XCTAssertEqual(group.count, 1, "the unknown id is left out: \(group)")
+        XCTAssertEqual(group.first?.first as? Int, 0)
+        XCTAssertEqual((group.first?.last as? [String: Any])?.mapValues { "\($0)" }, ["children-display": "submenu"])
     }
 
     func testLauncherEntryUpdateIsEmittedAtStartOnEachChangeAndWhenADockAppears() throws {

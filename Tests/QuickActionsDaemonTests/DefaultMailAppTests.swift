@@ -95,6 +95,20 @@ final class DefaultMailAppTests: XCTestCase {
         XCTAssertEqual(declared.defaultApp?.choice, MimeAppsChoice(desktopFileID: "org.gnome.Geary.desktop", reason: .declaredByEntry))
     }
 
+    /// The default mail app whose `Exec` takes no URL is served, and `Status` says why a favorite
+    /// has no command, naming its entry.
+    func testAMailAppWhoseExecTakesNoURLIsNamedWithWhyAFavoriteHasNoCommand() throws {
+        try write(entry(exec: "oldmail --compose"), to: "/usr/share/applications/oldmail.desktop")
+        try write("[Default Applications]\nx-scheme-handler/mailto=oldmail.desktop\n", to: "/home/.config/mimeapps.list")
+        let configuration = try load()
+        XCTAssertEqual(configuration.launcherDesktopFile, "oldmail.desktop")
+        XCTAssertNil(configuration.actions["FavoriteAction"])
+        XCTAssertEqual(configuration.favoriteActionSource, .none)
+        XCTAssertEqual(
+            configuration.defaultApp?.problem,
+            root + "/usr/share/applications/oldmail.desktop: its Exec \"oldmail --compose\" takes no URL (no %u or %U), so a favorite has no command")
+    }
+
     func testTheConfiguredCommandAndAppWinAndANamedMailAppGetsItsExec() throws {
         try write(entry(exec: "thunderbird %u"), to: "/usr/share/applications/thunderbird.desktop")
         try write("[Default Applications]\nx-scheme-handler/mailto=thunderbird.desktop\n", to: "/home/.config/mimeapps.list")

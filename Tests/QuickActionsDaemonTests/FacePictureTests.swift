@@ -27,7 +27,7 @@ final class FacePictureTests: XCTestCase {
     }
 
     private func png(_ pixels: FacePicture.Pixels) throws -> [UInt8] {
-        try FacePicture.encodePNG(pixels).get()
+        try FacePicture.encodePNG(pixels)
     }
 
     /// A JPEG by TurboJPEG's own encoder (4:4:4, quality 95: colours stay close).
@@ -51,7 +51,7 @@ final class FacePictureTests: XCTestCase {
         XCTAssertNil(problem, file: file, line: line)
         XCTAssertEqual(document.fileExtension, "png", file: file, line: line)
         XCTAssertEqual(Array(document.bytes.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], file: file, line: line)
-        return try FacePicture.decodePNG(document.bytes).get()
+        return try FacePicture.decodePNG(document.bytes)
     }
 
     private func pixel(_ pixels: FacePicture.Pixels, _ x: Int, _ y: Int) -> [Int] {
@@ -85,7 +85,7 @@ final class FacePictureTests: XCTestCase {
         let red = try request(self.red)
         let drawn = try XCTUnwrap(first.sync([red], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
         XCTAssertTrue(drawn.path.hasSuffix("-\(FacePicture.side).png"), drawn.path)
-        assertColour(pixel(try FacePicture.decodePNG(drawn.quicklistImage).get(), 64, 64), self.red, "drawn")
+        assertColour(pixel(try FacePicture.decodePNG(drawn.quicklistImage), 64, 64), self.red, "drawn")
 
         // The file is swapped for another picture under the same name: what the next daemon
         // shows is that file, so it read the file and drew nothing.
@@ -103,14 +103,14 @@ final class FacePictureTests: XCTestCase {
             var again = FaceFiles(dataHome: folder)
             let redrawn = try XCTUnwrap(again.sync([red], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
             XCTAssertEqual(redrawn.path, drawn.path)
-            assertColour(pixel(try FacePicture.decodePNG(redrawn.quicklistImage).get(), 64, 64), self.red, "drawn again")
+            assertColour(pixel(try FacePicture.decodePNG(redrawn.quicklistImage), 64, 64), self.red, "drawn again")
             XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: drawn.path))), redrawn.quicklistImage, "and replaced")
         }
 
         let green = try request(self.green)
         let redrawn = try XCTUnwrap(restarted.sync([green], appDesktopFileID: app, logger: Logger(label: "test"))["grace"])
         XCTAssertNotEqual(redrawn.path, drawn.path, "a new photo, a new name")
-        assertColour(pixel(try FacePicture.decodePNG(redrawn.quicklistImage).get(), 64, 64), self.green, "drawn anew")
+        assertColour(pixel(try FacePicture.decodePNG(redrawn.quicklistImage), 64, 64), self.green, "drawn anew")
         XCTAssertFalse(FileManager.default.fileExists(atPath: drawn.path), "the face no longer shown goes")
     }
 
@@ -186,9 +186,9 @@ final class FacePictureTests: XCTestCase {
         let huge = withHeader(pngBytes, width: 100_000, height: 100_000)
         XCTAssertEqual(problem(huge, "huge png"), .tooManyPixels(width: 100_000, height: 100_000))
         // libpng's own reading of the size is checked too, before any pixel is allocated.
-        XCTAssertEqual(FacePicture.decodePNG(huge).failure, .tooManyPixels(width: 100_000, height: 100_000))
+        XCTAssertEqual(decodingProblem(try FacePicture.decodePNG(huge)), .tooManyPixels(width: 100_000, height: 100_000))
         XCTAssertEqual(problem(withHeader(pngBytes, width: 0, height: 64), "empty png"), .notAnImage)
-        XCTAssertNotNil(FacePicture.decodePNG(withHeader(pngBytes, width: 0, height: 64)).failure)
+        XCTAssertNotNil(decodingProblem(try FacePicture.decodePNG(withHeader(pngBytes, width: 0, height: 64))))
         // A JPEG frame header claiming 0 lines: no image.
         XCTAssertEqual(problem(withFrameSize(jpegBytes, width: 64, height: 0), "empty jpeg"), .notAnImage)
         XCTAssertEqual(problem(withFrameSize(jpegBytes, width: 60_000, height: 60_000), "huge jpeg"), .tooManyPixels(width: 60_000, height: 60_000))
@@ -203,9 +203,9 @@ final class FacePictureTests: XCTestCase {
         rgba.reserveCapacity(4096 * 4096 * 4)
         for y in 0..<4096 { rgba += rows[(y / 512) % 2] }
         let bytes = try jpeg(FacePicture.Pixels(width: 4096, height: 4096, rgba: rgba))
-        let decoded = try FacePicture.decodeJPEG(bytes, atLeast: FacePicture.side).get()
+        let decoded = try FacePicture.decodeJPEG(bytes, atLeast: FacePicture.side)
         XCTAssertEqual([decoded.width, decoded.height], [512, 512])
-        let small = try FacePicture.decodeJPEG(try jpeg(pixels(width: 300, height: 200) { _, _ in self.red }), atLeast: FacePicture.side).get()
+        let small = try FacePicture.decodeJPEG(try jpeg(pixels(width: 300, height: 200) { _, _ in self.red }), atLeast: FacePicture.side)
         XCTAssertEqual([small.width, small.height], [225, 150], "3/4, the smallest scale that keeps 128 pixels (5/8 keeps 125)")
         let face = try face(of: bytes)
         XCTAssertEqual(face.width, 128)
@@ -313,10 +313,13 @@ final class FacePictureTests: XCTestCase {
     }
 }
 
-extension Result {
-    fileprivate var failure: Failure? {
-        if case .failure(let failure) = self { return failure }
+/// Why `decode` threw, or nil when it did not.
+private func decodingProblem(_ decode: @autoclosure () throws(FaceImage.Problem) -> FacePicture.Pixels) -> FaceImage.Problem? {
+    do throws(FaceImage.Problem) {
+        _ = try decode()
         return nil
+    } catch {
+        return error
     }
 }
 
@@ -325,12 +328,12 @@ enum TestPhoto {
     /// A `width` × `height` PNG of one opaque colour, `rgb`.
     static func png(width: Int, height: Int, rgb: [UInt8]) throws -> [UInt8] {
         let rgba = Array(repeatElement(rgb + [255], count: width * height).joined())
-        return try FacePicture.encodePNG(FacePicture.Pixels(width: width, height: height, rgba: rgba)).get()
+        return try FacePicture.encodePNG(FacePicture.Pixels(width: width, height: height, rgba: rgba))
     }
 
     /// The RGBA of the middle and of the top-left corner of the face PNG at `path`.
     static func middleAndCorner(ofFace path: String) throws -> (middle: [UInt8], corner: [UInt8]) {
-        let face = try FacePicture.decodePNG([UInt8](Data(contentsOf: URL(fileURLWithPath: path)))).get()
+        let face = try FacePicture.decodePNG([UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
         let middle = ((face.height / 2) * face.width + face.width / 2) * 4
         return (Array(face.rgba[middle..<(middle + 4)]), Array(face.rgba[0..<4]))
     }

@@ -97,7 +97,7 @@ final class QuicklistMenuTests: XCTestCase {
         let noise = (0..<(450 * 450)).flatMap { _ in [UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...255, using: &generator), 255] }
         let photos = [
             "small": try TestPhoto.png(width: 64, height: 64, rgb: [0xE0, 0x1B, 0x24]),
-            "large": try FacePicture.encodePNG(FacePicture.Pixels(width: 450, height: 450, rgba: noise)).get(),
+            "large": try FacePicture.encodePNG(FacePicture.Pixels(width: 450, height: 450, rgba: noise)),
         ]
         XCTAssertGreaterThan(photos["large"]?.count ?? 0, 2 * QuicklistMenu.maxIconDataBytes)
         XCTAssertLessThanOrEqual(photos["large"]?.count ?? .max, FaceImage.maxBytes)

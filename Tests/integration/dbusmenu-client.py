@@ -184,9 +184,11 @@ def describe(bus_name, menu_path, entry_path):
 
     properties = call(menu_path, "org.freedesktop.DBus.Properties", "GetAll", GLib.Variant("(s)", ("com.canonical.dbusmenu",)))
     uri, entry = call(entry_path, "com.canonical.Unity.LauncherEntry", "Query").unpack()
+    # The root's properties limited to one name; an id the menu does not have is left out.
+    group = call(menu_path, "com.canonical.dbusmenu", "GetGroupProperties", GLib.Variant("(aias)", ([0, 999999], ["children-display"])))
     emit({"dbusmenu": interface(menu_path, "com.canonical.dbusmenu"),
           "launcherEntry": interface(entry_path, "com.canonical.Unity.LauncherEntry"),
-          "values": properties.unpack()[0], "query": {"uri": uri, "properties": entry}})
+          "values": properties.unpack()[0], "query": {"uri": uri, "properties": entry}, "group": group.unpack()[0]})
 
 
 if __name__ == "__main__":

@@ -103,26 +103,19 @@ final class DesktopNotifier: Sendable {
     ) {
         let identity = AppIdentity.lookUp(desktopFile: request.desktopFile, environment: environment)
         do {
-            let address: String
-            switch QuicklistExporter.sessionBusAddress(environment: environment) {
-            case .success(let found): address = found
-            case .failure(let problem): throw NotificationProblem.noBus(problem.description)
-            }
+            let address = try QuicklistExporter.sessionBusAddress(environment: environment).mapError { NotificationProblem.noBus($0.description) }.get()
             // A connection that went away since the last notice is made again, once.
             for attempt in 0..<2 {
                 if connection == nil { connection = try NotificationBusConnection(address: address) }
                 guard let bus = connection else { break }
-                do {
+                do throws(NotificationProblem) {
                     replacesID = try bus.notify(request.notice, identity: identity, replacing: replacesID)
-                    break
-                } catch {
-                    if case .busLost = error, attempt == 0 {
-                        bus.close()
-                        connection = nil
-                        continue
-                    }
-                    throw error
+                } catch .busLost where attempt == 0 {
+                    bus.close()
+                    connection = nil
+                    continue
                 }
+                break
             }
             lastProblem = nil
             setInfo(NotificationsInfo(state: NotificationsInfo.State.on.rawValue, shown: info.shown + 1))
@@ -165,7 +158,7 @@ struct AppIdentity: Equatable, Sendable {
     static func lookUp(desktopFile: String, environment: [String: String]) -> AppIdentity {
         guard !desktopFile.isEmpty else { return .daemon }
         let exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
-        guard let document = exporter.appEntry(desktopFile) else { return .daemon }
+        guard let document = exporter.appEntryLocation(desktopFile)?.document else { return .daemon }
         let identifier = desktopFile.split(separator: "/").last.map(String.init) ?? desktopFile
         return AppIdentity(
             name: document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue) ?? daemon.name,

@@ -22,11 +22,8 @@ struct AppEntryWatch: Sendable {
     ]
 
     init(logger: Logger) {
-        do {
-            descriptor = try retryingSystemCall("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        } catch {
-            logger.warning("Cannot watch the app's desktop entry (\(error)); the export follows it only when the quick actions change, ignoring.")
-        }
+        descriptor = (try? Inotify.open(
+            logger: logger, failure: "Cannot watch the app's desktop entry, the export follows it only when the quick actions change:").get()) ?? -1
     }
 
     func close() {
@@ -61,17 +58,11 @@ struct AppEntryWatch: Sendable {
 
     /// Reads what is queued; true when it may have changed the app's entry: a name that matters
     /// came, changed or went, a watched folder went, or events were lost.
-    mutating func readChanges() -> Bool {
-        guard descriptor >= 0 else { return false }
+    mutating func readChanges(logger: Logger) -> Bool {
         var changed = false
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            for event in InotifyEventDecoder.decode(Array(buffer[0..<count])).events where matters(event) {
-                changed = true
-            }
+        for event in Inotify.readQueued(from: descriptor, buffer: &buffer, source: "the app's desktop entry", logger: logger) where matters(event) {
+            changed = true
         }
         return changed
     }

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import QuickActions
 import QuickActionsProtocol
 
@@ -17,7 +12,7 @@ enum DefaultMailApp {
     /// plain daemon's, or two instances would both export the mail app's entry.
     static func resolve(_ configuration: inout DaemonConfiguration, environment: [String: String], instance: InstanceName = .plain) {
         let entries = DesktopEntryExporter(environment: environment, qactlPath: nil)
-        var entry: (path: String, document: DesktopEntryDocument)?
+        var entry: DesktopEntryExporter.AppEntry?
         switch configuration.launcherDesktopFileSetting {
         case .auto where instance.app != nil:
             configuration.defaultApp = DefaultAppChoice(
@@ -45,12 +40,11 @@ enum DefaultMailApp {
             configuration.defaultApp = choice
         }
         if let entry, configuration.actions[configuration.favoriteType] == nil {
-            switch mailtoCommand(entry) {
-            case .success(let template):
-                configuration.actions[configuration.favoriteType] = template
+            do throws(DesktopEntryExec.Problem) {
+                configuration.actions[configuration.favoriteType] = try mailtoCommand(entry)
                 configuration.favoriteActionSource = .appExec(entryPath: entry.path)
-            case .failure(let problem):
-                configuration.defaultApp?.problem = "\(entry.path): \(problem), so a favorite has no command"
+            } catch {
+                configuration.defaultApp?.problem = "\(entry.path): \(error), so a favorite has no command"
             }
         }
         configuration.applyDefaultsDerivedFromOtherKeys()
@@ -58,19 +52,13 @@ enum DefaultMailApp {
 
     /// The app's own `Exec` (a copy of qactd's keeps it as it is) with `mailto:{email:uri}`
     /// where it takes a URL.
-    private static func mailtoCommand(_ entry: (path: String, document: DesktopEntryDocument)) -> Result<CommandTemplate, DesktopEntryExec.Problem> {
+    private static func mailtoCommand(_ entry: DesktopEntryExporter.AppEntry) throws(DesktopEntryExec.Problem) -> CommandTemplate {
         let value = { (key: String) in entry.document.value(of: key).map(DesktopEntryEscaping.unescapedValue) }
-        let exec = entry.document.value(of: "Exec") ?? ""
-        do {
-            let arguments = try DesktopEntryExec.mailtoTemplate(
-                exec: DesktopEntryEscaping.unescapedValue(exec), icon: value("Icon"), name: value("Name"), location: entry.path)
-            // Cannot fail: the program is the app's text, every brace of it doubled.
-            return .success(try CommandTemplate(arguments: arguments))
-        } catch let problem as DesktopEntryExec.Problem {
-            return .failure(problem)
-        } catch {
-            return .failure(.empty)
-        }
+        let arguments = try DesktopEntryExec.mailtoTemplate(
+            exec: DesktopEntryEscaping.unescapedValue(entry.document.value(of: "Exec") ?? ""), icon: value("Icon"), name: value("Name"), location: entry.path)
+        // Cannot fail: the program is the app's text, every brace of it doubled.
+        guard let template = try? CommandTemplate(arguments: arguments) else { throw .empty }
+        return template
     }
 
     private static func readList(_ path: String) -> MimeAppsList? {
@@ -93,8 +81,7 @@ enum DefaultMailApp {
         var seen: Set<String> = []
         var declaring: [String] = []
         for folder in XDGFolders.applications(environment: entries.environment) {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            for name in names where name.hasSuffix(DesktopFileID.suffix) && seen.insert(name).inserted {
+            for name in DesktopEntryExporter.desktopFileNames(in: folder) where seen.insert(name).inserted {
                 guard let found = entries.appEntryLocation(name), found.path == folder + "/" + name,
                       !isHidden(found.document), declaresMailto(found.document)
                 else { continue }

@@ -24,8 +24,6 @@ struct DesktopEntryExporter: Sendable {
     /// looked up; empty without `DesktopFile=`.
     private(set) var appEntryFolders: [String: Set<String>] = [:]
     private(set) var status: DesktopEntryExportStatus?
-    /// The file this daemon wrote, removed when `DesktopFile=` changes or is emptied.
-    private var exportedPath: String?
     /// The pinned launchers as last written (path → bytes), so an unchanged set costs no I/O.
     private var writtenPins: [String: [UInt8]]?
     /// The favorites' faces; nil without a data folder.
@@ -61,22 +59,20 @@ struct DesktopEntryExporter: Sendable {
     private mutating func export(_ publication: LauncherPublication, logger: Logger) {
         var appIcon: String?
         defer { syncPins(publication, appIcon: appIcon, logger: logger) }
-        // At start-up and after a reload: files this daemon wrote under another ID, or when
-        // DesktopFile= was set before the daemon stopped, go, and so do those an older qactd
-        // left in the person's own applications folder.
-        let isFirstSinceStartOrReload = lastPublication == nil
-        lastPublication = publication
-        faces = faceFiles?.sync(publication.faces, appDesktopFileID: publication.configuration.launcherDesktopFileID, logger: logger) ?? [:]
+        // At start-up, after a reload and whenever DesktopFile= names another app or none: files
+        // this daemon wrote under another ID (now, or before it stopped) go, and so do those an
+        // older qactd left in the person's own applications folder.
         let configuration = publication.configuration
-        if isFirstSinceStartOrReload, let folders {
+        let isFirstForThisApp = lastPublication == nil || lastPublication?.configuration.launcherDesktopFileID != configuration.launcherDesktopFileID
+        lastPublication = publication
+        faces = faceFiles?.sync(publication.faces, appDesktopFileID: configuration.launcherDesktopFileID, logger: logger) ?? [:]
+        if isFirstForThisApp, let folders {
             removeLeftovers(
                 in: folders.exports, keeping: configuration.launcherDesktopFileID.map { folders.exports + "/" + $0 },
                 socketPath: publication.socketPath, logger: logger)
             removeOlderVersionsLaunchers(socketPath: publication.socketPath, pins: Set(publication.pins.map(\.identifier)), logger: logger)
         }
         guard let identifier = configuration.launcherDesktopFileID, let folders else {
-            if let exportedPath { remove(exportedPath, logger: logger) }
-            exportedPath = nil
             appEntryFolders = [:]
             status = configuration.launcherDesktopFileID == nil
                 ? nil
@@ -84,7 +80,6 @@ struct DesktopEntryExporter: Sendable {
             return
         }
         let target = folders.exports + "/" + identifier
-        if let exportedPath, exportedPath != target { remove(exportedPath, logger: logger) }
         appEntryFolders = watchedFolders(configuration.launcherDesktopFile, identifier: identifier, folders: folders)
         var newStatus = DesktopEntryExportStatus(path: target)
         if !folders.exportsAreOnDataDirectories {
@@ -98,7 +93,6 @@ struct DesktopEntryExporter: Sendable {
             let text = DesktopEntryExport.compose(
                 source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
             newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
-            exportedPath = target
         } catch {
             newStatus.problem = error.description
             if status?.problem != error.description {
@@ -107,10 +101,7 @@ struct DesktopEntryExporter: Sendable {
             // No entry of the app's (uninstalled), or the person's own in front of the export:
             // the export goes too, so no launcher shows an app that is gone or hides theirs. It
             // comes back with the entry.
-            if error.removesTheExport {
-                remove(target, logger: logger)
-                exportedPath = nil
-            }
+            if error.removesTheExport { remove(target, logger: logger) }
         }
         if status?.problem != nil, newStatus.problem == nil {
             logger.notice("Exporting the quick actions to '\(target)' works again.", metadata: ["QACTD_PATH": "\(target)"])
@@ -182,17 +173,12 @@ struct DesktopEntryExporter: Sendable {
         return command
     }
 
-    /// The app's own entry for `DesktopFile=` (a path or an ID), as a launcher finds it; nil when
-    /// there is none or it cannot be read. The notifications take the app's name and icon from it.
-    func appEntry(_ setting: String) -> DesktopEntryDocument? {
-        appEntryLocation(setting)?.document
-    }
-
-    /// The app's own entry and where it was found, as `appEntry`; an entry of the person's own
-    /// where the copy would go is the app's too (it only keeps the copy from being written).
-    func appEntryLocation(_ setting: String) -> (path: String, document: DesktopEntryDocument)? {
+    /// The app's own entry for `DesktopFile=` (a path or an ID) and where it was found, as a
+    /// launcher finds it; nil when there is none or it cannot be read. An entry of the person's
+    /// own where the copy would go is the app's too (it only keeps the copy from being written).
+    func appEntryLocation(_ setting: String) -> AppEntry? {
         let identifier = setting.split(separator: "/").last.map(String.init) ?? setting
-        return (try? findSource(setting, identifier: identifier, refusingPersonal: false)).map { ($0.path, $0.document) }
+        return try? findSource(setting, identifier: identifier, refusingPersonal: false)
     }
 
     // MARK: Pinned launchers
@@ -237,17 +223,14 @@ struct DesktopEntryExporter: Sendable {
 
     // MARK: Files
 
-    private struct Source {
-        var path: String
-        var document: DesktopEntryDocument
-    }
+    typealias AppEntry = (path: String, document: DesktopEntryDocument)
 
     /// The app's own entry: a path as given, or the ID looked up in `$XDG_DATA_HOME/applications`,
     /// then each `$XDG_DATA_DIRS/*/applications` but qactd's exports, skipping any copy a qactd
     /// wrote. With `refusingPersonal`, an entry of the person's own under that ID in
     /// `$XDG_DATA_HOME/applications` is a problem: launchers read it before every data folder,
     /// so an export would never be seen, and it is theirs, never to be replaced.
-    private func findSource(_ setting: String, identifier: String, refusingPersonal: Bool) throws(DesktopEntryExportProblem) -> Source {
+    private func findSource(_ setting: String, identifier: String, refusingPersonal: Bool) throws(DesktopEntryExportProblem) -> AppEntry {
         guard let folders else { throw .sourceMissing(identifier, searched: []) }
         let candidates = folders.candidates(for: identifier)
         for path in candidates.personal {
@@ -266,9 +249,9 @@ struct DesktopEntryExporter: Sendable {
     }
 
     /// nil when the file does not exist, or is a copy some qactd wrote (look further).
-    private func readSource(_ path: String) throws(DesktopEntryExportProblem) -> Source? {
+    private func readSource(_ path: String) throws(DesktopEntryExportProblem) -> AppEntry? {
         guard let document = try read(path), !DesktopEntryExport.isGenerated(document) else { return nil }
-        return Source(path: path, document: document)
+        return (path, document)
     }
 
     private func read(_ path: String) throws(DesktopEntryExportProblem) -> DesktopEntryDocument? {
@@ -292,26 +275,25 @@ struct DesktopEntryExporter: Sendable {
     /// KDE's cache checks), only when the bytes differ; a file there that qactd did not write
     /// is left alone. Returns when the file on disk got these bytes.
     private func writeIfChanged(_ bytes: [UInt8], to target: String, what: String, logger: Logger) throws(DesktopEntryExportProblem) -> Date {
+        let existing: [UInt8]?
+        do throws(SystemCallError) {
+            existing = try FileIO.readFileIfPresent(target)
+        } catch {
+            throw .unwritable(target, error.description)
+        }
+        if let existing {
+            let document = String(validating: existing, as: UTF8.self).flatMap { try? DesktopEntryDocument(parsing: $0) }
+            guard let document, DesktopEntryExport.isGenerated(document) else { throw .foreignFile(target) }
+            if existing == bytes { return modificationDate(target) ?? Date() }
+        }
         do {
-            let existing = try FileIO.readFileIfPresent(target)
-            if let existing {
-                let document = String(validating: existing, as: UTF8.self).flatMap { try? DesktopEntryDocument(parsing: $0) }
-                guard let document, DesktopEntryExport.isGenerated(document) else { throw DesktopEntryExportProblem.foreignFile(target) }
-                if existing == bytes { return modificationDate(target) ?? Date() }
-            }
-            let folder = String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)])
-            try makeDirectories(folder, mode: 0o755)
+            try makeDirectories(String(target[..<(target.lastIndex(of: "/") ?? target.startIndex)]), mode: 0o755)
             // Where there was no file, a file someone else writes meanwhile is not replaced either.
             try FileIO.replaceAtomically(target, with: bytes, mode: 0o644, replacing: existing != nil)
         } catch let error as AtomicReplaceError where error.error.errno == EEXIST {
             throw .foreignFile(target)
-        } catch let error as AtomicReplaceError {
-            throw .unwritable(target, error.description)
-        } catch let error as DesktopEntryExportProblem {
-            throw error
-        } catch let error as SystemCallError {
-            throw .unwritable(target, error.description)
         } catch {
+            // A SystemCallError or an AtomicReplaceError, each described by the system call's error.
             throw .unwritable(target, "\(error)")
         }
         logger.info("Exported the \(what) to '\(target)'.", metadata: ["QACTD_PATH": "\(target)"])
@@ -332,7 +314,7 @@ struct DesktopEntryExporter: Sendable {
         let socketPath = InstancePaths.socketPath(
             of: instance,
             runtimeFolder: InstancePaths.runtimeFolder(xdgRuntimeDirectory: environment["XDG_RUNTIME_DIR"], userID: getuid()))
-        var exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
+        let exporter = DesktopEntryExporter(environment: environment, qactlPath: nil)
         guard let folders = exporter.folders else { return }
         for folder in [folders.exports, folders.personal] {
             exporter.removeLeftovers(in: folder, keeping: nil, socketPath: socketPath, includingPins: true, logger: logger)
@@ -344,42 +326,43 @@ struct DesktopEntryExporter: Sendable {
     /// (the exports folder has the current one), and so does each pinned launcher whose pin is in
     /// `pins` (written anew in the exports folder). One whose pin is unknown is kept and reported:
     /// nothing proves it stale.
-    private mutating func removeOlderVersionsLaunchers(socketPath: String, pins: Set<String>, logger: Logger) {
+    private func removeOlderVersionsLaunchers(socketPath: String, pins: Set<String>, logger: Logger) {
         guard let folders else { return }
-        removeLeftovers(in: folders.personal, keeping: nil, socketPath: socketPath, logger: logger)
         for (path, document) in launchers(in: folders.personal, socketPath: socketPath) {
-            guard let pin = document.value(of: PinnedDesktopEntry.pinnedKey) else { continue }
-            if pins.contains(pin) {
-                remove(path, logger: logger)
-            } else {
+            if let pin = document.value(of: PinnedDesktopEntry.pinnedKey), !pins.contains(pin) {
                 logger.warning(
                     "Keeping '\(path)', a pinned quick action an older qactd wrote: its pin '\(pin)' is not in the state, so nothing proves it stale; remove it by hand if it is, ignoring.",
                     metadata: ["QACTD_PATH": "\(path)"])
+            } else {
+                remove(path, logger: logger)
             }
         }
     }
 
     /// The files in `folder` that a daemon on this socket wrote, except `keeping` (and except the
     /// pinned launchers, unless `includingPins`).
-    private mutating func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
+    private func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
         for (path, document) in launchers(in: folder, socketPath: socketPath) {
             // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
             guard path != keeping, includingPins || document.value(of: PinnedDesktopEntry.pinnedKey) == nil else { continue }
             remove(path, logger: logger)
-            if exportedPath == path { exportedPath = nil }
         }
     }
 
     /// The desktop entries in `folder` that a daemon on `socketPath` wrote, by name.
-    private func launchers(in folder: String, socketPath: String) -> [(path: String, document: DesktopEntryDocument)] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
-        return names.sorted().compactMap { name in
+    private func launchers(in folder: String, socketPath: String) -> [AppEntry] {
+        Self.desktopFileNames(in: folder).compactMap { name in
             let path = folder + "/" + name
-            guard name.hasSuffix(DesktopFileID.suffix), let document = try? read(path), DesktopEntryExport.isGenerated(document),
+            guard let document = try? read(path), DesktopEntryExport.isGenerated(document),
                   document.value(of: DesktopEntryExport.socketKey).map(DesktopEntryEscaping.unescapedValue) == socketPath
             else { return nil }
             return (path, document)
         }
+    }
+
+    /// The names of the desktop entries in `folder`, sorted; none when it cannot be listed.
+    static func desktopFileNames(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(DesktopFileID.suffix) }.sorted()
     }
 
     /// The pinned launchers in the exports folder that a daemon on `socketPath` wrote for the app

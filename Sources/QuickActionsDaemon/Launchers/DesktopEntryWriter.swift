@@ -1,6 +1,5 @@
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
 
 /// Carries out the `DesktopEntryExporter`'s work on a thread of its own (`qactd-export`), so
 /// the core hands a publication over and goes on: finding the app's entry, reading it and
@@ -8,7 +7,9 @@ import NIOConcurrencyHelpers
 /// socket's event loops. The newest publication wins: publications that come while a write
 /// is under way replace one another, so a burst of changes makes few writes. Between
 /// publications the thread sleeps on the `AppEntryWatch` too, and exports the last publication
-/// again when the app's own entry changes, goes or comes back.
+/// again when the app's own entry changes, goes or comes back. The exporter and the watch are
+/// the thread's own: no export is made elsewhere. Should the thread fail to start, the next
+/// publication tries again; until then the launchers show the last export.
 final class DesktopEntryWriter: Sendable {
     /// Counts publications; `waitUntilDone(ticket)` returns once the thread has carried out
     /// that one or a newer one.
@@ -21,33 +22,26 @@ final class DesktopEntryWriter: Sendable {
         var done: Ticket = 0
         var status: DesktopEntryExportStatus?
         var waiters: [(ticket: Ticket, reply: MailboxReply<Void>)] = []
-        /// No thread could be started: every export is made by the caller.
-        var inline = false
         var onStatusChange: (@Sendable () -> Void)?
-        /// The quicklist's images of the faces last made, by contact identifier.
-        var faces: [String: [UInt8]] = [:]
-        var onFacesChange: (@Sendable ([String: [UInt8]]) -> Void)?
     }
 
     /// The `qactd-export` thread and its one-slot mailbox.
     private let thread: MailboxThread<Mail>
-    /// Touched by the thread only (or by the caller's thread when no thread could be started).
-    private let exporter: NIOLockedValueBox<DesktopEntryExporter>
-    /// Touched by the thread only; made when it starts.
-    private let appEntryWatch = NIOLockedValueBox<AppEntryWatch?>(nil)
+    private let qactlPath: String?
     private let logger: Logger
+    /// Called on the thread after each export with the quicklist's images of the favorites' faces
+    /// (by contact identifier): the faces are made here, once, for the desktop entry, the pinned
+    /// launchers and the quicklist.
+    private let showFaces: @Sendable ([String: [UInt8]]) -> Void
     /// Where desktop entries are looked up (`XDG_DATA_HOME`, `XDG_DATA_DIRS`, `HOME`).
     let environment: [String: String]
 
-    init(environment: [String: String], qactlPath: String?, logger: Logger) {
+    init(environment: [String: String], qactlPath: String?, logger: Logger, showFaces: @escaping @Sendable ([String: [UInt8]]) -> Void) {
         self.environment = environment
-        exporter = NIOLockedValueBox(DesktopEntryExporter(environment: environment, qactlPath: qactlPath))
+        self.qactlPath = qactlPath
         self.logger = logger
+        self.showFaces = showFaces
         thread = MailboxThread(named: "qactd-export", for: "the desktop-entry writer", mail: Mail(), logger: logger)
-    }
-
-    deinit {
-        appEntryWatch.withLockedValue { $0?.close() }
     }
 
     /// How the export is doing, for `Status`: nil when `DesktopFile=` is empty.
@@ -60,32 +54,19 @@ final class DesktopEntryWriter: Sendable {
         thread.withMail { $0.onStatusChange = action }
     }
 
-    /// Called on the thread with the quicklist's images of the favorites' faces (by contact
-    /// identifier) each time the faces made for an export change: the faces are made here, once,
-    /// for the desktop entry, the pinned launchers and the quicklist.
-    func onFacesChange(_ action: @escaping @Sendable ([String: [UInt8]]) -> Void) {
-        thread.withMail { $0.onFacesChange = action }
-    }
-
     /// Hands `publication` over and returns its ticket at once. The thread starts with the
-    /// first publication; should it fail to start, exports are made on the caller's thread.
+    /// first publication.
     @discardableResult
     func submit(_ publication: LauncherPublication) -> Ticket {
-        let (ticket, inline) = thread.withMail { mail -> (Ticket, Bool) in
+        let ticket = thread.withMail { mail -> Ticket in
             mail.submitted += 1
             mail.pending = (mail.submitted, publication)
-            return (mail.submitted, mail.inline)
-        }
-        guard !inline else {
-            exportPending()
-            return ticket
+            return mail.submitted
         }
         do {
             try thread.start { [self] in run() }
         } catch {
-            logger.error("Could not start the desktop-entry writer's thread (\(error)); exporting inline.")
-            thread.withMail { $0.inline = true }
-            exportPending()
+            logger.error("Could not start the desktop-entry writer's thread (\(error)); the next change of the quick actions tries again.")
         }
         return ticket
     }
@@ -113,67 +94,59 @@ final class DesktopEntryWriter: Sendable {
     // MARK: - The thread
 
     private func run() {
-        let watchDescriptor = appEntryWatch.withLockedValue { watch in
-            watch = AppEntryWatch(logger: logger)
-            return watch?.descriptor ?? -1
-        }
+        var exporter = DesktopEntryExporter(environment: environment, qactlPath: qactlPath)
+        var watch = AppEntryWatch(logger: logger)
+        defer { watch.close() }
         var watched: [pollfd] = []
         while true {
             let stopping = thread.isStopping
-            if watched.first.map({ $0.revents != 0 }) == true, appEntryWatch.withLockedValue({ $0?.readChanges() ?? false }) {
-                carryOut(ticket: nil) { $0.refresh(logger: logger) }
+            if watched.first.map({ $0.revents != 0 }) == true, watch.readChanges(logger: logger) {
+                exporter.refresh(logger: logger)
+                record(ticket: nil, &exporter, &watch)
             }
-            exportPending()
+            exportPending(&exporter, &watch)
             if stopping { break }
-            watched = watchDescriptor >= 0 ? [pollfd(fd: watchDescriptor, events: Int16(POLLIN), revents: 0)] : []
+            watched = watch.descriptor >= 0 ? [pollfd(fd: watch.descriptor, events: Int16(POLLIN), revents: 0)] : []
             thread.sleep(polling: &watched, timeoutMilliseconds: -1)
         }
     }
 
     /// Exports the newest pending publication, records the outcome and resumes whom it answers.
-    private func exportPending() {
+    private func exportPending(_ exporter: inout DesktopEntryExporter, _ watch: inout AppEntryWatch) {
         guard let (job, forget) = thread.withMail({ mail -> ((ticket: Ticket, publication: LauncherPublication), Bool)? in
             guard let pending = mail.pending else { return nil }
             mail.pending = nil
             defer { mail.forgetLast = false }
             return (pending, mail.forgetLast)
         }) else { return }
-        carryOut(ticket: job.ticket) { exporter in
-            if forget { exporter.forgetLastPublication() }
-            exporter.publish(job.publication, logger: logger)
-        }
+        if forget { exporter.forgetLastPublication() }
+        exporter.publish(job.publication, logger: logger)
+        record(ticket: job.ticket, &exporter, &watch)
     }
 
-    /// Runs `work` on the exporter, watches the folders the app's entry may now be in, records
-    /// the outcome and resumes whom `ticket` (a publication's; nil for a change of the app's
-    /// entry) answers.
-    private func carryOut(ticket: Ticket?, _ work: (inout DesktopEntryExporter) -> Void) {
-        var (status, folders, faces) = exporter.withLockedValue { exporter in
-            work(&exporter)
-            return (exporter.status, exporter.appEntryFolders, exporter.faces.mapValues(\.quicklistImage))
-        }
+    /// After an export: watches the folders the app's entry may now be in, records the outcome
+    /// and resumes whom `ticket` (a publication's; nil for a change of the app's entry) answers.
+    private func record(ticket: Ticket?, _ exporter: inout DesktopEntryExporter, _ watch: inout AppEntryWatch) {
         // A folder watched only now may have got the entry between the lookup and the watch,
         // which no event would tell: looked up again until the folders stay the same (each
         // round watches a folder nearer the entry, so a few rounds are the most there can be).
-        for _ in 0..<8 {
-            guard appEntryWatch.withLockedValue({ $0?.follow(folders, logger: logger) ?? false }) else { break }
-            (status, folders, faces) = exporter.withLockedValue { exporter in
-                exporter.refresh(logger: logger)
-                return (exporter.status, exporter.appEntryFolders, exporter.faces.mapValues(\.quicklistImage))
-            }
+        var rounds = 0
+        while rounds < 8, watch.follow(exporter.appEntryFolders, logger: logger) {
+            exporter.refresh(logger: logger)
+            rounds += 1
         }
-        let (ready, changed, onStatusChange, onFacesChange) = thread.withMail { mail in
+        let status = exporter.status
+        let (ready, changed, onStatusChange) = thread.withMail { mail in
             let changed = mail.status != status
             mail.status = status
-            let facesChanged = mail.faces != faces
-            mail.faces = faces
             if let ticket { mail.done = max(mail.done, ticket) }
             let ready = mail.waiters.filter { $0.ticket <= mail.done }
             mail.waiters.removeAll { $0.ticket <= mail.done }
-            return (ready, changed, mail.onStatusChange, facesChanged ? mail.onFacesChange : nil)
+            return (ready, changed, mail.onStatusChange)
         }
         if changed { onStatusChange?() }
-        onFacesChange?(faces)
+        // The quicklist wakes its thread only when they changed.
+        showFaces(exporter.faces.mapValues(\.quicklistImage))
         for waiter in ready { waiter.reply.answer() }
     }
 }

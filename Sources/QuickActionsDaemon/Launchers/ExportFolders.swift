@@ -36,21 +36,17 @@ struct ExportFolders: Equatable, Sendable {
 
     /// Whether launchers started with this environment see the exports folder.
     var exportsAreOnDataDirectories: Bool {
-        dataDirectories.contains { Self.sameFolder($0, exportsShare) }
+        dataDirectories.contains(where: isExportsShare)
     }
 
     /// The data folders searched for the app's own entry: every one but qactd's exports.
     var appDataDirectories: [String] {
-        dataDirectories.filter { !Self.sameFolder($0, exportsShare) }
+        dataDirectories.filter { !isExportsShare($0) }
     }
 
-    private static func sameFolder(_ one: String, _ other: String) -> Bool {
-        func trimmed(_ path: String) -> Substring {
-            var path = Substring(path)
-            while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
-            return path
-        }
-        return trimmed(one) == trimmed(other)
+    /// Whether `folder` is `exportsShare`, written with or without trailing slashes.
+    private func isExportsShare(_ folder: String) -> Bool {
+        folder.hasPrefix(exportsShare) && folder.dropFirst(exportsShare.count).allSatisfy { $0 == "/" }
     }
 
     /// What `Status` and the journal say while launchers cannot see the exports.

@@ -79,7 +79,9 @@ struct FaceFiles: Sendable {
             }
         }
         for request in requests {
-            let card = Self.version(of: request.card)
+            // Only a card that is a file of its own has a version; an Evolution row is read again
+            // for each export (its book's database changes with any contact of the book).
+            let card = if case .file(let path)? = request.card { FileVersion(path: path) } else { FileVersion?.none }
             if card != nil, let last = made[request.identifier], last.request == request, last.card == card,
                last.photoFile.map({ FileVersion(path: $0.path) == $0.version }) ?? true,
                last.face.path.hasPrefix(folder + "/"), (try? FileIO.fileExists(last.face.path)) == true {
@@ -144,18 +146,12 @@ struct FaceFiles: Sendable {
         case .monogram(let initials, let colour):
             return ((ContactFace.svg(initials: initials, colour: colour), "svg"), problem)
         case .photo(let image):
-            switch FacePicture.png(of: image) {
-            case .success(let png): return ((png, "png"), nil)
-            case .failure(let problem): return ((ContactFace.monogramSVG(name: name, identifier: identifier), "svg"), problem)
+            do throws(FaceImage.Problem) {
+                return ((try FacePicture.png(of: image), "png"), nil)
+            } catch {
+                return ((ContactFace.monogramSVG(name: name, identifier: identifier), "svg"), error)
             }
         }
-    }
-
-    /// The version of a card that is a file of its own; nil for an Evolution row (read again
-    /// for each export: its book's database changes with any contact of the book).
-    private static func version(of card: FaceCardSource?) -> FileVersion? {
-        guard case .file(let path)? = card else { return nil }
-        return FileVersion(path: path)
     }
 
     /// The photo's bytes as the card has them (read whole from a `file:` URI, named in `file`),
@@ -230,20 +226,16 @@ private struct FileVersion: Equatable {
     var device: UInt64
     var inode: UInt64
     var size: Int64
-    var modified: timespec
-    var changed: timespec
+    /// The last change of the content and of the inode, in nanoseconds.
+    var modified: Int64
+    var changed: Int64
 
     /// nil when the file cannot be looked at (then it is read again each time, and says why).
     init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
-        (modified, changed) = (info.st_mtim, info.st_ctim)
-    }
-
-    static func == (left: FileVersion, right: FileVersion) -> Bool {
-        left.device == right.device && left.inode == right.inode && left.size == right.size
-            && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
-            && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
+        let nanoseconds = { (time: timespec) in Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+        (modified, changed) = (nanoseconds(info.st_mtim), nanoseconds(info.st_ctim))
     }
 }

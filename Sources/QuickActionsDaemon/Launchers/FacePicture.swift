@@ -18,16 +18,14 @@ enum FacePicture {
         var rgba: [UInt8]
     }
 
-    /// The PNG document of `image`'s face, or why the photo cannot be decoded.
-    static func png(of image: FaceImage) -> Result<[UInt8], FaceImage.Problem> {
+    /// The PNG document of `image`'s face; throws why the photo cannot be decoded.
+    static func png(of image: FaceImage) throws(FaceImage.Problem) -> [UInt8] {
         let decoded = switch image.kind {
-        case .jpeg: decodeJPEG(image.bytes, atLeast: side)
-        case .png: decodePNG(image.bytes)
+        case .jpeg: try decodeJPEG(image.bytes, atLeast: side)
+        case .png: try decodePNG(image.bytes)
         }
-        return decoded.flatMap { pixels in encodePNG(round(pixels, side: side)) }
+        return try encodePNG(round(decoded, side: side))
     }
-
-    private static var libraries: Result<ImageLibraries, FaceImage.Problem> { ImageLibraries.loaded }
 
     // MARK: Decoding
 
@@ -35,20 +33,17 @@ enum FacePicture {
     /// sides at least `least` (or at full size when it is smaller): a 4096-pixel photo is decoded
     /// at 512, never allocated whole. A warning (a truncated file) counts as an error: such a
     /// picture is partly grey.
-    static func decodeJPEG(_ bytes: [UInt8], atLeast least: Int) -> Result<Pixels, FaceImage.Problem> {
-        libraries.flatMap { library in decodeJPEG(bytes, atLeast: least, with: library) }
-    }
-
-    private static func decodeJPEG(_ bytes: [UInt8], atLeast least: Int, with library: ImageLibraries) -> Result<Pixels, FaceImage.Problem> {
-        guard let handle = library.tjInitDecompress() else { return .failure(.undecodable("TurboJPEG cannot start")) }
+    static func decodeJPEG(_ bytes: [UInt8], atLeast least: Int) throws(FaceImage.Problem) -> Pixels {
+        let library = try ImageLibraries.loaded.get()
+        guard let handle = library.tjInitDecompress() else { throw .undecodable("TurboJPEG cannot start") }
         defer { _ = library.tjDestroy(handle) }
         let problem = { FaceImage.Problem.undecodable(library.tjGetErrorStr2(handle).map { String(cString: $0) } ?? "TurboJPEG failed") }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colourspace: Int32 = 0
         let header = bytes.withUnsafeBufferPointer {
             library.tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &width, &height, &subsampling, &colourspace)
         }
-        guard header == 0 else { return .failure(problem()) }
-        if let refused = refusal(width: Int(width), height: Int(height)) { return .failure(refused) }
+        guard header == 0 else { throw problem() }
+        try checkBounds(width: Int(width), height: Int(height))
         var scaled = (width: Int(width), height: Int(height))
         var count: Int32 = 0
         if let factors = library.tjGetScalingFactors(&count) {
@@ -66,36 +61,32 @@ enum FacePicture {
                               Int32(TJPF_RGBA.rawValue), TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS)
             }
         }
-        guard status == 0 else { return .failure(problem()) }
-        return .success(Pixels(width: scaled.width, height: scaled.height, rgba: rgba))
+        guard status == 0 else { throw problem() }
+        return Pixels(width: scaled.width, height: scaled.height, rgba: rgba)
     }
 
     /// A PNG decoded to 8-bit RGBA (any colour type, palette, 16-bit or grey, converted by libpng).
-    static func decodePNG(_ bytes: [UInt8]) -> Result<Pixels, FaceImage.Problem> {
-        libraries.flatMap { library in decodePNG(bytes, with: library) }
-    }
-
-    private static func decodePNG(_ bytes: [UInt8], with library: ImageLibraries) -> Result<Pixels, FaceImage.Problem> {
+    static func decodePNG(_ bytes: [UInt8]) throws(FaceImage.Problem) -> Pixels {
+        let library = try ImageLibraries.loaded.get()
         var image = png_image()
         image.version = png_uint_32(qactd_png_image_version)
         defer { library.pngFree(&image) }
         let begun = bytes.withUnsafeBufferPointer { library.pngBeginReadFromMemory(&image, $0.baseAddress, $0.count) }
-        guard begun != 0 else { return .failure(.undecodable(message(of: image))) }
+        guard begun != 0 else { throw .undecodable(message(of: image)) }
         let (width, height) = (Int(image.width), Int(image.height))
-        if let refused = refusal(width: width, height: height) { return .failure(refused) }
+        try checkBounds(width: width, height: height)
         image.format = png_uint_32(qactd_png_format_rgba)
         var rgba = [UInt8](repeating: 0, count: width * height * 4)
         let read = rgba.withUnsafeMutableBytes { library.pngFinishRead(&image, nil, $0.baseAddress, 0, nil) }
-        guard read != 0 else { return .failure(.undecodable(message(of: image))) }
-        return .success(Pixels(width: width, height: height, rgba: rgba))
+        guard read != 0 else { throw .undecodable(message(of: image)) }
+        return Pixels(width: width, height: height, rgba: rgba)
     }
 
     /// The bounds again, from the decoder's own reading of the header, before any pixel is
     /// allocated: the size `FaceImage` read came from a parser of its own.
-    private static func refusal(width: Int, height: Int) -> FaceImage.Problem? {
-        guard width > 0, height > 0 else { return .notAnImage }
-        guard width <= FaceImage.maxSide, height <= FaceImage.maxSide else { return .tooManyPixels(width: width, height: height) }
-        return nil
+    private static func checkBounds(width: Int, height: Int) throws(FaceImage.Problem) {
+        guard width > 0, height > 0 else { throw .notAnImage }
+        guard width <= FaceImage.maxSide, height <= FaceImage.maxSide else { throw .tooManyPixels(width: width, height: height) }
     }
 
     /// libpng's words for its last error or warning.
@@ -107,11 +98,8 @@ enum FacePicture {
 
     /// `pixels` as a PNG document (libpng's defaults: the same pixels give the same bytes, so a
     /// face's file name, from its content, stays).
-    static func encodePNG(_ pixels: Pixels) -> Result<[UInt8], FaceImage.Problem> {
-        libraries.flatMap { library in encodePNG(pixels, with: library) }
-    }
-
-    private static func encodePNG(_ pixels: Pixels, with library: ImageLibraries) -> Result<[UInt8], FaceImage.Problem> {
+    static func encodePNG(_ pixels: Pixels) throws(FaceImage.Problem) -> [UInt8] {
+        let library = try ImageLibraries.loaded.get()
         var image = png_image()
         image.version = png_uint_32(qactd_png_image_version)
         (image.width, image.height) = (png_uint_32(pixels.width), png_uint_32(pixels.height))
@@ -122,14 +110,14 @@ enum FacePicture {
         defer { library.pngFree(&image) }
         var size: png_alloc_size_t = 0
         let measured = pixels.rgba.withUnsafeBytes { library.pngWriteToMemory(&image, nil, &size, 0, $0.baseAddress, 0, nil) }
-        guard measured != 0, size > 0 else { return .failure(.undecodable("libpng cannot encode the face: \(message(of: image))")) }
+        guard measured != 0, size > 0 else { throw .undecodable("libpng cannot encode the face: \(message(of: image))") }
         var document = [UInt8](repeating: 0, count: Int(size))
         let written = document.withUnsafeMutableBytes { memory in
             pixels.rgba.withUnsafeBytes { library.pngWriteToMemory(&image, memory.baseAddress, &size, 0, $0.baseAddress, 0, nil) }
         }
-        guard written != 0 else { return .failure(.undecodable("libpng cannot encode the face: \(message(of: image))")) }
+        guard written != 0 else { throw .undecodable("libpng cannot encode the face: \(message(of: image))") }
         document.removeLast(document.count - min(document.count, Int(size)))
-        return .success(document)
+        return document
     }
 
     // MARK: Scaling and the circle

@@ -61,10 +61,10 @@ struct LauncherExporters: Sendable {
     /// `environment` gives the XDG data folders and the session bus; `qactlPath` is the absolute
     /// `qactl` the exported commands run (nil: `qactl` found on `PATH` when the launcher runs it).
     init(environment: [String: String], qactlPath: String?, logger: Logger = Logger(label: "qactd")) {
-        desktopEntry = DesktopEntryWriter(environment: environment, qactlPath: qactlPath, logger: logger)
-        quicklist = QuicklistExporter(environment: environment, logger: logger)
+        let quicklist = QuicklistExporter(environment: environment, logger: logger)
+        self.quicklist = quicklist
         // The faces are made once, by the desktop-entry writer, and the quicklist shows them too.
-        desktopEntry.onFacesChange { [quicklist] faces in quicklist.show(faces: faces) }
+        desktopEntry = DesktopEntryWriter(environment: environment, qactlPath: qactlPath, logger: logger) { quicklist.show(faces: $0) }
     }
 
     /// Hands the publication to both exporters' threads and returns at once; the desktop

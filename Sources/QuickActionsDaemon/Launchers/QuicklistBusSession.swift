@@ -39,11 +39,9 @@ final class QuicklistBusSession {
         self.logger = logger
         self.activate = activate
         handlers = .allocate(capacity: 1)
-        handlers.initialize(to: CSdBus_Handlers(method: nil, property: nil, context: nil))
+        handlers.initialize(to: CSdBus_Handlers(
+            method: quicklistMethodTrampoline, property: quicklistPropertyTrampoline, context: Unmanaged.passUnretained(self).toOpaque()))
         do {
-            handlers.pointee = CSdBus_Handlers(
-                method: quicklistMethodTrampoline, property: quicklistPropertyTrampoline,
-                context: Unmanaged.passUnretained(self).toOpaque())
             var slot: OpaquePointer?
             try sdBusChecked("sd_bus_add_object_vtable", CSdBus_add_dbusmenu(bus, &slot, QuicklistExporter.menuPath, handlers))
             keep(slot)
@@ -89,14 +87,7 @@ final class QuicklistBusSession {
             logger.debug("Quicklist: LayoutUpdated, revision \(menu.revision).")
         case .properties(let updated, let removed)? where !first:
             try emitSignal(path: QuicklistExporter.menuPath, interface: Self.dbusmenuInterface, member: "ItemsPropertiesUpdated") { writer throws(SdBusError) in
-                try writer.container(DBusType.array, "(ia{sv})") { () throws(SdBusError) in
-                    for id in updated {
-                        try writer.container(DBusType.structure, "ia{sv}") { () throws(SdBusError) in
-                            try writer.append(id)
-                            try writer.append(dictionary: menu.properties(of: id) ?? [])
-                        }
-                    }
-                }
+                try writeProperties(of: updated, names: [], writer)
                 try writer.container(DBusType.array, "(ias)") { () throws(SdBusError) in
                     for (id, names) in removed.sorted(by: { $0.key < $1.key }) {
                         try writer.container(DBusType.structure, "ias") { () throws(SdBusError) in
@@ -114,9 +105,7 @@ final class QuicklistBusSession {
         }
         // New items are announced; new titles or icons (a face made after its item was shown)
         // reach every client holding the menu through ItemsPropertiesUpdated alone.
-        var newLayout = false
-        if case .layout? = change { newLayout = true }
-        if first || newLayout || uriChanged { try announce() }
+        if first || change == .layout || uriChanged { try announce() }
     }
 
     /// `com.canonical.Unity.LauncherEntry.Update(app_uri, {"quicklist": <menu path>})`. The path
@@ -167,17 +156,7 @@ final class QuicklistBusSession {
             case "GetGroupProperties":
                 let ids = try reader.readInt32s()
                 let names = try reader.readStrings()
-                return try reply(to: call) { writer throws(SdBusError) in
-                    try writer.container(DBusType.array, "(ia{sv})") { () throws(SdBusError) in
-                        for id in ids {
-                            guard let properties = menu.properties(of: id, only: names) else { continue }
-                            try writer.container(DBusType.structure, "ia{sv}") { () throws(SdBusError) in
-                                try writer.append(id)
-                                try writer.append(dictionary: properties)
-                            }
-                        }
-                    }
-                }
+                return try reply(to: call) { writer throws(SdBusError) in try writeProperties(of: ids, names: names, writer) }
             case "GetProperty":
                 let id = try reader.readInt32()
                 let name = try reader.readString()
@@ -290,6 +269,19 @@ final class QuicklistBusSession {
                     try writer.container(DBusType.variant, "(ia{sv}av)") { () throws(SdBusError) in
                         try writeLayout(of: child, depth: depth < 0 ? depth : depth - 1, names: names, writer)
                     }
+                }
+            }
+        }
+    }
+
+    /// `a(ia{sv})`: each of `ids` that is in the menu with its properties limited to `names` (all when empty).
+    private func writeProperties(of ids: [Int32], names: [String], _ writer: SdBusMessageWriter) throws(SdBusError) {
+        try writer.container(DBusType.array, "(ia{sv})") { () throws(SdBusError) in
+            for id in ids {
+                guard let properties = menu.properties(of: id, only: names) else { continue }
+                try writer.container(DBusType.structure, "ia{sv}") { () throws(SdBusError) in
+                    try writer.append(id)
+                    try writer.append(dictionary: properties)
                 }
             }
         }

@@ -24,11 +24,9 @@ final class QuicklistExporter: Sendable {
     static let menuPath = "/io/qactd/QuickActions/menu"
     static let launcherEntryPath = "/io/qactd/QuickActions/LauncherEntry"
 
-    struct Timing: Sendable {
-        /// The first retry after the bus could not be reached; each failure doubles it up to `maxRetry`.
-        var firstRetry: Duration = .milliseconds(100)
-        var maxRetry: Duration = .seconds(2)
-    }
+    /// The first retry after the bus could not be reached; each failure doubles it up to `maxRetry`.
+    static let firstRetry: Duration = .milliseconds(100)
+    static let maxRetry: Duration = .seconds(2)
 
     /// What the core wants shown: the content, or why there is none.
     enum Wanted: Sendable, Equatable {
@@ -46,7 +44,6 @@ final class QuicklistExporter: Sendable {
     /// The session bus's address, or why there is none.
     private let address: Result<String, NoSessionBus>
     private let logger: Logger
-    private let timing: Timing
     /// The `qactd-bus` thread, made with the first content that turns the quicklist on (a
     /// daemon that never does opens no descriptor), and what the core wants shown.
     private let thread: MailboxThread<Mail>
@@ -54,10 +51,9 @@ final class QuicklistExporter: Sendable {
     private let activation = NIOLockedValueBox<(@Sendable (QuicklistEntry) -> Void)?>(nil)
     private let infoObserver = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
 
-    init(environment: [String: String], logger: Logger, timing: Timing = Timing()) {
+    init(environment: [String: String], logger: Logger) {
         address = Self.sessionBusAddress(environment: environment)
         self.logger = logger
-        self.timing = timing
         let notYet = "the daemon has not published its quick actions yet"
         thread = MailboxThread(named: "qactd-bus", for: "the session bus thread", mail: Mail(wanted: .off(reason: notYet)), logger: logger)
         current = NIOLockedValueBox(QuicklistInfo(state: .off, message: notYet))
@@ -135,7 +131,7 @@ final class QuicklistExporter: Sendable {
 
     private func run(address: String) {
         var session: QuicklistBusSession?
-        var retryDelay = timing.firstRetry
+        var retryDelay = Self.firstRetry
         var nextAttempt = ContinuousClock.now
         var lastFailure: String?
         var descriptors: [pollfd] = []
@@ -150,7 +146,7 @@ final class QuicklistExporter: Sendable {
                 session?.close()
                 session = nil
                 setInfo(QuicklistInfo(state: .off, message: reason))
-                retryDelay = timing.firstRetry
+                retryDelay = Self.firstRetry
                 thread.sleep(polling: &descriptors, timeoutMilliseconds: -1)
                 continue
             }
@@ -166,7 +162,7 @@ final class QuicklistExporter: Sendable {
                         session = try QuicklistBusSession(address: address, logger: logger) { [self] entry in
                             activation.withLockedValue { $0 }?(entry)
                         }
-                        retryDelay = timing.firstRetry
+                        retryDelay = Self.firstRetry
                         lastFailure = nil
                     } catch {
                         let failure = "the session bus at '\(address)' cannot be reached (\(error)); retrying"
@@ -176,7 +172,7 @@ final class QuicklistExporter: Sendable {
                         }
                         setInfo(QuicklistInfo(state: .waiting, message: failure, busAddress: address))
                         nextAttempt = ContinuousClock.now + retryDelay
-                        retryDelay = min(retryDelay * 2, timing.maxRetry)
+                        retryDelay = min(retryDelay * 2, Self.maxRetry)
                         continue
                     }
                 }

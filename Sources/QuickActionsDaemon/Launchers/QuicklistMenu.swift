@@ -104,7 +104,7 @@ struct QuicklistMenu {
             var properties: [(key: String, value: DBusVariantValue)] = [
                 ("type", .string("standard")),
                 // dbusmenu reads "_" as a mnemonic mark; "__" shows one underscore.
-                ("label", .string(entry.label.replacingUnderscoresForMnemonics())),
+                ("label", .string(entry.label.replacing("_", with: "__"))),
                 ("enabled", .boolean(true)),
                 ("visible", .boolean(true)),
             ]
@@ -132,16 +132,5 @@ struct QuicklistMenu {
     private mutating func nextID() -> Int32 {
         lastID = lastID == Int32.max ? 1 : lastID + 1
         return lastID
-    }
-}
-
-extension String {
-    fileprivate func replacingUnderscoresForMnemonics() -> String {
-        var escaped = ""
-        for character in self {
-            if character == "_" { escaped.append("_") }
-            escaped.append(character)
-        }
-        return escaped
     }
 }
