@@ -229,7 +229,7 @@ public struct QuickActionsState: Hashable, Sendable {
     /// and has not recomputed its dynamic items yet. With the current version unknown
     /// there is nothing to compare against.
     public func isStale(_ item: ShortcutItem) -> Bool {
-        guard let madeFor = item.fields.userInfo[DynamicItemUserInfoKey.appVersion], !appVersion.isEmpty else { return false }
+        guard let madeFor = item.userInfo[DynamicItemUserInfoKey.appVersion], !appVersion.isEmpty else { return false }
         return madeFor != .string(appVersion)
     }
 
