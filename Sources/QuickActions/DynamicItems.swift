@@ -46,13 +46,13 @@ public func dynamicItems(for favorites: [Contact], appVersion: String, configura
 public func dynamicItem(for contact: Contact, appVersion: String, configuration: DynamicItemConfiguration) -> ShortcutItem {
     ShortcutItem(
         type: configuration.favoriteType, title: contact.name, subtitle: contact.email, icon: configuration.favoriteIcon,
-        userInfo: .favorite(contactIdentifier: contact.identifier, appVersion: appVersion))
+        userInfo: [DynamicItemUserInfoKey.contactIdentifier: .string(contact.identifier), DynamicItemUserInfoKey.appVersion: .string(appVersion)])
 }
 
 extension ShortcutItem {
     /// The contact a favorite item points at; nil for items without one.
     public var contactIdentifier: String? {
-        guard case .string(let identifier)? = fields.userInfo[DynamicItemUserInfoKey.contactIdentifier] else { return nil }
+        guard case .string(let identifier)? = userInfo[DynamicItemUserInfoKey.contactIdentifier] else { return nil }
         return identifier
     }
 

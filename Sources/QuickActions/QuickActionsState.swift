@@ -229,7 +229,7 @@ public struct QuickActionsState: Hashable, Sendable {
     /// and has not recomputed its dynamic items yet. With the current version unknown
     /// there is nothing to compare against.
     public func isStale(_ item: ShortcutItem) -> Bool {
-        guard let madeFor = item.fields.userInfo[DynamicItemUserInfoKey.appVersion], !appVersion.isEmpty else { return false }
+        guard let madeFor = item.userInfo[DynamicItemUserInfoKey.appVersion], !appVersion.isEmpty else { return false }
         return madeFor != .string(appVersion)
     }
 
@@ -324,8 +324,7 @@ public struct PersistedState: Codable, Hashable, Sendable {
         pins = try container.decodeIfPresent([PinnedItem].self, forKey: .pins) ?? []
     }
 
-    /// As the state file's own writer (`jsonText`) does: no `pins` key without pins, so a file
-    /// without them is what it was before pinning existed.
+    /// No `pins` key without pins, so a file without them is what it was before pinning existed.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(formatVersion, forKey: .formatVersion)

@@ -21,18 +21,6 @@ struct SampleState: Codable, Equatable, Sendable, JSONTextRepresentable {
             generation: generation,
             names: (0..<count).map { "contact-\(generation)-\($0)-" + String(repeating: "x", count: $0 % 40) })
     }
-
-    func jsonText(pretty: Bool) throws(JSONTextError) -> [UInt8] {
-        var writer = JSONTextWriter(pretty: pretty)
-        writer.beginObject()
-        writer.key("formatVersion")
-        writer.integer(formatVersion)
-        writer.key("generation")
-        writer.integer(generation)
-        try writer.array("names", of: names) { writer, name in writer.string(name) }
-        writer.endObject()
-        return writer.bytes
-    }
 }
 
 final class StatePathsTests: XCTestCase {
@@ -412,14 +400,6 @@ final class StateStoreTests: XCTestCase {
     func testUnencodablePayloadLeavesOldFile() throws {
         struct Weird: Codable, Equatable, Sendable, JSONTextRepresentable {
             var value: Double
-            func jsonText(pretty: Bool) throws(JSONTextError) -> [UInt8] {
-                var writer = JSONTextWriter(pretty: pretty)
-                writer.beginObject()
-                writer.key("value")
-                try writer.real(value)
-                writer.endObject()
-                return writer.bytes
-            }
         }
         var store = StateStore<Weird>(paths: StatePaths(directory: root + "/w"))
         try store.save(Weird(value: 1))

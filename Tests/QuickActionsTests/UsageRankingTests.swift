@@ -175,22 +175,19 @@ final class UsageRankingTests: XCTestCase {
         XCTAssertFalse(try text(PersistedState(fromOlder)).contains("usageTimes"))
     }
 
-    /// A row's usage on the wire, by the hand-written encoder and by Codable alike.
-    func testARowsUsageIsEncodedAlikeByBothEncoders() throws {
+    /// A row's usage on the wire: its score and last use, read back as they were; no `usage` key without one.
+    func testARowsUsageIsOnTheWireAndReadsBack() throws {
         let row = ListedShortcut(
             item: ShortcutItem(type: "Search", title: "Search"), source: .static, displayed: true, position: 1,
             usage: ShortcutUsage(score: 2.5, lastUsed: start))
-        var writer = JSONTextWriter(pretty: false, capacity: 64)
-        try writer.write(row)
-        let handWritten = String(decoding: writer.bytes, as: UTF8.self)
-        XCTAssertTrue(handWritten.contains(#""usage":{"lastUsed":1795000000,"score":2.5}"#), handWritten)
-        XCTAssertEqual(try JSONDecoder().decode(ListedShortcut.self, from: Data(handWritten.utf8)), row)
-        XCTAssertEqual(try JSONDecoder().decode(ListedShortcut.self, from: JSONEncoder().encode(row)), row)
+        let listing = QuickActionsListing(generation: 1, launched: true, items: [row])
+        let written = String(decoding: try listing.jsonText(pretty: false), as: UTF8.self)
+        XCTAssertTrue(written.contains(#""usage":{"lastUsed":1795000000,"score":2.5}"#), written)
+        XCTAssertEqual(try JSONDecoder().decode(QuickActionsListing.self, from: Data(written.utf8)).items, [row])
         var plain = row
         plain.usage = nil
-        var plainWriter = JSONTextWriter(pretty: false, capacity: 64)
-        try plainWriter.write(plain)
-        XCTAssertFalse(String(decoding: plainWriter.bytes, as: UTF8.self).contains("usage"))
+        let plainListing = QuickActionsListing(generation: 1, launched: true, items: [plain])
+        XCTAssertFalse(String(decoding: try plainListing.jsonText(pretty: false), as: UTF8.self).contains("usage"))
     }
 
     private func text(_ persisted: PersistedState) throws -> String {

@@ -97,7 +97,7 @@ extension StateLoadOutcome: Equatable where Payload: Equatable {}
 ///
 /// A value type: the daemon loads it at start-up and then hands it to its `StateWriter`,
 /// whose thread alone saves with it. The payload is read with `JSONDecoder` (whatever layout
-/// an older version wrote) and written with its own `jsonText(pretty:)`.
+/// an older version wrote) and written with `jsonText(pretty:)`, the layout the socket shares.
 struct StateStore<Payload: Codable & Equatable & Sendable & JSONTextRepresentable>: Sendable {
     let paths: StatePaths
     /// What the state file holds, as far as this process knows (loaded or last saved).
