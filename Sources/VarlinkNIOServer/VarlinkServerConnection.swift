@@ -242,11 +242,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let channel = context.channel
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let errorInterface = server.configuration.errorInterface
-        let frames = server.frames
         // Unstructured: the call outlives this event-loop callback and no task of ours spans the
         // connection; the handler owns it and cancels it when the channel goes inactive.
         runningCall = Task(executorPreference: server.configuration.taskExecutor) {
-            await VarlinkReplyForwarder.forward(stream, for: call, to: channel, frames: frames, errorInterface: errorInterface)
+            await VarlinkReplyForwarder.forward(stream, for: call, to: channel, errorInterface: errorInterface)
             channel.eventLoop.execute {
                 handler.value.runningCall = nil
                 handler.value.event { $0.callFinished() }
@@ -255,7 +254,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func write(_ reply: VarlinkReply, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        guard let frame = try? server.frames.frame(of: reply, allocator: context.channel.allocator) else {
+        guard let frame = try? context.channel.allocator.frame(of: reply) else {
             return context.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
         }
         return context.writeAndFlush(wrapOutboundOut(frame))
@@ -267,8 +266,7 @@ enum VarlinkReplyForwarder {
     /// socket. Runs off the event loop; touches the connection only through the channel.
     /// A failure with no Varlink name becomes `InternalError` of `errorInterface`.
     static func forward(
-        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel,
-        frames: SharedReplyFrames, errorInterface: String
+        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel, errorInterface: String
     ) async {
         var replies = stream.makeAsyncIterator()
         do {
@@ -277,7 +275,7 @@ enum VarlinkReplyForwarder {
                 // Only a `more` call may be answered with `continues`; an error always ends the call.
                 if !call.more || reply.error != nil { reply.continues = false }
                 if !call.oneway {
-                    try await channel.writeAndFlush(try frames.frame(of: reply, allocator: channel.allocator)).get()
+                    try await channel.writeAndFlush(try channel.allocator.frame(of: reply)).get()
                 }
                 if !reply.continues { return }
             }
