@@ -31,19 +31,6 @@ struct VarlinkConnectionStateMachine {
         var closesIdleConnections: Bool
         /// Names the connection-level errors (`MessageTooLarge`, `InvalidMessage`).
         var errorInterface: String
-
-        init(_ configuration: VarlinkServerConfiguration) {
-            self.init(
-                maxMessageBytes: configuration.maxMessageBytes, maxPipelinedCalls: configuration.maxPipelinedCalls,
-                closesIdleConnections: configuration.idleTimeout != nil, errorInterface: configuration.errorInterface)
-        }
-
-        init(maxMessageBytes: Int, maxPipelinedCalls: Int, closesIdleConnections: Bool, errorInterface: String) {
-            self.maxMessageBytes = maxMessageBytes
-            self.maxPipelinedCalls = maxPipelinedCalls
-            self.closesIdleConnections = closesIdleConnections
-            self.errorInterface = errorInterface
-        }
     }
 
     enum State: Hashable {
@@ -352,5 +339,13 @@ struct VarlinkConnectionStateMachine {
             queueHead = 0
         }
         return next
+    }
+}
+
+extension VarlinkConnectionStateMachine.Limits {
+    init(_ configuration: VarlinkServerConfiguration) {
+        self.init(
+            maxMessageBytes: configuration.maxMessageBytes, maxPipelinedCalls: configuration.maxPipelinedCalls,
+            closesIdleConnections: configuration.idleTimeout != nil, errorInterface: configuration.errorInterface)
     }
 }
