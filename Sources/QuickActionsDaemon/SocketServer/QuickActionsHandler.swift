@@ -34,8 +34,8 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             do { _ = try call.decodeBoundedParameters(NoParameters.self) } catch { return .failing(error) }
             let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
             core.events.yield(.watchStarted(continuation))
-            return Self.relay(listings) { [replies = core.replies] listing in
-                VarlinkReply(encodedParameters: try Self.encode(watched: listing, replies: replies), continues: true)
+            return Self.relay(listings) { listing in
+                VarlinkReply(encodedParameters: try EncodedJSONObject(objectText: listing.jsonText(pretty: false)), continues: true)
             }
         default:
             return .single { try await self.reply(to: method, call) }
@@ -80,19 +80,10 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         }
     }
 
-    /// A listing's parameters, encoded once for every watcher (and `List` caller) it goes to.
-    private static func encode(watched listing: QuickActionsListing, replies: PublishedReplies) throws -> EncodedJSONObject {
-        if let encoded = replies.encoded(watched: listing) { return encoded }
-        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
-        replies.store(watched: listing, encoded: encoded)
-        return encoded
-    }
-
     private func listingReply(_ request: PublishedReplies.ListingRequest) async throws -> VarlinkReply {
         if let cached = core.replies.listing(for: request) { return VarlinkReply(encodedParameters: cached) }
         let (listing, key) = try await core.keyedListing(request)
-        let encoded = request == .watched
-            ? try Self.encode(watched: listing, replies: core.replies) : try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
+        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
         core.replies.store(listing: encoded, for: request, at: key)
         return VarlinkReply(encodedParameters: encoded)
     }
