@@ -67,9 +67,7 @@ final class PublishedReplies: Sendable {
     // MARK: The core says what changed
 
     func publish(listingKey: ListingKey) {
-        contents.withLockedValue { contents in
-            if contents.listingKey != listingKey { contents.listingKey = listingKey }
-        }
+        contents.withLockedValue { $0.listingKey = listingKey }
     }
 
     /// Something `Status` shows changed: the encoded reply, if any, is stale.
@@ -99,8 +97,6 @@ final class PublishedReplies: Sendable {
             contents.unchangedResignActive.flatMap { $0.appVersion == appVersion ? $0 : nil }
         }
     }
-
-    var statusEpoch: UInt64 { contents.withLockedValue { $0.statusEpoch } }
 
     /// How far a long scan is, told by the scanner on the watcher's thread (at most once a
     /// second; nil once the scan is done). Kept here rather than in the core so the scan
