@@ -24,6 +24,14 @@ enum CommandPlace: Sendable, Equatable, CustomStringConvertible {
         case .unit(let name): "unit \(name)"
         }
     }
+
+    /// The journal fields of a command of an item of `type` running here.
+    func metadata(type: String) -> Logger.Metadata {
+        switch self {
+        case .process(let pid): ["QACTD_SHORTCUT_TYPE": .string(type), "QACTD_COMMAND_PID": .stringConvertible(pid)]
+        case .unit(let unit): ["QACTD_SHORTCUT_TYPE": .string(type), "QACTD_COMMAND_UNIT": .string(unit)]
+        }
+    }
 }
 
 /// How a started command ended: `waitStatus` (`waitpid`'s encoding) when its process exited;

@@ -309,36 +309,23 @@ extension ChoicesInfo {
 extension QuickActionsCallError {
     /// The stable wire form: one Varlink error name per case, with its parameters.
     var varlinkError: VarlinkError {
-        typealias Name = QuickActionsInterface.ErrorName
-        switch self {
-        case .noSuchShortcut(let message):
-            return VarlinkError(name: Name.noSuchShortcut.qualifiedName, parameters: ["message": .string(message)])
-        case .contactRemoved(let identifier):
-            return VarlinkError(
-                name: Name.contactRemoved.qualifiedName,
-                parameters: ["contactIdentifier": .string(identifier), "message": .string(description)])
-        case .contactNotFound(let identifier):
-            return VarlinkError(name: Name.contactNotFound.qualifiedName, parameters: ["identifier": .string(identifier)])
-        case .invalidConfiguration(let message):
-            return VarlinkError(name: Name.invalidConfiguration.qualifiedName, parameters: ["message": .string(message)])
-        case .invalidParameter(let name):
-            return .invalidParameter(name)
-        case .appNotResponding(let seconds):
-            return VarlinkError(name: Name.appNotResponding.qualifiedName, parameters: ["timeoutSeconds": .int(Int64(seconds))])
-        case .appDisconnected(let token):
-            return VarlinkError(name: Name.appDisconnected.qualifiedName, parameters: ["token": .string(token)])
-        case .appReplaced:
-            return VarlinkError(name: Name.appReplaced.qualifiedName, parameters: ["message": .string(description)])
-        case .noSuchAction(let token):
-            return VarlinkError(name: Name.noSuchAction.qualifiedName, parameters: ["token": .string(token)])
-        case .commandRefused:
-            return VarlinkError(name: Name.commandRefused.qualifiedName, parameters: ["message": .string(description)])
-        case .noSuchPin(let identifier):
-            return VarlinkError(name: Name.noSuchPin.qualifiedName, parameters: ["identifier": .string(identifier)])
-        case .pinDisabled(let identifier, let message):
-            return VarlinkError(name: Name.pinDisabled.qualifiedName, parameters: ["identifier": .string(identifier), "message": .string(message)])
-        case .pinningUnavailable(let message):
-            return VarlinkError(name: Name.pinningUnavailable.qualifiedName, parameters: ["message": .string(message)])
+        func named(_ name: QuickActionsInterface.ErrorName, _ parameters: [String: JSONValue]) -> VarlinkError {
+            VarlinkError(name: name.qualifiedName, parameters: parameters)
+        }
+        return switch self {
+        case .invalidParameter(let name): .invalidParameter(name)
+        case .noSuchShortcut(let message): named(.noSuchShortcut, ["message": .string(message)])
+        case .contactRemoved(let identifier): named(.contactRemoved, ["contactIdentifier": .string(identifier), "message": .string(description)])
+        case .contactNotFound(let identifier): named(.contactNotFound, ["identifier": .string(identifier)])
+        case .invalidConfiguration(let message): named(.invalidConfiguration, ["message": .string(message)])
+        case .appNotResponding(let seconds): named(.appNotResponding, ["timeoutSeconds": .int(Int64(seconds))])
+        case .appDisconnected(let token): named(.appDisconnected, ["token": .string(token)])
+        case .appReplaced: named(.appReplaced, ["message": .string(description)])
+        case .noSuchAction(let token): named(.noSuchAction, ["token": .string(token)])
+        case .commandRefused: named(.commandRefused, ["message": .string(description)])
+        case .noSuchPin(let identifier): named(.noSuchPin, ["identifier": .string(identifier)])
+        case .pinDisabled(let identifier, let message): named(.pinDisabled, ["identifier": .string(identifier), "message": .string(message)])
+        case .pinningUnavailable(let message): named(.pinningUnavailable, ["message": .string(message)])
         }
     }
 }
