@@ -61,11 +61,11 @@ extension DaemonCore {
             case .failure(let refusal): throw refused(refusal.description)
             }
             let limit = settings.configuration.maxRunningCommands
-            switch runningCommands.handle(.requested(program: argv[0], type: resolution.item.type, limit: limit)) {
+            switch runningCommands.handle(.requested(limit: limit)) {
             case .start(let id): admitted = id
             case .refuse(let running, let limit):
                 throw refused("\(running) commands of quick actions are still running, as many as [Commands] MaxRunning=\(limit) allows")
-            case .forget, .none: break
+            case .none: break
             }
         }
         state = next
@@ -216,7 +216,6 @@ extension DaemonCore {
             }
             switch started {
             case .success(let place):
-                _ = runningCommands.handle(.started(id: id, place))
                 logger.info("Started the command '\(command[0])' of '\(item.type)' (\(place)).", metadata: place.metadata(type: item.type))
                 return .command(CommandOutcome(program: command[0], place: place))
             case .failure(let error):
