@@ -261,10 +261,6 @@ extension DaemonCore {
         }
     }
 
-    func responseTimedOut(token: String) {
-        perform(appMachine.handle(.responseTimedOut(token: token)))
-    }
-
     func perform(_ action: AppConnectionStateMachine.Action) {
         switch action {
         case .resumeTrigger(let token, let handled):
