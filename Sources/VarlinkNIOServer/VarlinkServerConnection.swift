@@ -31,9 +31,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var peer: VarlinkPeerCredentials?
     private var context: ChannelHandlerContext?
     private var runningCall: Task<Void, Never>?
-    private var partialMessageTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
-    private var lingerTimer: Scheduled<Void>?
+    private var timers: [VarlinkConnectionStateMachine.Timer: Scheduled<Void>] = [:]
     private var isPerforming = false
     private var deferredActions: [VarlinkConnectionStateMachine.Action] = []
 
@@ -158,7 +156,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             runningCall?.cancel()
             runningCall = nil
         case .cancelAllTimers:
-            for timer in [VarlinkConnectionStateMachine.Timer.partialMessage, .idle, .linger] { cancel(timer) }
+            for timer in timers.keys { cancel(timer) }
         case .release(let id):
             server.release(connectionID: id)
         }
@@ -172,40 +170,21 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func arm(_ timer: VarlinkConnectionStateMachine.Timer, context: ChannelHandlerContext) {
-        let loop = context.eventLoop.assumeIsolated()
         let configuration = server.configuration
-        switch timer {
-        case .partialMessage:
-            partialMessageTimer = loop.scheduleTask(in: configuration.partialMessageTimeout) {
-                self.partialMessageTimer = nil
-                self.event { $0.partialMessageTimerFired() }
-            }
-        case .idle:
-            guard let idleTimeout = configuration.idleTimeout else { return }
-            idleTimer = loop.scheduleTask(in: idleTimeout) {
-                self.idleTimer = nil
-                self.event { $0.idleTimerFired() }
-            }
-        case .linger:
-            lingerTimer = loop.scheduleTask(in: configuration.closeLinger) {
-                self.lingerTimer = nil
-                self.event { $0.lingerTimerFired() }
-            }
+        let delay: TimeAmount? = switch timer {
+        case .partialMessage: configuration.partialMessageTimeout
+        case .idle: configuration.idleTimeout
+        case .linger: configuration.closeLinger
+        }
+        guard let delay else { return }
+        timers[timer] = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+            self.timers[timer] = nil
+            self.event { $0.timerFired(timer) }
         }
     }
 
     private func cancel(_ timer: VarlinkConnectionStateMachine.Timer) {
-        switch timer {
-        case .partialMessage:
-            partialMessageTimer?.cancel()
-            partialMessageTimer = nil
-        case .idle:
-            idleTimer?.cancel()
-            idleTimer = nil
-        case .linger:
-            lingerTimer?.cancel()
-            lingerTimer = nil
-        }
+        timers.removeValue(forKey: timer)?.cancel()
     }
 
     /// Routes the call: `org.varlink.service` and immediate replies are answered on the event
