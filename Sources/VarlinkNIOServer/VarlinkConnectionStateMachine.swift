@@ -1,3 +1,4 @@
+import NIOCore
 import Varlink
 
 /// Every decision of one Varlink connection, with no I/O: `VarlinkConnectionHandler` feeds it
@@ -31,19 +32,6 @@ struct VarlinkConnectionStateMachine {
         var closesIdleConnections: Bool
         /// Names the connection-level errors (`MessageTooLarge`, `InvalidMessage`).
         var errorInterface: String
-
-        init(_ configuration: VarlinkServerConfiguration) {
-            self.init(
-                maxMessageBytes: configuration.maxMessageBytes, maxPipelinedCalls: configuration.maxPipelinedCalls,
-                closesIdleConnections: configuration.idleTimeout != nil, errorInterface: configuration.errorInterface)
-        }
-
-        init(maxMessageBytes: Int, maxPipelinedCalls: Int, closesIdleConnections: Bool, errorInterface: String) {
-            self.maxMessageBytes = maxMessageBytes
-            self.maxPipelinedCalls = maxPipelinedCalls
-            self.closesIdleConnections = closesIdleConnections
-            self.errorInterface = errorInterface
-        }
     }
 
     enum State: Hashable {
@@ -119,9 +107,8 @@ struct VarlinkConnectionStateMachine {
     var isAdmitting: Bool { state == .admitting }
     private(set) var connectionID: UInt64?
     private var decoder: VarlinkFrameDecoder
-    /// Calls decoded and not started yet, from `queueHead` on; empty outside `open`.
-    private var queue: [Pending] = []
-    private var queueHead = 0
+    /// Calls decoded and not started yet; empty outside `open`.
+    private var queue = CircularBuffer<Pending>()
 
     init(limits: Limits) {
         self.limits = limits
@@ -129,7 +116,7 @@ struct VarlinkConnectionStateMachine {
     }
 
     /// Calls waiting behind the running one.
-    var queuedCount: Int { queue.count - queueHead }
+    var queuedCount: Int { queue.count }
 
     // MARK: Admission
 
@@ -229,20 +216,16 @@ struct VarlinkConnectionStateMachine {
 
     // MARK: Timers and closing
 
-    mutating func partialMessageTimerFired() -> [Action] {
-        guard case .open(let serving) = state, serving.partialMessageTimerArmed else { return [] }
-        state = .closing
-        return [.close]
-    }
-
-    mutating func idleTimerFired() -> [Action] {
-        guard case .open(let serving) = state, serving.idleTimerArmed else { return [] }
-        state = .closing
-        return [.close]
-    }
-
-    mutating func lingerTimerFired() -> [Action] {
-        guard case .lingering = state else { return [] }
+    /// A timer fired: the connection closes if the timer is still armed; one that is not any
+    /// more changes nothing.
+    mutating func timerFired(_ timer: Timer) -> [Action] {
+        let armed = switch (timer, state) {
+        case (.partialMessage, .open(let serving)): serving.partialMessageTimerArmed
+        case (.idle, .open(let serving)): serving.idleTimerArmed
+        case (.linger, .lingering): true
+        default: false
+        }
+        guard armed else { return [] }
         state = .closing
         return [.close]
     }
@@ -261,7 +244,6 @@ struct VarlinkConnectionStateMachine {
         guard state != .closed else { return [] }
         state = .closed
         queue.removeAll()
-        queueHead = 0
         return [.cancelRunningCall, .cancelAllTimers] + (connectionID.map { [.release(connectionID: $0)] } ?? [])
     }
 
@@ -283,7 +265,7 @@ struct VarlinkConnectionStateMachine {
     /// server knows up to date.
     private mutating func serveNext() -> [Action] {
         guard case .open(var serving) = state else { return [] }
-        guard !serving.callRunning, let next = dequeue() else {
+        guard !serving.callRunning, let next = queue.popFirst() else {
             return closeIfDone() + updateDeadlines()
         }
         var actions: [Action] = []
@@ -296,7 +278,6 @@ struct VarlinkConnectionStateMachine {
             if serving.partialMessageTimerArmed { actions.append(.cancel(.partialMessage)) }
             if serving.idleTimerArmed { actions.append(.cancel(.idle)) }
             queue.removeAll()
-            queueHead = 0
             state = .replyingError(inputClosed: serving.inputClosed, readHeld: serving.readHeld)
             return actions + [.writeFatalError(error)]
         case .call(let call):
@@ -342,15 +323,12 @@ struct VarlinkConnectionStateMachine {
         state = .closing
         return [.close]
     }
+}
 
-    private mutating func dequeue() -> Pending? {
-        guard queueHead < queue.count else { return nil }
-        let next = queue[queueHead]
-        queueHead += 1
-        if queueHead == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
-        }
-        return next
+extension VarlinkConnectionStateMachine.Limits {
+    init(_ configuration: VarlinkServerConfiguration) {
+        self.init(
+            maxMessageBytes: configuration.maxMessageBytes, maxPipelinedCalls: configuration.maxPipelinedCalls,
+            closesIdleConnections: configuration.idleTimeout != nil, errorInterface: configuration.errorInterface)
     }
 }

@@ -17,8 +17,6 @@ public final class VarlinkServer: Sendable {
     let dispatcher: VarlinkServiceDispatcher
     let handlers: [String: any VarlinkInterfaceHandler]
     private let group: any EventLoopGroup
-    /// Large shared replies, framed once for every connection.
-    let frames = SharedReplyFrames()
     /// A pthread mutex, not `Synchronization.Mutex`: on Linux the latter hands a contended lock
     /// over inside the kernel (`FUTEX_LOCK_PI` / `FUTEX_UNLOCK_PI`, in the uninstrumented
     /// standard library), which ThreadSanitizer cannot see, so it reported the accept and close
@@ -160,7 +158,7 @@ public final class VarlinkServer: Sendable {
     }
 
     private func bootstrap() -> ServerBootstrap {
-        let bootstrap = ServerBootstrap(group: group)
+        ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 128)
             // A peer may shut down its sending side and still wait for the replies it asked for.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
@@ -169,8 +167,6 @@ public final class VarlinkServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(VarlinkConnectionHandler(server: self))
                 }
             }
-        guard let sendBufferBytes = configuration.sendBufferBytes else { return bootstrap }
-        return bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBufferBytes))
     }
 
     /// Registers an accepted connection, or returns `nil` when the server is at its limit and

@@ -101,13 +101,6 @@ public struct VarlinkServerConfiguration: Sendable {
     public var closeLinger: TimeAmount = .seconds(1)
     /// Calls queued behind the running one before the server stops reading from that peer.
     public var maxPipelinedCalls: Int = 64
-    /// Each connection's socket send buffer (`SO_SNDBUF`; the kernel doubles it for its own
-    /// bookkeeping and caps it at `net.core.wmem_max`), nil for the system default. A reply
-    /// that fits goes out in one write; the default (~208 KiB) splits a 290 KB listing into
-    /// rounds of write, `EAGAIN` and waiting for the socket, which holds the event loops back
-    /// when several clients call at once. Memory is charged only for bytes queued, so a
-    /// client that stops reading holds at most this (doubled) in the kernel.
-    public var sendBufferBytes: Int? = 256 << 10
     /// Peers of this user are served; others are refused with `PermissionDenied`.
     public var ownerUID: UInt32 = getuid()
     /// Whether root may connect too (the server's owner is always allowed).

@@ -31,9 +31,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var peer: VarlinkPeerCredentials?
     private var context: ChannelHandlerContext?
     private var runningCall: Task<Void, Never>?
-    private var partialMessageTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
-    private var lingerTimer: Scheduled<Void>?
+    private var timers: [VarlinkConnectionStateMachine.Timer: Scheduled<Void>] = [:]
     private var isPerforming = false
     private var deferredActions: [VarlinkConnectionStateMachine.Action] = []
 
@@ -158,7 +156,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             runningCall?.cancel()
             runningCall = nil
         case .cancelAllTimers:
-            for timer in [VarlinkConnectionStateMachine.Timer.partialMessage, .idle, .linger] { cancel(timer) }
+            for timer in timers.keys { cancel(timer) }
         case .release(let id):
             server.release(connectionID: id)
         }
@@ -172,40 +170,21 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func arm(_ timer: VarlinkConnectionStateMachine.Timer, context: ChannelHandlerContext) {
-        let loop = context.eventLoop.assumeIsolated()
         let configuration = server.configuration
-        switch timer {
-        case .partialMessage:
-            partialMessageTimer = loop.scheduleTask(in: configuration.partialMessageTimeout) {
-                self.partialMessageTimer = nil
-                self.event { $0.partialMessageTimerFired() }
-            }
-        case .idle:
-            guard let idleTimeout = configuration.idleTimeout else { return }
-            idleTimer = loop.scheduleTask(in: idleTimeout) {
-                self.idleTimer = nil
-                self.event { $0.idleTimerFired() }
-            }
-        case .linger:
-            lingerTimer = loop.scheduleTask(in: configuration.closeLinger) {
-                self.lingerTimer = nil
-                self.event { $0.lingerTimerFired() }
-            }
+        let delay: TimeAmount? = switch timer {
+        case .partialMessage: configuration.partialMessageTimeout
+        case .idle: configuration.idleTimeout
+        case .linger: configuration.closeLinger
+        }
+        guard let delay else { return }
+        timers[timer] = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+            self.timers[timer] = nil
+            self.event { $0.timerFired(timer) }
         }
     }
 
     private func cancel(_ timer: VarlinkConnectionStateMachine.Timer) {
-        switch timer {
-        case .partialMessage:
-            partialMessageTimer?.cancel()
-            partialMessageTimer = nil
-        case .idle:
-            idleTimer?.cancel()
-            idleTimer = nil
-        case .linger:
-            lingerTimer?.cancel()
-            lingerTimer = nil
-        }
+        timers.removeValue(forKey: timer)?.cancel()
     }
 
     /// Routes the call: `org.varlink.service` and immediate replies are answered on the event
@@ -242,11 +221,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         let channel = context.channel
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let errorInterface = server.configuration.errorInterface
-        let frames = server.frames
         // Unstructured: the call outlives this event-loop callback and no task of ours spans the
         // connection; the handler owns it and cancels it when the channel goes inactive.
         runningCall = Task(executorPreference: server.configuration.taskExecutor) {
-            await VarlinkReplyForwarder.forward(stream, for: call, to: channel, frames: frames, errorInterface: errorInterface)
+            await VarlinkReplyForwarder.forward(stream, for: call, to: channel, errorInterface: errorInterface)
             channel.eventLoop.execute {
                 handler.value.runningCall = nil
                 handler.value.event { $0.callFinished() }
@@ -255,7 +233,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private func write(_ reply: VarlinkReply, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        guard let frame = try? server.frames.frame(of: reply, allocator: context.channel.allocator) else {
+        guard let frame = try? context.channel.allocator.frame(of: reply) else {
             return context.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
         }
         return context.writeAndFlush(wrapOutboundOut(frame))
@@ -267,8 +245,7 @@ enum VarlinkReplyForwarder {
     /// socket. Runs off the event loop; touches the connection only through the channel.
     /// A failure with no Varlink name becomes `InternalError` of `errorInterface`.
     static func forward(
-        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel,
-        frames: SharedReplyFrames, errorInterface: String
+        _ stream: AsyncThrowingStream<VarlinkReply, any Error>, for call: VarlinkCall, to channel: any Channel, errorInterface: String
     ) async {
         var replies = stream.makeAsyncIterator()
         do {
@@ -277,7 +254,7 @@ enum VarlinkReplyForwarder {
                 // Only a `more` call may be answered with `continues`; an error always ends the call.
                 if !call.more || reply.error != nil { reply.continues = false }
                 if !call.oneway {
-                    try await channel.writeAndFlush(try frames.frame(of: reply, allocator: channel.allocator)).get()
+                    try await channel.writeAndFlush(try channel.allocator.frame(of: reply)).get()
                 }
                 if !reply.continues { return }
             }

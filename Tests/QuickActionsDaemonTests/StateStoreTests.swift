@@ -338,7 +338,7 @@ final class StateStoreTests: XCTestCase {
     }
 
     func testEveryFailedStepRemovesTheTemporaryFileAndKeepsTheOldState() throws {
-        let steps: [StateSaveStep] = [.createTemporaryFile, .write, .syncFile, .rename]
+        let steps: [StateSaveStep] = [.replace(.createTemporaryFile), .replace(.write), .replace(.syncFile), .replace(.rename)]
         for step in steps {
             var store = makeStore()
             try store.save(.numbered(1))

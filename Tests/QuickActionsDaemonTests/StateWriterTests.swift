@@ -187,7 +187,7 @@ final class StateWriterTests: XCTestCase {
     func testAFailedWriteIsReportedAndTheWaiterToldItIsNotSaved() async throws {
         let (logger, log) = Logger.recording(level: .debug)
         var store = StateStore<PersistedState>(paths: StatePaths(directory: folder + "/state"))
-        store.injectedFailure = .rename
+        store.injectedFailure = .replace(.rename)
         let writer = StateWriter(store: store, logger: logger, onOutcome: {})
         var state = PersistedState(QuickActionsState(staticItems: []))
         state.generation = 7

@@ -172,7 +172,7 @@ final class VarlinkConnectionStateMachineTests: XCTestCase {
 
     func testTheIdleTimerClosesAnIdleConnection() {
         var machine = openMachine()
-        XCTAssertEqual(machine.idleTimerFired(), [.close])
+        XCTAssertEqual(machine.timerFired(.idle), [.close])
         XCTAssertEqual(machine.state, .closing)
         XCTAssertEqual(machine.bytesRead(bytes(call("A"))), [], "nothing more is served")
         XCTAssertEqual(machine.channelInactive(), [.cancelRunningCall, .cancelAllTimers, .release(connectionID: id)])
@@ -181,7 +181,7 @@ final class VarlinkConnectionStateMachineTests: XCTestCase {
     func testAnIdleTimerThatFiresWhileACallRunsIsIgnored() {
         var machine = openMachine()
         _ = machine.bytesRead(bytes(call("A")))
-        XCTAssertEqual(machine.idleTimerFired(), [], "it was cancelled when the call started")
+        XCTAssertEqual(machine.timerFired(.idle), [], "it was cancelled when the call started")
         XCTAssertEqual(serving(machine)?.callRunning, true)
     }
 
@@ -190,14 +190,14 @@ final class VarlinkConnectionStateMachineTests: XCTestCase {
     func testAHalfMessageIsDroppedAtItsDeadline() {
         var machine = openMachine()
         XCTAssertEqual(machine.bytesRead(Array(#"{"method":"#.utf8)), [.arm(.partialMessage), .cancel(.idle)])
-        XCTAssertEqual(machine.partialMessageTimerFired(), [.close])
+        XCTAssertEqual(machine.timerFired(.partialMessage), [.close])
         XCTAssertEqual(machine.state, .closing)
         XCTAssertEqual(machine.bytesRead(Array(#""a.B"}"#.utf8) + [0]), [], "its end comes too late")
     }
 
     func testAHalfMessageDeadlineThatFiresWhenNoneIsPendingIsIgnored() {
         var machine = openMachine()
-        XCTAssertEqual(machine.partialMessageTimerFired(), [])
+        XCTAssertEqual(machine.timerFired(.partialMessage), [])
         XCTAssertEqual(serving(machine)?.idleTimerArmed, true)
     }
 
@@ -244,8 +244,8 @@ final class VarlinkConnectionStateMachineTests: XCTestCase {
         let error = VarlinkConnectionError.invalidMessage(reason: reason).varlinkError(in: Self.errorInterface)
         XCTAssertEqual(machine.bytesRead(garbage + Array("{".utf8)), [.cancel(.idle), .writeFatalError(error)])
         XCTAssertEqual(machine.state, .replyingError(inputClosed: false, readHeld: false))
-        XCTAssertEqual(machine.idleTimerFired(), [])
-        XCTAssertEqual(machine.partialMessageTimerFired(), [])
+        XCTAssertEqual(machine.timerFired(.idle), [])
+        XCTAssertEqual(machine.timerFired(.partialMessage), [])
     }
 
     func testAnErrorQueuedBehindARunningCallCancelsTheHalfMessageDeadline() {
@@ -260,9 +260,9 @@ final class VarlinkConnectionStateMachineTests: XCTestCase {
 
     func testTheLingerTimerClosesTheConnection() {
         var machine = lingeringMachine()
-        XCTAssertEqual(machine.lingerTimerFired(), [.close])
+        XCTAssertEqual(machine.timerFired(.linger), [.close])
         XCTAssertEqual(machine.state, .closing)
-        XCTAssertEqual(machine.lingerTimerFired(), [])
+        XCTAssertEqual(machine.timerFired(.linger), [])
     }
 
     func testReadingHeldWhenTheErrorCameResumesWhileLingering() {
@@ -352,9 +352,9 @@ final class VarlinkConnectionStateMachineTests: XCTestCase {
         machines.append(running)
         for var machine in machines {
             _ = machine.channelInactive()
-            XCTAssertEqual(machine.idleTimerFired(), [])
-            XCTAssertEqual(machine.partialMessageTimerFired(), [])
-            XCTAssertEqual(machine.lingerTimerFired(), [])
+            XCTAssertEqual(machine.timerFired(.idle), [])
+            XCTAssertEqual(machine.timerFired(.partialMessage), [])
+            XCTAssertEqual(machine.timerFired(.linger), [])
             XCTAssertEqual(machine.callFinished(), [])
             XCTAssertEqual(machine.bytesRead(bytes(call("B"))), [])
             XCTAssertEqual(machine.inputClosed(), [])
@@ -369,10 +369,10 @@ final class VarlinkConnectionStateMachineTests: XCTestCase {
 
     func testTimersThatFireOutOfTheirStateAreIgnored() {
         var machine = openMachine()
-        XCTAssertEqual(machine.lingerTimerFired(), [], "no linger while open")
+        XCTAssertEqual(machine.timerFired(.linger), [], "no linger while open")
         machine = lingeringMachine()
-        XCTAssertEqual(machine.idleTimerFired(), [])
-        XCTAssertEqual(machine.partialMessageTimerFired(), [])
+        XCTAssertEqual(machine.timerFired(.idle), [])
+        XCTAssertEqual(machine.timerFired(.partialMessage), [])
         XCTAssertEqual(machine.state, .lingering)
     }
 }

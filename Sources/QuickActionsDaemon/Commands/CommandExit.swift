@@ -18,8 +18,6 @@ struct CommandExit: Sendable, Equatable {
 
     var standardErrorTail: String { end.standardErrorTail }
 
-    var succeeded: Bool { end.waitStatus == 0 }
-
     /// Whether it is known to have failed (an end that could not be followed is not).
     var failed: Bool { end.waitStatus.map { $0 != 0 } ?? (end.problem != nil) }
 

@@ -24,6 +24,14 @@ enum CommandPlace: Sendable, Equatable, CustomStringConvertible {
         case .unit(let name): "unit \(name)"
         }
     }
+
+    /// The journal fields of a command of an item of `type` running here.
+    func metadata(type: String) -> Logger.Metadata {
+        switch self {
+        case .process(let pid): ["QACTD_SHORTCUT_TYPE": .string(type), "QACTD_COMMAND_PID": .stringConvertible(pid)]
+        case .unit(let unit): ["QACTD_SHORTCUT_TYPE": .string(type), "QACTD_COMMAND_UNIT": .string(unit)]
+        }
+    }
 }
 
 /// How a started command ended: `waitStatus` (`waitpid`'s encoding) when its process exited;
@@ -53,15 +61,11 @@ struct CommandStarter: Sendable {
 
     /// What `Status` says of the way commands start.
     var info: CommandsInfo {
-        if let userManager {
-            if userManager.isConnected {
-                return CommandsInfo(start: CommandsInfo.Start.unit.rawValue, manager: userManager.address.text, running: 0, limit: 0)
-            }
-            return CommandsInfo(
-                start: CommandsInfo.Start.direct.rawValue, manager: userManager.address.text,
-                message: "the connection to the user manager was lost; connecting again", running: 0, limit: 0)
-        }
-        return CommandsInfo(start: CommandsInfo.Start.direct.rawValue, message: directReason, running: 0, limit: 0)
+        guard let userManager else { return CommandsInfo(start: CommandsInfo.Start.direct.rawValue, message: directReason, running: 0, limit: 0) }
+        let connected = userManager.isConnected
+        return CommandsInfo(
+            start: (connected ? CommandsInfo.Start.unit : .direct).rawValue, manager: userManager.address.text,
+            message: connected ? nil : "the connection to the user manager was lost; connecting again", running: 0, limit: 0)
     }
 
     /// Starts `argv` with the item's values of `request` in its environment (`description` names

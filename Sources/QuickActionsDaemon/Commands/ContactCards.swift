@@ -39,15 +39,13 @@ enum ContactCards {
         case .ownFile(let path):
             return path
         case .cardInFile(let path, let position):
-            let bytes: [UInt8]
+            let read: [UInt8]?
             do {
-                guard let read = try FileIO.readFileIfPresent(path) else { throw ContactCardError(description: "'\(path)' is gone") }
-                bytes = read
-            } catch let error as ContactCardError {
-                throw error
+                read = try FileIO.readFileIfPresent(path)
             } catch {
                 throw ContactCardError(description: "'\(path)' cannot be read: \(error)")
             }
+            guard let bytes = read else { throw ContactCardError(description: "'\(path)' is gone") }
             let ranges = VCardSplitting.cardRanges(in: bytes)
             guard position < ranges.count else { throw ContactCardError(description: "'\(path)' no longer holds its card \(position + 1)") }
             card = Array(bytes[ranges[position]])

@@ -33,12 +33,12 @@ extension DaemonCore {
 
     private func handle(_ event: CoreEvent) {
         switch event {
-        case .responseTimedOut(let token): responseTimedOut(token: token)
+        case .responseTimedOut(let token): perform(appMachine.handle(.responseTimedOut(token: token)))
         case .settleElapsed(let round): settleElapsed(round: round)
         case .appConnected(let appVersion, let messages): connectApp(appVersion: appVersion, messages: messages)
         case .appStreamEnded(let session): appStreamEnded(session)
         case .watchStarted(let listings): watch(listings)
-        case .watcherEnded(let watcher): watcherEnded(watcher)
+        case .watcherEnded(let watcher): watchers.remove(watcher)
         case .chosenInLauncher(let target): triggerFromLauncher(target)
         case .commandExited(let exit): commandExited(exit)
         }

@@ -62,7 +62,7 @@ extension DaemonCore {
             lastSubmitted = persisted
             submittedTicket = writer.submit(persisted)
         }
-        watchers.announce(watchedListing(), version: listingKey)
+        watchers.announce(watchedListing())
         publishToLaunchers()
         publishStatus()
         if changed { replies.statusChanged() }

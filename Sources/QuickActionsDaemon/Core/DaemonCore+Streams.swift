@@ -57,8 +57,4 @@ extension DaemonCore {
         guard let watcher = watchers.add(listings, current: watchedListing()) else { return }
         listings.onTermination = { [events] _ in events.yield(.watcherEnded(watcher)) }
     }
-
-    func watcherEnded(_ watcher: UInt64) {
-        watchers.remove(watcher)
-    }
 }

@@ -44,31 +44,28 @@ extension DaemonCore {
         var argv: [String] = []
         var admitted: UInt64?
         if resolution.delivery == .command, let template = actions[resolution.item.type], let values {
-            let metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(values.identifier)]
+            /// Nothing runs, and the person is told why.
+            func refused(_ reason: String) -> QuickActionsCallError {
+                logger.warning("Refused to run the command of '\(resolution.item.type)': \(reason).",
+                               metadata: ["QACTD_SHORTCUT_TYPE": .string(resolution.item.type), "QACTD_CONTACT_ID": .string(values.identifier)])
+                notify(.refused(delivered.item.title, reason: reason))
+                return .commandRefused(reason)
+            }
             // A card the command names but that cannot be provided: nothing runs, rather than an
             // argv without it.
             if template.fields.contains(.file), let problem = prepared?.cardProblem {
-                let reason = "the contact's card cannot be handed to it (\(problem))"
-                logger.warning("Refused to run the command of '\(resolution.item.type)': \(reason).", metadata: metadata)
-                notify(.refused(delivered.item.title, reason: reason))
-                throw .commandRefused(reason)
+                throw refused("the contact's card cannot be handed to it (\(problem))")
             }
             switch template.expand(values) {
             case .success(let expanded): argv = expanded
-            case .failure(let refusal):
-                logger.warning("Refused to run the command of '\(resolution.item.type)': \(refusal).", metadata: metadata)
-                notify(.refused(delivered.item.title, reason: refusal.description))
-                throw .commandRefused(refusal.description)
+            case .failure(let refusal): throw refused(refusal.description)
             }
             let limit = settings.configuration.maxRunningCommands
-            switch runningCommands.handle(.requested(program: argv[0], type: resolution.item.type, limit: limit)) {
+            switch runningCommands.handle(.requested(limit: limit)) {
             case .start(let id): admitted = id
             case .refuse(let running, let limit):
-                let reason = "\(running) commands of quick actions are still running, as many as [Commands] MaxRunning=\(limit) allows"
-                logger.warning("Refused to run the command of '\(resolution.item.type)': \(reason).", metadata: metadata)
-                notify(.refused(delivered.item.title, reason: reason))
-                throw .commandRefused(reason)
-            case .forget, .none: break
+                throw refused("\(running) commands of quick actions are still running, as many as [Commands] MaxRunning=\(limit) allows")
+            case .none: break
             }
         }
         state = next
@@ -138,11 +135,7 @@ extension DaemonCore {
     /// A command the core started has ended: logged with its item (and its unit, when it ran in
     /// one); a failure is shown.
     func commandExited(_ exit: CommandExit) {
-        var metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(exit.item.type)]
-        switch exit.place {
-        case .process(let pid): metadata["QACTD_COMMAND_PID"] = .stringConvertible(pid)
-        case .unit(let unit): metadata["QACTD_COMMAND_UNIT"] = .string(unit)
-        }
+        var metadata = exit.place.metadata(type: exit.item.type)
         if let contact = exit.item.contactIdentifier { metadata["QACTD_CONTACT_ID"] = .string(contact) }
         switch exit.kind {
         case .action(let id):
@@ -223,13 +216,7 @@ extension DaemonCore {
             }
             switch started {
             case .success(let place):
-                _ = runningCommands.handle(.started(id: id, place))
-                var metadata: Logger.Metadata = ["QACTD_SHORTCUT_TYPE": .string(item.type)]
-                switch place {
-                case .process(let pid): metadata["QACTD_COMMAND_PID"] = .stringConvertible(pid)
-                case .unit(let unit): metadata["QACTD_COMMAND_UNIT"] = .string(unit)
-                }
-                logger.info("Started the command '\(command[0])' of '\(item.type)' (\(place)).", metadata: metadata)
+                logger.info("Started the command '\(command[0])' of '\(item.type)' (\(place)).", metadata: place.metadata(type: item.type))
                 return .command(CommandOutcome(program: command[0], place: place))
             case .failure(let error):
                 _ = runningCommands.handle(.couldNotStart(id: id))
@@ -272,10 +259,6 @@ extension DaemonCore {
         default:
             return .launch(nil)
         }
-    }
-
-    func responseTimedOut(token: String) {
-        perform(appMachine.handle(.responseTimedOut(token: token)))
     }
 
     func perform(_ action: AppConnectionStateMachine.Action) {

@@ -203,8 +203,7 @@ actor DaemonCore {
 
     /// A listing and the key it was composed at, for the wire edge to encode and publish.
     func keyedListing(_ request: PublishedReplies.ListingRequest) throws(QuickActionsCallError) -> (QuickActionsListing, PublishedReplies.ListingKey) {
-        if request == .watched { return (watchedListing(), listingKey) }
-        return (try listing(all: request.all, limit: request.limit, language: request.language), listingKey)
+        (try listing(all: request.all, limit: request.limit, language: request.language), listingKey)
     }
 
     /// What `Watch` streams carry: every item, in the daemon's language.

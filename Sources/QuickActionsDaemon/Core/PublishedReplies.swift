@@ -6,7 +6,7 @@ import Varlink
 
 /// The encoded replies of the read-only calls (`List`, `Status`), kept where the socket's
 /// event loops read them without entering the core: an unchanged listing is composed and
-/// encoded once and then only copied to each caller and watcher.
+/// encoded once and then only copied to each caller.
 ///
 /// The core never writes replies here (encoding is the wire edge's job, in
 /// `QuickActionsHandler`); it only says what they depend on. It publishes the `ListingKey`
@@ -26,41 +26,11 @@ final class PublishedReplies: Sendable {
         var usage: UInt64 = 0
     }
 
-    /// A `List` call's parameters; `watched` is what `Watch` streams carry.
+    /// A `List` call's parameters.
     struct ListingRequest: Hashable, Sendable {
         var all: Bool
         var limit: Int?
         var language: String?
-
-        static let watched = ListingRequest(all: true, limit: nil, language: nil)
-
-        init(all: Bool, limit: Int?, language: String?) {
-            self.all = all
-            self.limit = limit
-            self.language = language
-        }
-
-        /// Read straight from a call's parameters, for the event loop's fast path; nil for
-        /// anything unusual (a wrong type, a negative limit), which the full path decodes
-        /// and answers with the right error.
-        init?(parameters: [String: JSONValue]) {
-            switch parameters["all"] ?? .null {
-            case .null: all = false
-            case .bool(let value): all = value
-            default: return nil
-            }
-            switch parameters["limit"] ?? .null {
-            case .null: limit = nil
-            case .int(let value) where value >= 0 && value <= Int64(Int32.max): limit = Int(value)
-            default: return nil
-            }
-            switch parameters["language"] ?? .null {
-            case .null: language = nil
-            // A language over its bound takes the full path, which names it in `InvalidParameter`.
-            case .string(let value) where value.utf8.count <= ParameterLimits.languageBytes: language = value
-            default: return nil
-            }
-        }
     }
 
     /// Requests in any language may be asked for; past this many the stale and then the
@@ -73,7 +43,6 @@ final class PublishedReplies: Sendable {
         var statusEpoch: UInt64 = 0
         var scanProgress: ContactsScanProgress?
         var status: (epoch: UInt64, parameters: EncodedJSONObject)?
-        var watched: (listing: QuickActionsListing, parameters: EncodedJSONObject)?
         var unchangedResignActive: UnchangedResignActive?
         var encodedUnchangedResignActive: (outcome: RecomputeOutcome, parameters: EncodedJSONObject)?
     }
@@ -98,9 +67,7 @@ final class PublishedReplies: Sendable {
     // MARK: The core says what changed
 
     func publish(listingKey: ListingKey) {
-        contents.withLockedValue { contents in
-            if contents.listingKey != listingKey { contents.listingKey = listingKey }
-        }
+        contents.withLockedValue { $0.listingKey = listingKey }
     }
 
     /// Something `Status` shows changed: the encoded reply, if any, is stale.
@@ -130,8 +97,6 @@ final class PublishedReplies: Sendable {
             contents.unchangedResignActive.flatMap { $0.appVersion == appVersion ? $0 : nil }
         }
     }
-
-    var statusEpoch: UInt64 { contents.withLockedValue { $0.statusEpoch } }
 
     /// How far a long scan is, told by the scanner on the watcher's thread (at most once a
     /// second; nil once the scan is done). Kept here rather than in the core so the scan
@@ -172,18 +137,6 @@ final class PublishedReplies: Sendable {
         }
     }
 
-    /// The encoding of `listing` if it is the watched listing last encoded. Every watcher is
-    /// handed the same value, and listings composed from the same state share their items'
-    /// storage, so the comparison is mostly one of identities.
-    func encoded(watched listing: QuickActionsListing) -> EncodedJSONObject? {
-        guard let watched = contents.withLockedValue({ $0.watched }), watched.listing == listing else { return nil }
-        return watched.parameters
-    }
-
-    func store(watched listing: QuickActionsListing, encoded parameters: EncodedJSONObject) {
-        contents.withLockedValue { $0.watched = (listing, parameters) }
-    }
-
     /// The encoded `Status` reply if nothing it shows changed since it was encoded.
     func status() -> EncodedJSONObject? {
         contents.withLockedValue { contents in
@@ -195,6 +148,30 @@ final class PublishedReplies: Sendable {
     func store(status parameters: EncodedJSONObject, at epoch: UInt64) {
         contents.withLockedValue { contents in
             if epoch == contents.statusEpoch { contents.status = (epoch, parameters) }
+        }
+    }
+}
+
+extension PublishedReplies.ListingRequest {
+    /// Read straight from a call's parameters, for the event loop's fast path; nil for
+    /// anything unusual (a wrong type, a negative limit), which the full path decodes
+    /// and answers with the right error.
+    init?(parameters: [String: JSONValue]) {
+        switch parameters["all"] ?? .null {
+        case .null: all = false
+        case .bool(let value): all = value
+        default: return nil
+        }
+        switch parameters["limit"] ?? .null {
+        case .null: limit = nil
+        case .int(let value) where value >= 0 && value <= Int64(Int32.max): limit = Int(value)
+        default: return nil
+        }
+        switch parameters["language"] ?? .null {
+        case .null: language = nil
+        // A language over its bound takes the full path, which names it in `InvalidParameter`.
+        case .string(let value) where value.utf8.count <= ParameterLimits.languageBytes: language = value
+        default: return nil
         }
     }
 }

@@ -19,9 +19,6 @@ struct WatchBroadcaster {
     /// What watchers were last told, so an event that leaves the set as it was (a
     /// trigger's usage count, an unchanged recompute) sends nothing.
     private var lastAnnounced: QuickActionsListing?
-    /// The version `lastAnnounced` was composed at: an announcement of the same version
-    /// is skipped without composing or comparing the listing.
-    private var lastAnnouncedVersion: AnyHashable?
 
     var count: Int { watchers.count }
 
@@ -32,26 +29,19 @@ struct WatchBroadcaster {
         lastWatcherNumber += 1
         watchers[lastWatcherNumber] = listings
         lastAnnounced = current
-        lastAnnouncedVersion = nil
         return lastWatcherNumber
     }
 
     mutating func remove(_ watcher: UInt64) {
         watchers[watcher] = nil
-        if watchers.isEmpty {
-            lastAnnounced = nil
-            lastAnnouncedVersion = nil
-        }
+        if watchers.isEmpty { lastAnnounced = nil }
     }
 
     /// Sends `listing` to every watcher if it differs from the last one sent; never waits.
-    /// `version`, when given, names what the listing was composed from: the same version
-    /// as last time means the same listing, so it is neither composed nor compared.
-    mutating func announce(_ listing: @autoclosure () -> QuickActionsListing, version: AnyHashable? = nil) {
+    /// Composed only when someone watches.
+    mutating func announce(_ listing: @autoclosure () -> QuickActionsListing) {
         guard !watchers.isEmpty else { return }
-        if let version, version == lastAnnouncedVersion { return }
         let listing = listing()
-        lastAnnouncedVersion = version
         guard listing != lastAnnounced else { return }
         lastAnnounced = listing
         for (watcher, listings) in watchers {

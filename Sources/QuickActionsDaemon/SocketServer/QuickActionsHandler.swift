@@ -34,8 +34,8 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             do { _ = try call.decodeBoundedParameters(NoParameters.self) } catch { return .failing(error) }
             let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
             core.events.yield(.watchStarted(continuation))
-            return Self.relay(listings) { [replies = core.replies] listing in
-                VarlinkReply(encodedParameters: try Self.encode(watched: listing, replies: replies), continues: true)
+            return Self.relay(listings) { listing in
+                VarlinkReply(encodedParameters: try EncodedJSONObject(objectText: listing.jsonText(pretty: false)), continues: true)
             }
         default:
             return .single { try await self.reply(to: method, call) }
@@ -80,19 +80,10 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
         }
     }
 
-    /// A listing's parameters, encoded once for every watcher (and `List` caller) it goes to.
-    private static func encode(watched listing: QuickActionsListing, replies: PublishedReplies) throws -> EncodedJSONObject {
-        if let encoded = replies.encoded(watched: listing) { return encoded }
-        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
-        replies.store(watched: listing, encoded: encoded)
-        return encoded
-    }
-
     private func listingReply(_ request: PublishedReplies.ListingRequest) async throws -> VarlinkReply {
         if let cached = core.replies.listing(for: request) { return VarlinkReply(encodedParameters: cached) }
         let (listing, key) = try await core.keyedListing(request)
-        let encoded = request == .watched
-            ? try Self.encode(watched: listing, replies: core.replies) : try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
+        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
         core.replies.store(listing: encoded, for: request, at: key)
         return VarlinkReply(encodedParameters: encoded)
     }
@@ -318,36 +309,23 @@ extension ChoicesInfo {
 extension QuickActionsCallError {
     /// The stable wire form: one Varlink error name per case, with its parameters.
     var varlinkError: VarlinkError {
-        typealias Name = QuickActionsInterface.ErrorName
-        switch self {
-        case .noSuchShortcut(let message):
-            return VarlinkError(name: Name.noSuchShortcut.qualifiedName, parameters: ["message": .string(message)])
-        case .contactRemoved(let identifier):
-            return VarlinkError(
-                name: Name.contactRemoved.qualifiedName,
-                parameters: ["contactIdentifier": .string(identifier), "message": .string(description)])
-        case .contactNotFound(let identifier):
-            return VarlinkError(name: Name.contactNotFound.qualifiedName, parameters: ["identifier": .string(identifier)])
-        case .invalidConfiguration(let message):
-            return VarlinkError(name: Name.invalidConfiguration.qualifiedName, parameters: ["message": .string(message)])
-        case .invalidParameter(let name):
-            return .invalidParameter(name)
-        case .appNotResponding(let seconds):
-            return VarlinkError(name: Name.appNotResponding.qualifiedName, parameters: ["timeoutSeconds": .int(Int64(seconds))])
-        case .appDisconnected(let token):
-            return VarlinkError(name: Name.appDisconnected.qualifiedName, parameters: ["token": .string(token)])
-        case .appReplaced:
-            return VarlinkError(name: Name.appReplaced.qualifiedName, parameters: ["message": .string(description)])
-        case .noSuchAction(let token):
-            return VarlinkError(name: Name.noSuchAction.qualifiedName, parameters: ["token": .string(token)])
-        case .commandRefused:
-            return VarlinkError(name: Name.commandRefused.qualifiedName, parameters: ["message": .string(description)])
-        case .noSuchPin(let identifier):
-            return VarlinkError(name: Name.noSuchPin.qualifiedName, parameters: ["identifier": .string(identifier)])
-        case .pinDisabled(let identifier, let message):
-            return VarlinkError(name: Name.pinDisabled.qualifiedName, parameters: ["identifier": .string(identifier), "message": .string(message)])
-        case .pinningUnavailable(let message):
-            return VarlinkError(name: Name.pinningUnavailable.qualifiedName, parameters: ["message": .string(message)])
+        func named(_ name: QuickActionsInterface.ErrorName, _ parameters: [String: JSONValue]) -> VarlinkError {
+            VarlinkError(name: name.qualifiedName, parameters: parameters)
+        }
+        return switch self {
+        case .invalidParameter(let name): .invalidParameter(name)
+        case .noSuchShortcut(let message): named(.noSuchShortcut, ["message": .string(message)])
+        case .contactRemoved(let identifier): named(.contactRemoved, ["contactIdentifier": .string(identifier), "message": .string(description)])
+        case .contactNotFound(let identifier): named(.contactNotFound, ["identifier": .string(identifier)])
+        case .invalidConfiguration(let message): named(.invalidConfiguration, ["message": .string(message)])
+        case .appNotResponding(let seconds): named(.appNotResponding, ["timeoutSeconds": .int(Int64(seconds))])
+        case .appDisconnected(let token): named(.appDisconnected, ["token": .string(token)])
+        case .appReplaced: named(.appReplaced, ["message": .string(description)])
+        case .noSuchAction(let token): named(.noSuchAction, ["token": .string(token)])
+        case .commandRefused: named(.commandRefused, ["message": .string(description)])
+        case .noSuchPin(let identifier): named(.noSuchPin, ["identifier": .string(identifier)])
+        case .pinDisabled(let identifier, let message): named(.pinDisabled, ["identifier": .string(identifier), "message": .string(message)])
+        case .pinningUnavailable(let message): named(.pinningUnavailable, ["message": .string(message)])
         }
     }
 }

@@ -15,10 +15,6 @@ struct StatePaths: Equatable, Sendable {
 
     let directory: String
 
-    init(directory: String) {
-        self.directory = directory
-    }
-
     var stateFile: String { directory + "/" + Self.stateFileName }
 
     /// `$XDG_STATE_HOME/qactd`, else `~/.local/state/qactd`; an app's instance keeps its state in
@@ -42,10 +38,6 @@ struct StatePaths: Equatable, Sendable {
 enum StateSaveStep: Sendable, Equatable, CustomStringConvertible {
     case encode, createDirectory
     case replace(AtomicReplaceStep)
-
-    static let createTemporaryFile = replace(.createTemporaryFile), write = replace(.write)
-    static let syncFile = replace(.syncFile), close = replace(.close), rename = replace(.rename)
-    static let syncDirectory = replace(.syncFolder)
 
     var description: String {
         switch self {
@@ -231,7 +223,7 @@ struct StateStore<Payload: Codable & Equatable & Sendable & JSONTextRepresentabl
             // place either way, so the payload counts as persisted even if that fsync fails.
             if error.step == .syncFolder {
                 lastPersisted = payload
-                throw .saveFailed(step: .syncDirectory, path: paths.directory, reason: error.error.description)
+                throw .saveFailed(step: .replace(.syncFolder), path: paths.directory, reason: error.error.description)
             }
             throw .saveFailed(step: .replace(error.step), path: error.error.path ?? paths.stateFile, reason: error.error.description)
         }

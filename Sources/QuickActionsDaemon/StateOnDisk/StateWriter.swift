@@ -180,10 +180,6 @@ final class StateWriter: Sendable {
                 }) else { return }
                 var failure: String?
                 var wrote = false
-                // The state the file held is freed once the waiters are answered, not before:
-                // at a thousand items, freeing them took a tenth of the write.
-                let replaced = store.lastPersisted
-                defer { withExtendedLifetime(replaced) {} }
                 do {
                     wrote = try store.saveIfChanged(job.state)
                 } catch {
