@@ -91,15 +91,6 @@ public struct EncodedJSONObject: Hashable, Sendable {
         self.bytes = bytes
     }
 
-    /// JSON text of an object that the caller wrote itself (a hand-written encoder's output).
-    public init(objectText bytes: [UInt8]) throws {
-        guard bytes.first == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") else {
-            throw EncodingError.invalidValue(
-                bytes, .init(codingPath: [], debugDescription: "Reply parameters must be a JSON object."))
-        }
-        self.bytes = bytes
-    }
-
     public init(_ object: [String: JSONValue]) throws {
         try self.init(encoding: JSONValue.object(object))
     }

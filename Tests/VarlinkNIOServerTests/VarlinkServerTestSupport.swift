@@ -48,7 +48,7 @@ enum TestInterface {
     static let name = "org.example.test"
 
     /// `Big`'s parameters, the same encoded value for every caller (as a service's published listing).
-    static let bigParameters = try! EncodedJSONObject(objectText: Array(#"{"padding":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 300_000) + Array(#""}"#.utf8))
+    static let bigParameters = try! EncodedJSONObject(["padding": .string(String(repeating: "x", count: 300_000))])
 
     static let description = """
         # Just enough of an interface to exercise the server.

@@ -35,7 +35,7 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             let (listings, continuation) = AsyncStream<QuickActionsListing>.makeStream(bufferingPolicy: WatchBroadcaster.bufferingPolicy)
             core.events.yield(.watchStarted(continuation))
             return Self.relay(listings) { listing in
-                VarlinkReply(encodedParameters: try EncodedJSONObject(objectText: listing.jsonText(pretty: false)), continues: true)
+                try VarlinkReply(encoding: listing, continues: true)
             }
         default:
             return .single { try await self.reply(to: method, call) }
@@ -83,7 +83,7 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
     private func listingReply(_ request: PublishedReplies.ListingRequest) async throws -> VarlinkReply {
         if let cached = core.replies.listing(for: request) { return VarlinkReply(encodedParameters: cached) }
         let (listing, key) = try await core.keyedListing(request)
-        let encoded = try EncodedJSONObject(objectText: listing.jsonText(pretty: false))
+        let encoded = try EncodedJSONObject(encoding: listing)
         core.replies.store(listing: encoded, for: request, at: key)
         return VarlinkReply(encodedParameters: encoded)
     }
