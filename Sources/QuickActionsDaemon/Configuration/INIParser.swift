@@ -49,7 +49,10 @@ enum INIParser {
                 throw .entryOutsideSection(file: file, line: lineNumber, key: key)
             }
             if let comment = trailingComment(in: value) {
-                throw .trailingComment(file: file, line: lineNumber, section: section, key: key, value: value, comment: comment)
+                throw .invalidValue(
+                    file: file, line: lineNumber, section: section, key: key, value: value,
+                    expectation: "ends in what looks like a comment (\"\(comment)\"): qactd.conf takes comments only on"
+                        + " lines of their own; move it to a line above \(key)=.")
             }
             assignments.append(INIAssignment(section: section, key: key, value: value, line: lineNumber))
         }
