@@ -98,9 +98,9 @@ enum ConfigurationLoader {
         } else {
             baseDirectory = try userConfigurationDirectory(environment: environment)
         }
-        let assignments = try INIParser.parse(text, file: fileLabel)
+        let parsed = try INIParser.parseWithSections(text, file: fileLabel)
         return try ConfigurationKeys.configuration(
-            from: assignments, sectionHeaders: INIParser.sectionHeaders(text),
+            from: parsed.assignments, sectionHeaders: parsed.sectionHeaders,
             source: file.map { .file($0) } ?? .builtInDefaults,
             context: ConfigurationContext(
                 file: fileLabel, baseDirectory: baseDirectory, environment: environment, userID: userID,
