@@ -194,8 +194,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(
             loaded.warnings,
             [
-                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 3, section: "Extras", key: nil, kind: .unknownSection),
-                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 2, section: "Shortcuts", key: "DisplayLimt", kind: .unknownKey),
+                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 3, section: "Extras", key: nil),
+                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 2, section: "Shortcuts", key: "DisplayLimt"),
             ])
         XCTAssertEqual(
             loaded.warnings[1].description,

@@ -44,23 +44,14 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
 /// A problem that does not stop the daemon (an unknown key is most likely a typo
 /// or a key from a newer version), returned as data so the caller decides how to log it.
 struct ConfigurationWarning: Equatable, Sendable, CustomStringConvertible {
-    enum Kind: Equatable, Sendable {
-        case unknownSection
-        case unknownKey
-    }
-
     let file: String
     let line: Int
     let section: String
+    /// The unknown key; nil when the whole section is unknown.
     let key: String?
-    let kind: Kind
 
     var description: String {
-        switch kind {
-        case .unknownSection:
-            return "\(file):\(line): unknown section [\(section)], ignoring."
-        case .unknownKey:
-            return "\(file):\(line): [\(section)] unknown key \"\(key ?? "")\", ignoring."
-        }
+        guard let key else { return "\(file):\(line): unknown section [\(section)], ignoring." }
+        return "\(file):\(line): [\(section)] unknown key \"\(key)\", ignoring."
     }
 }
