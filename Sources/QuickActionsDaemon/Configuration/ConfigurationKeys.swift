@@ -254,7 +254,7 @@ enum ConfigurationKeys {
             assigned[name] = assignment
         }
 
-        var configuration = DaemonConfiguration(placeholdersFor: source)
+        var configuration = DaemonConfiguration(source: source)
         for key in all {
             let assignment = assigned[KeyName(section: key.section, name: key.name)]
             let value = ConfigurationValue(
