@@ -81,9 +81,10 @@ final class MailboxThread<Mail: Sendable>: Sendable {
             let (queued, answer) = state.withLockedValue { state -> (Bool, Answer?) in
                 guard state.started, !state.ended else { return (false, nil) }
                 state.lastReply += 1
-                let reply = MailboxReply(continuation: continuation, identifier: state.lastReply, registry: self)
+                let identifier = state.lastReply
+                let reply = MailboxReply(continuation: continuation) { [self] in settle(identifier) }
                 if let now = enqueue(&state.mail, reply) { return (false, now) }
-                state.outstanding[reply.identifier] = { continuation.resume(returning: nil) }
+                state.outstanding[identifier] = { continuation.resume(returning: nil) }
                 state.wakeUp?.wake()
                 return (true, nil)
             }
@@ -184,7 +185,7 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     }
 
     /// Takes a reply out of the outstanding ones; false when it was answered already.
-    fileprivate func settle(_ identifier: UInt64) -> Bool {
+    private func settle(_ identifier: UInt64) -> Bool {
         state.withLockedValue { $0.outstanding.removeValue(forKey: identifier) != nil }
     }
 }
@@ -193,21 +194,15 @@ final class MailboxThread<Mail: Sendable>: Sendable {
 /// still unanswered when the thread ends is answered with nil by the thread's end.
 struct MailboxReply<Answer: Sendable>: Sendable {
     fileprivate let continuation: CheckedContinuation<Answer?, Never>
-    fileprivate let identifier: UInt64
-    fileprivate let registry: any MailboxReplyRegistry
+    /// Takes the reply out of the thread's outstanding ones; false when it was answered already.
+    fileprivate let settle: @Sendable () -> Bool
 
     /// Resumes the waiter with `answer` (nothing when it was answered already).
     func answer(_ answer: Answer) {
-        if registry.settle(identifier) { continuation.resume(returning: answer) }
+        if settle() { continuation.resume(returning: answer) }
     }
 }
 
 extension MailboxReply where Answer == Void {
     func answer() { answer(()) }
 }
-
-fileprivate protocol MailboxReplyRegistry: Sendable {
-    func settle(_ identifier: UInt64) -> Bool
-}
-
-extension MailboxThread: MailboxReplyRegistry {}
