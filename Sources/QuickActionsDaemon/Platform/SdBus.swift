@@ -47,9 +47,7 @@ func sdBusOpen(address: String, busClient: Bool) throws(SdBusError) -> OpaquePoi
 func sdBusPollTimeoutMilliseconds(_ bus: OpaquePointer) -> Int32? {
     var deadline: UInt64 = 0
     guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else { return nil }
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    let nowMicroseconds = monotonicMicroseconds()
     return deadline <= nowMicroseconds ? 0 : Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
 }
 
