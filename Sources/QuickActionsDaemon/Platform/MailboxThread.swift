@@ -99,19 +99,24 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     var isRunning: Bool { state.withLockedValue { $0.started && !$0.ended } }
 
     /// Starts the thread running `body` (`body` returns once `isStopping`); a thread started
-    /// before is only woken, and none starts once a stop was asked for. Throws when no thread
-    /// can be created: nothing was started, and a later call tries again.
+    /// before is only woken, and none starts once a stop was asked for. Throws when no thread,
+    /// or no wake-up socket for it, can be created: nothing was started, and a later call tries
+    /// again (each owner has its way to do without the thread meanwhile).
     func start(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
-        let startNow = state.withLockedValue { state -> Bool in
+        let startNow = state.withLockedValue { state -> Result<Bool, SystemCallError> in
             guard !state.started, !state.stopRequested, !state.ended else {
                 state.wakeUp?.wake()
-                return false
+                return .success(false)
+            }
+            do throws(SystemCallError) {
+                state.wakeUp = try WakeUpSocket()
+            } catch {
+                return .failure(error)
             }
             state.started = true
-            state.wakeUp = WakeUpSocket.make(for: purpose, logger: logger)
-            return true
+            return .success(true)
         }
-        guard startNow else { return }
+        guard try startNow.get() else { return }
         do {
             try startDetachedThread(named: name) { [self] in
                 body()
@@ -159,7 +164,9 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     /// say which) or `timeoutMilliseconds` pass (-1: no limit). Does not wait once a stop was
     /// asked for, so a last round never sleeps through it.
     func sleep(polling descriptors: inout [pollfd], timeoutMilliseconds: Int32) {
-        let (wakeUp, stopping) = state.withLockedValue { ($0.wakeUp ?? .unavailable, $0.stopRequested) }
+        let (wakeUp, stopping) = state.withLockedValue { ($0.wakeUp, $0.stopRequested) }
+        // Made before the thread starts and closed after its body returned: there while it runs.
+        guard let wakeUp else { return }
         let (ready, error) = wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: stopping ? 0 : timeoutMilliseconds)
         if ready < 0 && error != EINTR {
             // Not expected with valid descriptors; backs off instead of spinning.
