@@ -145,15 +145,12 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     func stop() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waits = state.withLockedValue { state -> Bool in
-                state.stopRequested = true
-                guard state.started, !state.ended else {
-                    state.ended = true
-                    return false
-                }
+                guard state.started, !state.ended else { return false }
+                // Resumed by the thread's end, which may come before the request below.
                 state.stopWaiters.append(continuation)
-                state.wakeUp?.wake()
                 return true
             }
+            requestStop()
             if !waits { continuation.resume() }
         }
     }
