@@ -1,6 +1,5 @@
 import CSystemd
 import Glibc
-import Synchronization
 import SystemCalls
 
 // MARK: - Service manager notifications
