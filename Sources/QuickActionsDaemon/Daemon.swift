@@ -40,22 +40,10 @@ public struct DaemonOptions: Sendable {
 /// state is loaded, the first scan is done and the socket listens), then its long-lived parts
 /// as the services of a `ServiceGroup`, which stops them one at a time, in reverse order.
 public struct Daemon: Service {
-    private let options: DaemonOptions
-    private let logger: Logger
-    private let notifier: any ServiceManagerNotifier
-    private let hangups: UnixSignalsSequence
-    private let group: any EventLoopGroup
-
-    init(
-        options: DaemonOptions, logger: Logger, notifier: any ServiceManagerNotifier, hangups: UnixSignalsSequence,
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
-    ) {
-        self.options = options
-        self.logger = logger
-        self.notifier = notifier
-        self.hangups = hangups
-        self.group = group
-    }
+    let options: DaemonOptions
+    let logger: Logger
+    let notifier: any ServiceManagerNotifier
+    let hangups: UnixSignalsSequence
 
     /// Runs the daemon on the calling thread's behalf until SIGTERM or SIGINT and returns the
     /// process exit status. Every task of the daemon runs on the socket's event loops (see
@@ -203,7 +191,7 @@ public struct Daemon: Service {
 
         var parts: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let watchdog = WatchdogSettings.fromEnvironment() {
-            let loop = group.next()
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
             let pinger = WatchdogPinger(interval: watchdog.pingInterval, notifier: notifier) {
                 _ = await core.statusLine()
                 return (try? await loop.submit({}).get()) != nil
@@ -261,7 +249,7 @@ public struct Daemon: Service {
                     try await reloader.reload()
                 })
             ],
-            configuration: serverConfiguration, group: group)
+            configuration: serverConfiguration, group: MultiThreadedEventLoopGroup.singleton)
         let inherited: [CInt]
         do {
             inherited = try SocketActivation.listeningDescriptors()

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import Logging
 import QuickActionsProtocol
 import XCTest
 
@@ -194,12 +195,23 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(
             loaded.warnings,
             [
-                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 3, section: "Extras", key: nil, kind: .unknownSection),
-                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 2, section: "Shortcuts", key: "DisplayLimt", kind: .unknownKey),
+                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 3, section: "Extras", key: nil),
+                ConfigurationWarning(file: "/etc/qactd/qactd.conf", line: 2, section: "Shortcuts", key: "DisplayLimt"),
             ])
         XCTAssertEqual(
             loaded.warnings[1].description,
             "/etc/qactd/qactd.conf:2: [Shortcuts] unknown key \"DisplayLimt\", ignoring.")
+    }
+
+    /// The log line a person reads is the warning's sentence once, "ignoring." included.
+    func testUnknownKeysAreLoggedOnce() throws {
+        let root = try makeTemporaryFolder("config")
+        try write("[Shortcuts]\nDisplayLimt=3\n", to: root + "/qactd.conf")
+        let (logger, log) = Logger.recording(level: .warning)
+        _ = try SettingsLoader(
+            environment: ["HOME": root], explicitConfigPath: root + "/qactd.conf", systemCandidates: [], logger: logger
+        ).load()
+        XCTAssertEqual(log.messages, ["\(root)/qactd.conf:2: [Shortcuts] unknown key \"DisplayLimt\", ignoring."])
     }
 
     // MARK: Lookup order and files

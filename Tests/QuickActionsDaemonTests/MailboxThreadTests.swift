@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import SystemCalls
 import TestSupport
 import XCTest
 
@@ -203,6 +204,33 @@ final class MailboxThreadTests: XCTestCase {
         XCTAssertFalse(thread.isRunning)
         XCTAssertFalse(thread.post { $0 = 1 })
         XCTAssertFalse(ran.withLockedValue { $0 })
+    }
+
+    /// With no descriptor left for its wake-up socket the thread does not start, as when no
+    /// thread can be created: `start` throws (each owner then does without it), and a later call
+    /// starts it.
+    func testAThreadWithoutAWakeUpSocketDoesNotStartUntilALaterCall() async throws {
+        let thread = MailboxThread<Int>(named: "qactd-test", for: "the test thread", mail: 0, logger: logger)
+        let ran = NIOLockedValueBox(0)
+        var limit = rlimit()
+        XCTAssertEqual(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit), 0)
+        // The lowest free descriptor as the limit: no new descriptor can be made.
+        let lowestFree = dup(0)
+        XCTAssertGreaterThanOrEqual(lowestFree, 0)
+        close(lowestFree)
+        var lowered = limit
+        lowered.rlim_cur = rlim_t(lowestFree)
+        XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &lowered), 0)
+        XCTAssertThrowsError(try thread.start { ran.withLockedValue { $0 += 1 } }) { error in
+            XCTAssertEqual((error as? SystemCallError)?.errno, EMFILE, "\(error)")
+        }
+        XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit), 0)
+        XCTAssertFalse(thread.isRunning)
+        XCTAssertFalse(thread.post { $0 = 1 }, "no thread takes mail")
+
+        try thread.start { ran.withLockedValue { $0 += 1 } }
+        await thread.stop()
+        XCTAssertEqual(ran.withLockedValue { $0 }, 1)
     }
 
     /// The sleep until a deadline: none without one, 0 once it passed (however long ago: a

@@ -9,20 +9,20 @@ import XCTest
 final class ServiceNotificationTests: XCTestCase {
     func testMessageFormat() {
         XCTAssertEqual(
-            ServiceNotificationMessage.format([.ready, .status("12 contacts, 3 favorites, generation 7")], monotonicMicroseconds: 0),
+            SystemdNotifier.message([.ready, .status("12 contacts, 3 favorites, generation 7")], monotonicMicroseconds: 0),
             "READY=1\nSTATUS=12 contacts, 3 favorites, generation 7")
         XCTAssertEqual(
-            ServiceNotificationMessage.format([.reloading], monotonicMicroseconds: 123_456),
+            SystemdNotifier.message([.reloading], monotonicMicroseconds: 123_456),
             "RELOADING=1\nMONOTONIC_USEC=123456")
-        XCTAssertEqual(ServiceNotificationMessage.format([.stopping, .watchdog], monotonicMicroseconds: 0), "STOPPING=1\nWATCHDOG=1")
+        XCTAssertEqual(SystemdNotifier.message([.stopping, .watchdog], monotonicMicroseconds: 0), "STOPPING=1\nWATCHDOG=1")
         XCTAssertEqual(
-            ServiceNotificationMessage.format([.status("line one\nREADY=1")], monotonicMicroseconds: 0),
+            SystemdNotifier.message([.status("line one\nREADY=1")], monotonicMicroseconds: 0),
             "STATUS=line one READY=1", "a newline in a status must not smuggle in another assignment")
     }
 
     func testMonotonicClockAdvances() {
-        let first = ServiceNotificationMessage.monotonicMicroseconds()
-        let second = ServiceNotificationMessage.monotonicMicroseconds()
+        let first = monotonicMicroseconds()
+        let second = monotonicMicroseconds()
         XCTAssertGreaterThan(first, 0)
         XCTAssertGreaterThanOrEqual(second, first)
     }

@@ -1,6 +1,7 @@
-enum CommandLineSplitError: Error, Equatable, Sendable {
-    case unterminatedQuote
-    case danglingBackslash
+/// Why a command line does not split, worded to follow `[Section] Key: "value"` in an error.
+enum CommandLineSplitError: String, Error, Equatable, Sendable {
+    case unterminatedQuote = "has an unterminated quote."
+    case danglingBackslash = "ends with a backslash that escapes nothing."
 }
 
 /// Splits a command line into argv the way a POSIX shell tokenises words, without

@@ -10,12 +10,9 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     case lineWithoutAssignment(file: String, line: Int, text: String)
     case malformedSectionHeader(file: String, line: Int, text: String)
     case emptyKey(file: String, line: Int)
+    /// A value the key does not take (`expectation` continues the sentence after the value),
+    /// a command line that does not split, or a comment written after the value.
     case invalidValue(file: String, line: Int, section: String, key: String, value: String, expectation: String)
-    case unterminatedQuote(file: String, line: Int, section: String, key: String, value: String)
-    case danglingBackslash(file: String, line: Int, section: String, key: String, value: String)
-    /// A blank then `#` or `;` inside a value: a comment written after the value, which the
-    /// format does not have.
-    case trailingComment(file: String, line: Int, section: String, key: String, value: String, comment: String)
     case homeDirectoryUnknown
 
     var description: String {
@@ -38,13 +35,6 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(file):\(line): the assignment has no key before \"=\"."
         case .invalidValue(let file, let line, let section, let key, let value, let expectation):
             return "\(file):\(line): [\(section)] \(key): \"\(value)\" \(expectation)"
-        case .unterminatedQuote(let file, let line, let section, let key, let value):
-            return "\(file):\(line): [\(section)] \(key): \"\(value)\" has an unterminated quote."
-        case .danglingBackslash(let file, let line, let section, let key, let value):
-            return "\(file):\(line): [\(section)] \(key): \"\(value)\" ends with a backslash that escapes nothing."
-        case .trailingComment(let file, let line, let section, let key, let value, let comment):
-            return "\(file):\(line): [\(section)] \(key): \"\(value)\" ends in what looks like a comment (\"\(comment)\"):"
-                + " qactd.conf takes comments only on lines of their own; move it to a line above \(key)=."
         case .homeDirectoryUnknown:
             return "HOME is not set, so \"~\" and the default folders cannot be resolved."
         }
@@ -54,23 +44,14 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
 /// A problem that does not stop the daemon (an unknown key is most likely a typo
 /// or a key from a newer version), returned as data so the caller decides how to log it.
 struct ConfigurationWarning: Equatable, Sendable, CustomStringConvertible {
-    enum Kind: Equatable, Sendable {
-        case unknownSection
-        case unknownKey
-    }
-
     let file: String
     let line: Int
     let section: String
+    /// The unknown key; nil when the whole section is unknown.
     let key: String?
-    let kind: Kind
 
     var description: String {
-        switch kind {
-        case .unknownSection:
-            return "\(file):\(line): unknown section [\(section)], ignoring."
-        case .unknownKey:
-            return "\(file):\(line): [\(section)] unknown key \"\(key ?? "")\", ignoring."
-        }
+        guard let key else { return "\(file):\(line): unknown section [\(section)], ignoring." }
+        return "\(file):\(line): [\(section)] unknown key \"\(key)\", ignoring."
     }
 }

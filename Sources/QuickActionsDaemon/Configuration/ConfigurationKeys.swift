@@ -232,9 +232,7 @@ enum ConfigurationKeys {
         var warnedSections: Set<String> = []
         for header in sectionHeaders where !sections.contains(header.name) {
             if warnedSections.insert(header.name).inserted {
-                warnings.append(
-                    ConfigurationWarning(
-                        file: context.file, line: header.line, section: header.name, key: nil, kind: .unknownSection))
+                warnings.append(ConfigurationWarning(file: context.file, line: header.line, section: header.name, key: nil))
             }
         }
         // Later assignments override earlier ones, as in systemd unit files.
@@ -250,15 +248,13 @@ enum ConfigurationKeys {
             let name = KeyName(section: assignment.section, name: assignment.key)
             guard knownKeys.contains(name) else {
                 warnings.append(
-                    ConfigurationWarning(
-                        file: context.file, line: assignment.line, section: assignment.section, key: assignment.key,
-                        kind: .unknownKey))
+                    ConfigurationWarning(file: context.file, line: assignment.line, section: assignment.section, key: assignment.key))
                 continue
             }
             assigned[name] = assignment
         }
 
-        var configuration = DaemonConfiguration(placeholdersFor: source)
+        var configuration = DaemonConfiguration(source: source)
         for key in all {
             let assignment = assigned[KeyName(section: key.section, name: key.name)]
             let value = ConfigurationValue(

@@ -63,19 +63,13 @@ enum ConfigurationLoader {
         else {
             return try parse(text: "", file: nil, environment: environment, userID: userID, instance: instance)
         }
-        let bytes: [UInt8]
+        let bytes: [UInt8]?
         do {
-            guard let read = try FileIO.readFileIfPresent(path) else {
-                throw ConfigurationError.unreadable(path: path, reason: "the file disappeared while being read.")
-            }
-            bytes = read
-        } catch let error as SystemCallError {
-            throw .unreadable(path: path, reason: error.description)
-        } catch let error as ConfigurationError {
-            throw error
+            bytes = try FileIO.readFileIfPresent(path)
         } catch {
-            throw .unreadable(path: path, reason: "\(error)")
+            throw .unreadable(path: path, reason: error.description)
         }
+        guard let bytes else { throw .unreadable(path: path, reason: "the file disappeared while being read.") }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .notUTF8(path: path)
         }
@@ -98,9 +92,9 @@ enum ConfigurationLoader {
         } else {
             baseDirectory = try userConfigurationDirectory(environment: environment)
         }
-        let assignments = try INIParser.parse(text, file: fileLabel)
+        let parsed = try INIParser.parseWithSections(text, file: fileLabel)
         return try ConfigurationKeys.configuration(
-            from: assignments, sectionHeaders: INIParser.sectionHeaders(text),
+            from: parsed.assignments, sectionHeaders: parsed.sectionHeaders,
             source: file.map { .file($0) } ?? .builtInDefaults,
             context: ConfigurationContext(
                 file: fileLabel, baseDirectory: baseDirectory, environment: environment, userID: userID,

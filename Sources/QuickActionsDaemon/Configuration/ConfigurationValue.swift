@@ -144,12 +144,7 @@ struct ConfigurationValue: Sendable {
         do {
             return try CommandLineSplitter.split(text)
         } catch {
-            switch error {
-            case .unterminatedQuote:
-                throw .unterminatedQuote(file: context.file, line: line, section: section, key: key, value: text)
-            case .danglingBackslash:
-                throw .danglingBackslash(file: context.file, line: line, section: section, key: key, value: text)
-            }
+            throw invalid(error.rawValue)
         }
     }
 

@@ -75,38 +75,40 @@ enum ConfigurationSource: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Every key of qactd.conf(5), validated and with paths already made absolute.
-/// `ConfigurationKeys.all` says which key sets which field and its default.
+/// `ConfigurationKeys.all` says which key sets which field and its default: it overwrites every
+/// field of the table with the user's value or that default before anyone reads it, so the
+/// initial values written here are placeholders only.
 struct DaemonConfiguration: Equatable, Sendable {
     var source: ConfigurationSource
 
     // [Contacts]
     /// Empty: no contacts folder.
-    var contactsDirectory: String
-    var favoriteCategories: [String]
-    var maxFileBytes: Int
+    var contactsDirectory = ""
+    var favoriteCategories: [String] = []
+    var maxFileBytes = 0
     /// The Evolution Data Server address books read besides the directory.
-    var evolution: EvolutionSelection
+    var evolution: EvolutionSelection = .none
 
     // [Shortcuts]
-    var staticItemsPath: String
-    var displayLimit: Int
-    var favoriteType: String
+    var staticItemsPath = ""
+    var displayLimit = 0
+    var favoriteType = ""
     /// A `file:` icon's path is already absolute.
-    var favoriteIcon: ShortcutIcon
-    var favoriteOrder: FavoriteOrder
+    var favoriteIcon: ShortcutIcon = .symbol("")
+    var favoriteOrder: FavoriteOrder = .usage
     /// How many favorites become dynamic items, the first in `favoriteOrder`.
-    var maxDynamicItems: Int
+    var maxDynamicItems = 0
     /// nil when unset, so the version from the static-items plist applies.
     var appVersion: String?
     /// Replaces `$(PRODUCT_BUNDLE_IDENTIFIER)` in static item types; when unset, the
     /// desktop-file ID of `launcherDesktopFile` without ".desktop"; empty leaves the types as written.
-    var bundleIdentifier: String
-    var recompute: RecomputePolicy
-    var recomputeSettle: Duration
+    var bundleIdentifier = ""
+    var recompute: RecomputePolicy = .auto
+    var recomputeSettle: Duration = .zero
 
     // [App]
-    var launchCommand: [String]
-    var responseTimeout: Duration
+    var launchCommand: [String] = []
+    var responseTimeout: Duration = .zero
 
     // [Actions]
     /// Item type → the command that handles an item of that type instead of the app.
@@ -117,37 +119,26 @@ struct DaemonConfiguration: Equatable, Sendable {
 
     // [Commands]
     /// How many `[Actions]` commands may run at once; another is refused until one ends.
-    var maxRunningCommands = 16
+    var maxRunningCommands = 0
 
     // [Launcher]
     /// As written; `launcherDesktopFile` is what it resolved to.
     var launcherDesktopFileSetting: DesktopFileSetting = .auto
     /// A desktop-file ID, or an absolute path ending in ".desktop"; empty: nothing is exported.
-    var launcherDesktopFile: String
+    var launcherDesktopFile = ""
     /// With `DesktopFile=auto`: which app was chosen, and why.
     var defaultApp: DefaultAppChoice?
     var favoriteActionSource: FavoriteActionSource = .none
-    var launcherDynamicItems: LauncherDynamicItems
-    var favoriteFaces: FavoriteFaces
+    var launcherDynamicItems: LauncherDynamicItems = .desktopEntry
+    var favoriteFaces: FavoriteFaces = .yes
 
     // [Daemon]
-    var socketPath: String
-    var maxConnections: Int
-    var maxMessageBytes: Int
+    var socketPath = ""
+    var maxConnections = 0
+    var maxMessageBytes = 0
 }
 
 extension DaemonConfiguration {
-    /// Only a starting point for `ConfigurationKeys`, which overwrites every field with
-    /// the user's value or the key's default before anyone reads it.
-    init(placeholdersFor source: ConfigurationSource) {
-        self.init(
-            source: source, contactsDirectory: "", favoriteCategories: [], maxFileBytes: 0, evolution: .none, staticItemsPath: "",
-            displayLimit: 0, favoriteType: "", favoriteIcon: .symbol(""), favoriteOrder: .usage, maxDynamicItems: 0, appVersion: nil, bundleIdentifier: "",
-            recompute: .resignActive,
-            recomputeSettle: .zero, launchCommand: [], responseTimeout: .zero, launcherDesktopFile: "",
-            launcherDynamicItems: .desktopEntry, favoriteFaces: .no, socketPath: "", maxConnections: 0, maxMessageBytes: 0)
-    }
-
     /// The desktop-file ID the exported entry gets: `DesktopFile=` itself, or a path's file name.
     var launcherDesktopFileID: String? {
         guard !launcherDesktopFile.isEmpty else { return nil }

@@ -13,7 +13,15 @@ struct INIAssignment: Equatable, Sendable {
 /// address books nobody has, and in a command it would pass the comment's words as arguments.
 enum INIParser {
     static func parse(_ text: String, file: String) throws(ConfigurationError) -> [INIAssignment] {
+        try parseWithSections(text, file: file).assignments
+    }
+
+    /// The assignments, and every section header with its line: a header with no assignments
+    /// still deserves an unknown-section warning.
+    static func parseWithSections(_ text: String, file: String) throws(ConfigurationError)
+        -> (assignments: [INIAssignment], sectionHeaders: [(name: String, line: Int)]) {
         var assignments: [INIAssignment] = []
+        var sectionHeaders: [(name: String, line: Int)] = []
         var section: String?
         // Split on every line-end convention; keep empty lines so line numbers stay right.
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
@@ -35,6 +43,7 @@ enum INIParser {
                     throw .malformedSectionHeader(file: file, line: lineNumber, text: line)
                 }
                 section = name
+                sectionHeaders.append((name, lineNumber))
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -49,11 +58,14 @@ enum INIParser {
                 throw .entryOutsideSection(file: file, line: lineNumber, key: key)
             }
             if let comment = trailingComment(in: value) {
-                throw .trailingComment(file: file, line: lineNumber, section: section, key: key, value: value, comment: comment)
+                throw .invalidValue(
+                    file: file, line: lineNumber, section: section, key: key, value: value,
+                    expectation: "ends in what looks like a comment (\"\(comment)\"): qactd.conf takes comments only on"
+                        + " lines of their own; move it to a line above \(key)=.")
             }
             assignments.append(INIAssignment(section: section, key: key, value: value, line: lineNumber))
         }
-        return assignments
+        return (assignments, sectionHeaders)
     }
 
     /// The part of `value` from the first `#` or `;` that follows a blank, which reads as a
@@ -68,21 +80,6 @@ enum INIParser {
             previousWasBlank = scalar.isBlank
         }
         return nil
-    }
-
-    /// Section headers with no assignments still deserve an unknown-section warning,
-    /// so the headers are reported separately.
-    static func sectionHeaders(_ text: String) -> [(name: String, line: Int)] {
-        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
-        var headers: [(name: String, line: Int)] = []
-        for (index, rawLine) in lines.enumerated() {
-            var line = rawLine.trimmingBlanks()
-            if index == 0, line.hasPrefix("\u{FEFF}") { line = String(line.dropFirst()) }
-            if line.hasPrefix("["), line.hasSuffix("]"), line.count > 2 {
-                headers.append((line.dropFirst().dropLast().trimmingBlanks(), index + 1))
-            }
-        }
-        return headers
     }
 }
 

@@ -29,7 +29,7 @@ struct SettingsLoader: Sendable {
             throw .configuration(error)
         }
         for warning in loaded.warnings {
-            logger.warning("\(warning), ignoring.", metadata: ["QACTD_PATH": "\(warning.file)"])
+            logger.warning("\(warning)", metadata: ["QACTD_PATH": "\(warning.file)"])
         }
         var configuration = loaded.configuration
         DefaultMailApp.resolve(&configuration, environment: environment, instance: instance)

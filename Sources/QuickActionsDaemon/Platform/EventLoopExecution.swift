@@ -43,7 +43,7 @@ enum EventLoopExecution {
 
     /// Sleeps `duration` on an event loop's timer; throws `CancellationError` when the task is cancelled.
     static func sleep(for duration: Duration) async throws {
-        let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: timeAmount(duration)) {}
+        let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(duration)) {}
         do {
             try await withTaskCancellationHandler {
                 try await scheduled.futureResult.get()
@@ -57,12 +57,7 @@ enum EventLoopExecution {
 
     /// Runs `action` on an event loop after `duration`; cancel the result to stop it.
     static func schedule(in duration: Duration, _ action: @escaping @Sendable () -> Void) -> Scheduled<Void> {
-        MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: timeAmount(duration), action)
-    }
-
-    private static func timeAmount(_ duration: Duration) -> TimeAmount {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000)
+        MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(duration), action)
     }
 }
 

@@ -81,9 +81,10 @@ final class MailboxThread<Mail: Sendable>: Sendable {
             let (queued, answer) = state.withLockedValue { state -> (Bool, Answer?) in
                 guard state.started, !state.ended else { return (false, nil) }
                 state.lastReply += 1
-                let reply = MailboxReply(continuation: continuation, identifier: state.lastReply, registry: self)
+                let identifier = state.lastReply
+                let reply = MailboxReply(continuation: continuation) { [self] in settle(identifier) }
                 if let now = enqueue(&state.mail, reply) { return (false, now) }
-                state.outstanding[reply.identifier] = { continuation.resume(returning: nil) }
+                state.outstanding[identifier] = { continuation.resume(returning: nil) }
                 state.wakeUp?.wake()
                 return (true, nil)
             }
@@ -98,19 +99,24 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     var isRunning: Bool { state.withLockedValue { $0.started && !$0.ended } }
 
     /// Starts the thread running `body` (`body` returns once `isStopping`); a thread started
-    /// before is only woken, and none starts once a stop was asked for. Throws when no thread
-    /// can be created: nothing was started, and a later call tries again.
+    /// before is only woken, and none starts once a stop was asked for. Throws when no thread,
+    /// or no wake-up socket for it, can be created: nothing was started, and a later call tries
+    /// again (each owner has its way to do without the thread meanwhile).
     func start(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
-        let startNow = state.withLockedValue { state -> Bool in
+        let startNow = state.withLockedValue { state -> Result<Bool, SystemCallError> in
             guard !state.started, !state.stopRequested, !state.ended else {
                 state.wakeUp?.wake()
-                return false
+                return .success(false)
+            }
+            do throws(SystemCallError) {
+                state.wakeUp = try WakeUpSocket()
+            } catch {
+                return .failure(error)
             }
             state.started = true
-            state.wakeUp = WakeUpSocket.make(for: purpose, logger: logger)
-            return true
+            return .success(true)
         }
-        guard startNow else { return }
+        guard try startNow.get() else { return }
         do {
             try startDetachedThread(named: name) { [self] in
                 body()
@@ -139,15 +145,12 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     func stop() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waits = state.withLockedValue { state -> Bool in
-                state.stopRequested = true
-                guard state.started, !state.ended else {
-                    state.ended = true
-                    return false
-                }
+                guard state.started, !state.ended else { return false }
+                // Resumed by the thread's end, which may come before the request below.
                 state.stopWaiters.append(continuation)
-                state.wakeUp?.wake()
                 return true
             }
+            requestStop()
             if !waits { continuation.resume() }
         }
     }
@@ -158,7 +161,9 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     /// say which) or `timeoutMilliseconds` pass (-1: no limit). Does not wait once a stop was
     /// asked for, so a last round never sleeps through it.
     func sleep(polling descriptors: inout [pollfd], timeoutMilliseconds: Int32) {
-        let (wakeUp, stopping) = state.withLockedValue { ($0.wakeUp ?? .unavailable, $0.stopRequested) }
+        let (wakeUp, stopping) = state.withLockedValue { ($0.wakeUp, $0.stopRequested) }
+        // Made before the thread starts and closed after its body returned: there while it runs.
+        guard let wakeUp else { return }
         let (ready, error) = wakeUp.sleep(polling: &descriptors, timeoutMilliseconds: stopping ? 0 : timeoutMilliseconds)
         if ready < 0 && error != EINTR {
             // Not expected with valid descriptors; backs off instead of spinning.
@@ -184,7 +189,7 @@ final class MailboxThread<Mail: Sendable>: Sendable {
     }
 
     /// Takes a reply out of the outstanding ones; false when it was answered already.
-    fileprivate func settle(_ identifier: UInt64) -> Bool {
+    private func settle(_ identifier: UInt64) -> Bool {
         state.withLockedValue { $0.outstanding.removeValue(forKey: identifier) != nil }
     }
 }
@@ -193,21 +198,15 @@ final class MailboxThread<Mail: Sendable>: Sendable {
 /// still unanswered when the thread ends is answered with nil by the thread's end.
 struct MailboxReply<Answer: Sendable>: Sendable {
     fileprivate let continuation: CheckedContinuation<Answer?, Never>
-    fileprivate let identifier: UInt64
-    fileprivate let registry: any MailboxReplyRegistry
+    /// Takes the reply out of the thread's outstanding ones; false when it was answered already.
+    fileprivate let settle: @Sendable () -> Bool
 
     /// Resumes the waiter with `answer` (nothing when it was answered already).
     func answer(_ answer: Answer) {
-        if registry.settle(identifier) { continuation.resume(returning: answer) }
+        if settle() { continuation.resume(returning: answer) }
     }
 }
 
 extension MailboxReply where Answer == Void {
     func answer() { answer(()) }
 }
-
-fileprivate protocol MailboxReplyRegistry: Sendable {
-    func settle(_ identifier: UInt64) -> Bool
-}
-
-extension MailboxThread: MailboxReplyRegistry {}

@@ -19,11 +19,12 @@ enum ParallelWork {
             body(0)
             return
         }
-        let finished = Completion()
+        // Each reader signals once its job returned.
+        let finished = DispatchSemaphore(value: 0)
         let handed = readers.hand(workers: 1..<workers, UncheckedWork(body: body), finished: finished)
         body(0)
         // Every reader is done with the caller's data once this returns.
-        finished.wait(for: handed)
+        for _ in 0..<handed { finished.wait() }
     }
 
     /// `(0..<count).map(transform)` on every CPU: each worker takes the next `chunk` of indices
@@ -56,20 +57,6 @@ enum ParallelWork {
     private static let readers = ReaderThreads()
 }
 
-/// The end of the jobs handed to readers: each reader signals once its job returned.
-private final class Completion: Sendable {
-    private let signals = DispatchSemaphore(value: 0)
-
-    func signal() {
-        signals.signal()
-    }
-
-    /// Returns once `jobs` jobs ended.
-    func wait(for jobs: Int) {
-        for _ in 0..<jobs { signals.wait() }
-    }
-}
-
 /// The next chunk for whichever worker asks first.
 private final class ChunkCounter: Sendable {
     private let next = Atomic<Int>(0)
@@ -85,7 +72,7 @@ private final class ReaderThreads: Sendable {
     private struct Job {
         var worker: Int
         var work: UncheckedWork
-        var finished: Completion
+        var finished: DispatchSemaphore
     }
 
     private struct State {
@@ -99,7 +86,7 @@ private final class ReaderThreads: Sendable {
 
     /// Queues one job per worker for as many readers as run (starting missing ones) and
     /// returns how many were queued.
-    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: Completion) -> Int {
+    func hand(workers: Range<Int>, _ work: UncheckedWork, finished: DispatchSemaphore) -> Int {
         let needed = workers.count
         while state.withLockedValue({ $0.threads }) < needed {
             do {

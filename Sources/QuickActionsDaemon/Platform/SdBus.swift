@@ -47,16 +47,14 @@ func sdBusOpen(address: String, busClient: Bool) throws(SdBusError) -> OpaquePoi
 func sdBusPollTimeoutMilliseconds(_ bus: OpaquePointer) -> Int32? {
     var deadline: UInt64 = 0
     guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else { return nil }
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    let nowMicroseconds = monotonicMicroseconds()
     return deadline <= nowMicroseconds ? 0 : Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
 }
 
 /// The D-Bus type codes used here, as sd-bus takes them (`char`).
 enum DBusType {
     static let byte = code("y")
-    static let string = code("s"), objectPath = code("o"), int32 = code("i"), uint32 = code("u"), boolean = code("b")
+    static let string = code("s"), int32 = code("i"), uint32 = code("u"), boolean = code("b")
     static let array = code("a"), structure = code("r"), dictionaryEntry = code("e"), variant = code("v")
 
     private static func code(_ letter: Unicode.Scalar) -> CChar { CChar(UInt8(ascii: letter)) }
@@ -67,8 +65,6 @@ enum DBusVariantValue: Equatable {
     case string(String)
     case boolean(Bool)
     case byte(UInt8)
-    case int32(Int32)
-    case uint32(UInt32)
     case strings([String])
     case bytes([UInt8])
 
@@ -77,8 +73,6 @@ enum DBusVariantValue: Equatable {
         case .string: "s"
         case .boolean: "b"
         case .byte: "y"
-        case .int32: "i"
-        case .uint32: "u"
         case .strings: "as"
         case .bytes: "ay"
         }
@@ -90,11 +84,7 @@ struct SdBusMessageWriter {
     let message: OpaquePointer
 
     func append(_ value: String) throws(SdBusError) {
-        try appendText(value, as: DBusType.string)
-    }
-
-    func append(objectPath: String) throws(SdBusError) {
-        try appendText(objectPath, as: DBusType.objectPath)
+        try sdBusChecked("sd_bus_message_append_basic", value.withCString { sd_bus_message_append_basic(message, DBusType.string, $0) })
     }
 
     func append(_ value: Int32) throws(SdBusError) {
@@ -131,8 +121,6 @@ struct SdBusMessageWriter {
             case .string(let text): try append(text)
             case .boolean(let flag): try append(flag)
             case .byte(let number): try append(number)
-            case .int32(let number): try append(number)
-            case .uint32(let number): try append(number)
             case .strings(let texts):
                 try container(DBusType.array, "s") { () throws(SdBusError) in
                     for text in texts { try append(text) }
@@ -158,10 +146,6 @@ struct SdBusMessageWriter {
                 }
             }
         }
-    }
-
-    private func appendText(_ text: String, as type: CChar) throws(SdBusError) {
-        try sdBusChecked("sd_bus_message_append_basic", text.withCString { sd_bus_message_append_basic(message, type, $0) })
     }
 }
 
@@ -202,29 +186,23 @@ struct SdBusMessageReader {
 
     /// Reads an array whose elements have `signature`, one `readElement` call each.
     func readArray<Element>(of signature: String, _ readElement: () throws(SdBusError) -> Element) throws(SdBusError) -> [Element] {
-        try sdBusChecked("sd_bus_message_enter_container", signature.withCString { sd_bus_message_enter_container(message, DBusType.array, $0) })
-        var elements: [Element] = []
-        while try sdBusChecked("sd_bus_message_at_end", sd_bus_message_at_end(message, 0)) == 0 {
-            elements.append(try readElement())
+        try inside(DBusType.array, signature) { () throws(SdBusError) in
+            var elements: [Element] = []
+            while try sdBusChecked("sd_bus_message_at_end", sd_bus_message_at_end(message, 0)) == 0 {
+                elements.append(try readElement())
+            }
+            return elements
         }
-        try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
-        return elements
     }
 
     /// Enters a struct (`r`) with `signature`, reads it, leaves it.
     func readStruct<Value>(_ signature: String, _ read: () throws(SdBusError) -> Value) throws(SdBusError) -> Value {
-        try sdBusChecked("sd_bus_message_enter_container", signature.withCString { sd_bus_message_enter_container(message, DBusType.structure, $0) })
-        let value = try read()
-        try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
-        return value
+        try inside(DBusType.structure, signature, read)
     }
 
     /// Enters a variant holding `signature`, reads it, leaves it.
     func readVariant<Value>(_ signature: String, _ read: (SdBusMessageReader) throws(SdBusError) -> Value) throws(SdBusError) -> Value {
-        try sdBusChecked("sd_bus_message_enter_container", signature.withCString { sd_bus_message_enter_container(message, DBusType.variant, $0) })
-        let value = try read(self)
-        try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
-        return value
+        try inside(DBusType.variant, signature) { () throws(SdBusError) in try read(self) }
     }
 
     /// Reads a dictionary (`a{s…}`, `entry` its entries' signature; `asStructs`: an array of
@@ -233,16 +211,19 @@ struct SdBusMessageReader {
     func readArray(
         ofEntries entry: String, asStructs: Bool = false, _ readValue: (SdBusMessageReader, String) throws(SdBusError) -> Void
     ) throws(SdBusError) {
-        let element = asStructs ? "(\(entry))" : "{\(entry)}"
-        try sdBusChecked("sd_bus_message_enter_container", element.withCString { sd_bus_message_enter_container(message, DBusType.array, $0) })
-        while try sdBusChecked("sd_bus_message_at_end", sd_bus_message_at_end(message, 0)) == 0 {
-            let kind = asStructs ? DBusType.structure : DBusType.dictionaryEntry
-            try sdBusChecked("sd_bus_message_enter_container", entry.withCString { sd_bus_message_enter_container(message, kind, $0) })
-            let key = try readString()
-            try readValue(self, key)
-            try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
+        _ = try readArray(of: asStructs ? "(\(entry))" : "{\(entry)}") { () throws(SdBusError) in
+            try inside(asStructs ? DBusType.structure : DBusType.dictionaryEntry, entry) { () throws(SdBusError) in
+                try readValue(self, try readString())
+            }
         }
+    }
+
+    /// Enters a container (`a`, `r`, `e` or `v`) whose contents have `signature`, reads it, leaves it.
+    private func inside<Value>(_ type: CChar, _ signature: String, _ read: () throws(SdBusError) -> Value) throws(SdBusError) -> Value {
+        try sdBusChecked("sd_bus_message_enter_container", signature.withCString { sd_bus_message_enter_container(message, type, $0) })
+        let value = try read()
         try sdBusChecked("sd_bus_message_exit_container", sd_bus_message_exit_container(message))
+        return value
     }
 
     private func readBasic<Value>(_ type: CChar, _ value: inout Value) throws(SdBusError) {

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
 import SystemCalls
 // SOCK_STREAM & co.: Glibc's module leaves <bits/socket_type.h> to the module that includes it
 // first, which for this target is CSystemd (sd-daemon.h).
@@ -12,12 +11,11 @@ import CSystemd
 /// has queued work for it (Glibc offers no `eventfd` to Swift).
 /// `sleep(polling:timeoutMilliseconds:)` is that one sleep, for every such thread.
 struct WakeUpSocket: Sendable {
-    /// The end the sleeping thread polls; -1 when the pair could not be created.
+    /// The end the sleeping thread polls.
     let receiver: Int32
     private let sender: Int32
 
-    /// Throws when the pair cannot be created; `unavailable` then stands in, and the thread
-    /// polls with a short timeout instead (`sleep` does that by itself).
+    /// Throws when the pair cannot be created: the thread then does not start (see `MailboxThread.start`).
     init() throws(SystemCallError) {
         var pair: [Int32] = [-1, -1]
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
@@ -25,15 +23,6 @@ struct WakeUpSocket: Sendable {
         receiver = pair[0]
         sender = pair[1]
     }
-
-    private init(unavailable: Void) {
-        receiver = -1
-        sender = -1
-    }
-
-    static let unavailable = WakeUpSocket(unavailable: ())
-
-    var isAvailable: Bool { receiver >= 0 }
 
     func wake() {
         var byte: UInt8 = 1
@@ -47,29 +36,14 @@ struct WakeUpSocket: Sendable {
         while bytes.withUnsafeMutableBytes({ recv(receiver, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
     }
 
-    /// A wake-up socket for `thread`, or `unavailable` (logged) when none can be created.
-    static func make(for thread: String, logger: Logger) -> WakeUpSocket {
-        do {
-            return try WakeUpSocket()
-        } catch {
-            logger.warning("No wake-up socket for \(thread) (\(error)); it looks for work every \(fallbackMilliseconds) ms.")
-            return .unavailable
-        }
-    }
-
-    /// How often a thread without a wake-up socket looks for queued work.
-    static let fallbackMilliseconds: Int32 = 200
-
     /// Sleeps in `poll` until one of `descriptors` is ready, another thread calls `wake()`, or
     /// `timeoutMilliseconds` pass (-1: no limit). Fills in each descriptor's `revents`, drains
     /// the wake-ups, and returns `poll`'s result and its errno (0 when it succeeded).
     @discardableResult
     func sleep(polling descriptors: inout [pollfd], timeoutMilliseconds: Int32) -> (ready: Int32, errno: Int32) {
-        var timeout = timeoutMilliseconds
-        if !isAvailable { timeout = timeout < 0 ? Self.fallbackMilliseconds : min(timeout, Self.fallbackMilliseconds) }
         var all = descriptors
         all.append(pollfd(fd: receiver, events: Int16(POLLIN), revents: 0))
-        let ready = poll(&all, nfds_t(all.count), timeout)
+        let ready = poll(&all, nfds_t(all.count), timeoutMilliseconds)
         let error = ready < 0 ? errno : 0
         if ready > 0, let own = all.last, own.revents != 0 { drain() }
         for index in descriptors.indices { descriptors[index].revents = all[index].revents }
@@ -88,7 +62,7 @@ struct WakeUpSocket: Sendable {
     }
 
     func close() {
-        if receiver >= 0 { Glibc.close(receiver) }
-        if sender >= 0 { Glibc.close(sender) }
+        Glibc.close(receiver)
+        Glibc.close(sender)
     }
 }

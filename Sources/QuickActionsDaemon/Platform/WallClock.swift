@@ -14,3 +14,10 @@ enum WallClock {
         return Int64(now.tv_sec)
     }
 }
+
+/// `CLOCK_MONOTONIC` in microseconds: the clock of systemd's `MONOTONIC_USEC=` and of sd-bus's deadlines.
+func monotonicMicroseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+}

@@ -62,20 +62,9 @@ struct ReloadOnHangup: Service {
 struct WatchdogPinger: Service {
     let interval: Duration
     let notifier: any ServiceManagerNotifier
-    let isHealthy: @Sendable () async -> Bool
     /// An event loop's timer (`EventLoopExecution.sleep`); tests drive a clock of their own.
-    let sleep: @Sendable (Duration) async throws -> Void
-
-    init(
-        interval: Duration, notifier: any ServiceManagerNotifier,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await EventLoopExecution.sleep(for: $0) },
-        isHealthy: @escaping @Sendable () async -> Bool
-    ) {
-        self.interval = interval
-        self.notifier = notifier
-        self.sleep = sleep
-        self.isHealthy = isHealthy
-    }
+    var sleep: @Sendable (Duration) async throws -> Void = { try await EventLoopExecution.sleep(for: $0) }
+    let isHealthy: @Sendable () async -> Bool
 
     func run() async {
         await cancelWhenGracefulShutdown {

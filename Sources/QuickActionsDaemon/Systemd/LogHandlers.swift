@@ -45,16 +45,10 @@ extension Logger.Metadata {
 /// `qactd[1234]: warning: message KEY=value` on stderr, one write(2) per line so
 /// concurrent lines never interleave.
 struct StderrLogHandler: LogHandler {
-    let identifier: String
-    let processID: pid_t
-    var logLevel: Logger.Level
+    var identifier = "qactd"
+    var processID = getpid()
+    var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
-
-    init(identifier: String = "qactd", processID: pid_t = getpid(), logLevel: Logger.Level = .info) {
-        self.identifier = identifier
-        self.processID = processID
-        self.logLevel = logLevel
-    }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -98,14 +92,9 @@ struct StderrLogHandler: LogHandler {
 /// Sends structured entries to journald with `sd_journal_sendv`: each metadata key becomes a
 /// journal field (`QACTD_PATH`, `QACTD_CONTACT_ID`, …).
 struct JournalLogHandler: LogHandler {
-    let identifier: String
-    var logLevel: Logger.Level
+    var identifier = "qactd"
+    var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
-
-    init(identifier: String = "qactd", logLevel: Logger.Level = .info) {
-        self.identifier = identifier
-        self.logLevel = logLevel
-    }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }

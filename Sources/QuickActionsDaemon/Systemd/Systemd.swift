@@ -1,6 +1,5 @@
 import CSystemd
 import Glibc
-import Synchronization
 import SystemCalls
 
 // MARK: - Service manager notifications
@@ -25,10 +24,25 @@ extension ServiceManagerNotifier {
     }
 }
 
-enum ServiceNotificationMessage {
+/// Talks to the real service manager. Outside systemd (`NOTIFY_SOCKET` unset) `sd_notify`
+/// is a no-op, so the daemon needs no "am I under systemd" branch.
+struct SystemdNotifier: ServiceManagerNotifier {
+    func notify(_ notifications: [ServiceNotification]) {
+        // A failed notification is not actionable: systemd's own watchdog or start timeout reports it.
+        send(notifications)
+    }
+
+    /// sd_notify's result: positive when sent, 0 when there is no service manager to tell
+    /// (`NOTIFY_SOCKET` unset) or nothing to say, a negative errno when sending failed.
+    @discardableResult
+    func send(_ notifications: [ServiceNotification]) -> CInt {
+        guard !notifications.isEmpty else { return 0 }
+        return sd_notify(0, Self.message(notifications, monotonicMicroseconds: monotonicMicroseconds()))
+    }
+
     /// The newline-separated datagram for `sd_notify`. `monotonicMicroseconds` is passed
     /// in so the format is testable without a clock.
-    static func format(_ notifications: [ServiceNotification], monotonicMicroseconds: UInt64) -> String {
+    static func message(_ notifications: [ServiceNotification], monotonicMicroseconds: UInt64) -> String {
         var lines: [String] = []
         for notification in notifications {
             switch notification {
@@ -44,33 +58,6 @@ enum ServiceNotificationMessage {
             }
         }
         return lines.joined(separator: "\n")
-    }
-
-    static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-    }
-}
-
-/// Talks to the real service manager. Outside systemd (`NOTIFY_SOCKET` unset) `sd_notify`
-/// is a no-op, so the daemon needs no "am I under systemd" branch.
-struct SystemdNotifier: ServiceManagerNotifier {
-    init() {}
-
-    func notify(_ notifications: [ServiceNotification]) {
-        // A failed notification is not actionable: systemd's own watchdog or start timeout reports it.
-        send(notifications)
-    }
-
-    /// sd_notify's result: positive when sent, 0 when there is no service manager to tell
-    /// (`NOTIFY_SOCKET` unset) or nothing to say, a negative errno when sending failed.
-    @discardableResult
-    func send(_ notifications: [ServiceNotification]) -> CInt {
-        guard !notifications.isEmpty else { return 0 }
-        let message = ServiceNotificationMessage.format(
-            notifications, monotonicMicroseconds: ServiceNotificationMessage.monotonicMicroseconds())
-        return sd_notify(0, message)
     }
 }
 
