@@ -17,7 +17,7 @@ struct EvolutionUpdate: Sendable {
 /// `attach` before the thread starts, then by the thread alone. Watches the data home's
 /// `evolution/addressbook` chain (books appearing and disappearing) and each book's folder
 /// (the database and its journal), and reads a book when its folder says it was written.
-final class EvolutionEngine {
+final class EvolutionEngine: WatchedSource {
     struct Book {
         let uid: String
         /// Where EDS keeps it, and so its schema.
@@ -43,16 +43,6 @@ final class EvolutionEngine {
         /// (a card whose `UID` is not its row's, a second card in a row).
         var identifiers: Set<String> = []
         var foreignIdentifiers: Set<String> = []
-    }
-
-    /// How `read` reads a book.
-    private enum ReadMode {
-        /// What changed since the last read (everything, the first time).
-        case changes
-        /// Start-up's first read: the rows that can matter to the set (see `start(favoritesFirst:)`).
-        case favoritesFirst
-        /// After that: the book whole, indexing every row not indexed yet as it is now.
-        case theRest
     }
 
     private(set) var settings: EvolutionSettings
@@ -94,13 +84,6 @@ final class EvolutionEngine {
 
     // MARK: Start, reload, stop
 
-    func start() {
-        guard isEnabled else { return }
-        openInotify()
-        refresh()
-        readDirtyBooks()
-    }
-
     /// Start-up's read, favorites first: each book's rows are read whole, but only those whose
     /// vCard may give a favorite (`VCardTriage`) are parsed, with any plain row that names a
     /// contact in `wanted` (the pinned ones) or one a parsed row of another book names (the
@@ -111,7 +94,7 @@ final class EvolutionEngine {
         guard isEnabled else { return }
         openInotify()
         refresh()
-        readDirtyBooks(mode: .favoritesFirst)
+        readDirtyBooks(favoritesFirst: true)
         parseRowsOfContactsNamedElsewhere(wanted)
     }
 
@@ -236,11 +219,12 @@ final class EvolutionEngine {
         return EvolutionUpdate(changes: changes, info: info)
     }
 
-    /// The changes in parts of at most `limit`, the last one with what `Status` shows (the ones
-    /// before it with what it showed): the core applies each part whole and answers calls
+    /// The changes in parts of at most `updateLimit`, the last one with what `Status` shows (the
+    /// ones before it with what it showed): the core applies each part whole and answers calls
     /// between them, so indexing a large book's other contacts holds no call up for long.
-    func takeUpdates(force: Bool, limit: Int = EvolutionEngine.updateLimit) -> [EvolutionUpdate] {
-        guard changes.count > limit, let shown = deliveredInfo else { return takeUpdate(force: force).map { [$0] } ?? [] }
+    func takeUpdates(afterReload: Bool) -> [EvolutionUpdate] {
+        let limit = updateLimit
+        guard changes.count > limit, let shown = deliveredInfo else { return takeUpdate(force: afterReload).map { [$0] } ?? [] }
         let all = changes
         var parts = stride(from: 0, to: all.count - limit, by: limit).map {
             EvolutionUpdate(changes: Array(all[$0..<($0 + limit)]), info: shown)
@@ -250,7 +234,8 @@ final class EvolutionEngine {
         return parts
     }
 
-    static let updateLimit = 16_384
+    /// Tests make it small.
+    var updateLimit = 16_384
 
     private func readQueuedEvents() {
         for event in Inotify.readQueued(from: inotify, buffer: &buffer, source: "the address books", logger: logger) { handle(event) }
@@ -315,13 +300,15 @@ final class EvolutionEngine {
         }
     }
 
-    private func readDirtyBooks(mode: ReadMode = .changes) {
+    /// `favoritesFirst`: start-up's first read of each book, of the rows that can matter to the
+    /// set (see `start(favoritesFirst:)`). A book whose first read was deferred is read whole.
+    private func readDirtyBooks(favoritesFirst: Bool = false) {
         for uid in books.keys.sorted() where books[uid]?.dirty == true && books[uid]?.skipped == nil
             && (books[uid]?.deferred == nil || restReleased) {
             // Taken out while it changes, so its contents are not copied (they are the book's only reference).
             guard var book = books.removeValue(forKey: uid) else { continue }
             book.dirty = false
-            read(&book, mode: book.deferred != nil ? .theRest : mode)
+            read(&book, favoritesFirst: favoritesFirst)
             books[uid] = book
         }
         let retrying = books.values.contains { $0.fault?.retriesOnTimer == true }
@@ -334,7 +321,7 @@ final class EvolutionEngine {
         }
     }
 
-    private func read(_ book: inout Book, mode: ReadMode) {
+    private func read(_ book: inout Book, favoritesFirst: Bool) {
         let database = location.database(forSource: book.uid, in: book.store)
         let schema = EvolutionBookSchema.of(book.store)
         do throws(EvolutionBookFault) {
@@ -343,23 +330,19 @@ final class EvolutionEngine {
             }
             if access(database, F_OK) != 0 { throw EvolutionBookFault.noDatabase }
             book.shown = true
-            let pass: EvolutionBookPass?
-            switch mode {
-            case .favoritesFirst where book.contents.isEmpty:
+            if favoritesFirst, book.contents.isEmpty {
                 let first = try EvolutionBookReader.readFavoritesFirst(database: database, schema: schema, maxCardBytes: settings.maxCardBytes)
                 book.deferred = DeferredRows()
                 // The revision stays unknown: `finishFirstReads` reads the book whole.
                 index(first.rows.parsed(options: options), of: &book)
                 recovered(&book, database: database)
                 return
-            case .theRest:
-                pass = try EvolutionBookReader.readWhole(
-                    database: database, schema: schema, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
-            case .favoritesFirst, .changes:
-                pass = try EvolutionBookReader.read(
-                    database: database, schema: schema, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
             }
-            guard let pass else {
+            // After start-up's favorites: the book whole, indexing every row not indexed yet as it is now.
+            guard let pass = try EvolutionBookReader.read(
+                database: database, schema: schema, known: book.contents, whole: book.deferred != nil,
+                maxCardBytes: settings.maxCardBytes, options: options)
+            else {
                 recovered(&book, database: database)
                 return
             }
