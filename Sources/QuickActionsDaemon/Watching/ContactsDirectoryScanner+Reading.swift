@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Contacts
-import Synchronization
+import NIOConcurrencyHelpers
 import SystemCalls
 
 /// Reading and parsing contact files: all those a walk listed, on every CPU, or one at a time
@@ -15,53 +15,35 @@ extension ContactsDirectoryScanner {
         read(paths.map { ListedFile(path: $0, folder: AT_FDCWD, nameOffset: 0) })
     }
 
-    /// Reads and parses `files` on every CPU, each result in its path's place, so the caller
+    /// Reads and parses `files` on every CPU (`ParallelWork.map`, a chunk of 64 files at a
+    /// time, with one read buffer for the chunk), each result in its path's place, so the caller
     /// sees them in the same order (and duplicates resolve the same way) as one thread would.
-    /// Each reader takes the next chunk of paths until none is left, so all of them stay busy to
-    /// the end even when one is slowed down (by other work on the machine, or bigger files),
-    /// and keeps one read buffer for all its files. `progress` is told how many files are read
-    /// so far, every `progressStep` files or so, from one reader only (never from two threads at
-    /// once), and at the end. A file deleted or moved away since it was listed is left out: it
-    /// is not a contact file any more, and its IN_DELETE or IN_MOVED_FROM follows.
+    /// `progress` is told how many files are read so far, every `progressStep` files or so,
+    /// under a lock (never from two threads at once), and at the end. A file deleted or moved
+    /// away since it was listed is left out: it is not a contact file any more, and its
+    /// IN_DELETE or IN_MOVED_FROM follows.
     func read(_ files: [ListedFile], progress: ((Int) -> Void)? = nil) -> [ContactsScanResult.File] {
         defer { progress?(files.count) }
         let chunk = 64
-        let chunks = (files.count + chunk - 1) / chunk
-        let workers = min(chunks, Self.readerThreads)
-        guard workers > 1 else {
+        let counted = NIOLockedValueBox((read: 0, told: 0))
+        let chunks = ParallelWork.map(count: (files.count + chunk - 1) / chunk, chunk: 1) { chunkIndex in
             var buffer = FileReadBuffer()
-            return files.compactMap { file in readUnlessVanished(file, buffer: &buffer).map { .init(path: file.path, result: $0) } }
-        }
-        let nextChunk = Counter()
-        let filesRead = Counter()
-        // Called by reader 0 only: never from two threads at once.
-        let tellProgress = UncheckedSendable(progress)
-        let slotsRead = [ContactsScanResult.File?](unsafeUninitializedCapacity: files.count) { buffer, initializedCount in
-            // Each chunk is taken by one reader only: the slots it initializes are its own.
-            let slots = UncheckedSendable(buffer.baseAddress!)
-            ParallelWork.run(workers: workers) { worker in
-                var readBuffer = FileReadBuffer()
-                var told = 0
-                while case let chunkIndex = nextChunk.add(1), chunkIndex < chunks {
-                    let indices = chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk)
-                    for index in indices {
-                        let result = readUnlessVanished(files[index], buffer: &readBuffer)
-                        (slots.value + index).initialize(to: result.map { .init(path: files[index].path, result: $0) })
-                    }
-                    let read = filesRead.add(indices.count) + indices.count
-                    if worker == 0 && read - told >= Self.progressStep {
-                        tellProgress.value?(read)
-                        told = read
-                    }
+            let indices = chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk)
+            let read = indices.compactMap { index in
+                readUnlessVanished(files[index], buffer: &buffer).map { ContactsScanResult.File(path: files[index].path, result: $0) }
+            }
+            if let progress {
+                counted.withLockedValue { counted in
+                    counted.read += indices.count
+                    guard counted.read - counted.told >= Self.progressStep else { return }
+                    progress(counted.read)
+                    counted.told = counted.read
                 }
             }
-            initializedCount = files.count
+            return read
         }
-        return slotsRead.compactMap { $0 }
+        return chunks.flatMap { $0 }
     }
-
-    /// One reader per CPU: reading and parsing are CPU-bound once the files are cached.
-    private static var readerThreads: Int { ParallelWork.processors }
 
     /// Reads and parses ONE file; standalone so the watcher can call it per event.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
@@ -186,7 +168,7 @@ extension ContactsDirectoryScanner {
     private static let progressStep = 4096
 }
 
-/// A read buffer kept from file to file by one reader: reading a file allocates nothing.
+/// A read buffer kept from file to file (a chunk's files, a scan's): reading a file mostly allocates nothing.
 struct FileReadBuffer {
     fileprivate var bytes: [UInt8] = []
 
@@ -197,21 +179,4 @@ struct FileReadBuffer {
             bytes.append(contentsOf: repeatElement(0, count: max(count, bytes.count * 2) - bytes.count))
         }
     }
-}
-
-/// A count that concurrent readers add to: the chunks taken, the files read.
-private final class Counter: Sendable {
-    private let count = Atomic<Int>(0)
-
-    /// Adds `amount`; returns the count before.
-    func add(_ amount: Int) -> Int {
-        count.add(amount, ordering: .relaxed).oldValue
-    }
-}
-
-/// A value handed to concurrent workers that each touch only their own part of it (or of
-/// which one worker only makes use).
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
