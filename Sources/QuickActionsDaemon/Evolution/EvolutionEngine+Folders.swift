@@ -1,5 +1,6 @@
 import Logging
 import QuickActionsProtocol
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -217,9 +218,7 @@ extension EvolutionEngine {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = directoryEntryName(entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
