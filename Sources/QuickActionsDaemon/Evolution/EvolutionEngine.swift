@@ -51,10 +51,9 @@ final class EvolutionEngine: WatchedSource {
     let logger: Logger
     private(set) var inotify: Int32 = -1
     /// The folders watched to see books and sources come and go (`EvolutionFolderWatches`), by
-    /// watch descriptor and by folder.
+    /// watch descriptor (a handful: a folder's descriptor is looked for among them).
     var folderWatches = EvolutionFolderWatches()
     var watchedFolders: [Int32: String] = [:]
-    var folderDescriptors: [String: Int32] = [:]
     /// EDS's registry of sources as last read.
     var registry = EvolutionSourceRegistry()
     var books: [String: Book] = [:]
@@ -175,7 +174,6 @@ final class EvolutionEngine: WatchedSource {
         if inotify >= 0 { close(inotify) }
         inotify = -1
         watchedFolders = [:]
-        folderDescriptors = [:]
         folderWatches = EvolutionFolderWatches()
         bookByWatch = [:]
         for uid in books.keys { books[uid]?.watch = nil }
@@ -248,10 +246,7 @@ final class EvolutionEngine: WatchedSource {
             return
         }
         if let folder = watchedFolders[event.watchDescriptor] {
-            if event.mask.contains(.ignored) {
-                watchedFolders[event.watchDescriptor] = nil
-                if folderDescriptors[folder] == event.watchDescriptor { folderDescriptors[folder] = nil }
-            }
+            if event.mask.contains(.ignored) { watchedFolders[event.watchDescriptor] = nil }
             switch folderWatches.verdict(event, on: folder) {
             case .refresh: needsRefresh = true
             case .mute(let folder): muteFolderWatch(folder)
@@ -289,15 +284,26 @@ final class EvolutionEngine: WatchedSource {
     // MARK: Books
 
     func drop(_ uid: String) {
-        guard let book = books.removeValue(forKey: uid) else { return }
-        if let watch = book.watch {
-            bookByWatch[watch] = nil
-            if inotify >= 0 { inotify_rm_watch(inotify, watch) }
-        }
-        if !book.contents.isEmpty { changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: uid))) }
+        guard var book = books.removeValue(forKey: uid) else { return }
         if book.loggedFault != nil || book.contents.contacts > 0 {
             logger.notice("Evolution address book '\(uid)' is gone; its contacts are dropped.", metadata: ["QACTD_PATH": "\(location.database(forSource: uid, in: book.store))"])
         }
+        unwatch(&book)
+        empty(&book)
+    }
+
+    func unwatch(_ book: inout Book) {
+        guard let watch = book.watch else { return }
+        bookByWatch[watch] = nil
+        if inotify >= 0 { inotify_rm_watch(inotify, watch) }
+        book.watch = nil
+    }
+
+    /// Its contacts leave the index.
+    func empty(_ book: inout Book) {
+        guard !book.contents.isEmpty else { return }
+        changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: book.uid)))
+        book.contents = EvolutionBookContents()
     }
 
     /// `favoritesFirst`: start-up's first read of each book, of the rows that can matter to the
@@ -363,10 +369,7 @@ final class EvolutionEngine: WatchedSource {
             switch error {
             case .noSuchBook, .noDatabase:
                 // Nothing left to serve from it.
-                if !book.contents.isEmpty {
-                    changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: book.uid)))
-                    book.contents = EvolutionBookContents()
-                }
+                empty(&book)
             case .locked, .unknownSchema, .corrupt, .unreadable:
                 // The contacts last read keep being served while the book cannot be read.
                 break
