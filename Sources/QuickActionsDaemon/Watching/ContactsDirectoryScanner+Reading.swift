@@ -10,11 +10,6 @@ import SystemCalls
 /// Reading and parsing contact files: all those a walk listed, on every CPU, or one at a time
 /// (under a read lease when the watcher asks).
 extension ContactsDirectoryScanner {
-    /// Reads and parses `paths` on every CPU (see `read(_: [ListedFile])`).
-    func read(_ paths: [String]) -> [ContactsScanResult.File] {
-        read(paths.map { ListedFile(path: $0, folder: AT_FDCWD, nameOffset: 0) })
-    }
-
     /// Reads and parses `files` on every CPU (`ParallelWork.map`, a chunk of 64 files at a
     /// time, with one read buffer for the chunk), each result in its path's place, so the caller
     /// sees them in the same order (and duplicates resolve the same way) as one thread would.
@@ -45,14 +40,11 @@ extension ContactsDirectoryScanner {
         return chunks.flatMap { $0 }
     }
 
-    /// Reads and parses ONE file; standalone so the watcher can call it per event.
+    /// Reads and parses one file as a scan does, a file that is not there being unreadable.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
         var buffer = FileReadBuffer()
-        return read(ListedFile(path: path, folder: AT_FDCWD, nameOffset: 0), buffer: &buffer)
-    }
-
-    private func read(_ file: ListedFile, buffer: inout FileReadBuffer) -> Result<[Contact], ContactFileProblem> {
-        readUnlessVanished(file, buffer: &buffer) ?? .failure(.unreadable(reason: errnoText(ENOENT)))
+        return readUnlessVanished(ListedFile(path: path, folder: AT_FDCWD, nameOffset: 0), buffer: &buffer)
+            ?? .failure(.unreadable(reason: errnoText(ENOENT)))
     }
 
     /// nil: the file is gone (see `LeasedRead.vanished`).
