@@ -179,7 +179,7 @@ final class ContactsDirectoryScannerTests: XCTestCase {
     /// IN_DELETE follows), not an unreadable one that status would list meanwhile.
     func testFileGoneSinceTheListingIsLeftOutOfTheScan() throws {
         try write("kept.vcf", card("Kept"))
-        let listed = ["kept.vcf", "gone.vcf"].map { ListedFile(path: root + "/" + $0, folder: AT_FDCWD, nameOffset: 0) }
+        let listed = ["kept.vcf", "gone.vcf"].map { ListedFile(path: root + "/" + $0) }
         let read = ContactsDirectoryScanner(root: root).read(listed)
         XCTAssertEqual(read.map(\.path), [root + "/kept.vcf"])
         XCTAssertEqual(try read.first?.result.get().map(\.name), ["Kept"])

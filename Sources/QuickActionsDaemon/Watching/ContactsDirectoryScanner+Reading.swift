@@ -10,46 +10,36 @@ import SystemCalls
 /// Reading and parsing contact files: all those a walk listed, on every CPU, or one at a time
 /// (under a read lease when the watcher asks).
 extension ContactsDirectoryScanner {
-    /// Reads and parses `files` on every CPU (`ParallelWork.map`, a chunk of 64 files at a
-    /// time, with one read buffer for the chunk), each result in its path's place, so the caller
-    /// sees them in the same order (and duplicates resolve the same way) as one thread would.
-    /// `progress` is told how many files are read so far, every `progressStep` files or so,
-    /// under a lock (never from two threads at once), and at the end. A file deleted or moved
-    /// away since it was listed is left out: it is not a contact file any more, and its
-    /// IN_DELETE or IN_MOVED_FROM follows.
+    /// Reads and parses `files` on every CPU (`ParallelWork.map`), each result in its path's
+    /// place, so the caller sees them in the same order (and duplicates resolve the same way) as
+    /// one thread would. `progress` is told about how many files are read so far (as far as the
+    /// readers have come in the list) every `progressStep` files, under a lock (never from two
+    /// threads at once), and at the end. A file deleted or moved away since it was listed is
+    /// left out: it is not a contact file any more, and its IN_DELETE or IN_MOVED_FROM follows.
     func read(_ files: [ListedFile], progress: ((Int) -> Void)? = nil) -> [ContactsScanResult.File] {
         defer { progress?(files.count) }
-        let chunk = 64
-        let counted = NIOLockedValueBox((read: 0, told: 0))
-        let chunks = ParallelWork.map(count: (files.count + chunk - 1) / chunk, chunk: 1) { chunkIndex in
-            var buffer = FileReadBuffer()
-            let indices = chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk)
-            let read = indices.compactMap { index in
-                readUnlessVanished(files[index], buffer: &buffer).map { ContactsScanResult.File(path: files[index].path, result: $0) }
-            }
-            if let progress {
-                counted.withLockedValue { counted in
-                    counted.read += indices.count
-                    guard counted.read - counted.told >= Self.progressStep else { return }
-                    progress(counted.read)
-                    counted.told = counted.read
+        let told = NIOLockedValueBox(0)
+        return ParallelWork.map(count: files.count, chunk: 64) { index -> ContactsScanResult.File? in
+            let read = readUnlessVanished(files[index]).map { ContactsScanResult.File(path: files[index].path, result: $0) }
+            if let progress, (index + 1) % Self.progressStep == 0 {
+                told.withLockedValue { told in
+                    guard index + 1 > told else { return }
+                    progress(index + 1)
+                    told = index + 1
                 }
             }
             return read
-        }
-        return chunks.flatMap { $0 }
+        }.compactMap { $0 }
     }
 
     /// Reads and parses one file as a scan does, a file that is not there being unreadable.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
-        var buffer = FileReadBuffer()
-        return readUnlessVanished(ListedFile(path: path, folder: AT_FDCWD, nameOffset: 0), buffer: &buffer)
-            ?? .failure(.unreadable(reason: errnoText(ENOENT)))
+        readUnlessVanished(ListedFile(path: path)) ?? .failure(.unreadable(reason: errnoText(ENOENT)))
     }
 
     /// nil: the file is gone (see `LeasedRead.vanished`).
-    private func readUnlessVanished(_ file: ListedFile, buffer: inout FileReadBuffer) -> Result<[Contact], ContactFileProblem>? {
-        switch read(path: file.path, underLease: nil, buffer: &buffer, at: file) {
+    private func readUnlessVanished(_ file: ListedFile) -> Result<[Contact], ContactFileProblem>? {
+        switch read(file, underLease: nil) {
         case .read(let result): result
         case .vanished: nil
         case .writerOpen: .failure(.unreadable(reason: "it is open for writing"))  // not reached without a lease
@@ -69,13 +59,8 @@ extension ContactsDirectoryScanner {
     /// Reads one file, with `underLease` holding a read lease on it for the whole read (see
     /// `OpenForWritingProbe`), so a writer can neither be there nor open it meanwhile; where
     /// leases are unavailable the file is read as it is.
-    func read(path: String, underLease acquireLease: WriterProbe?) -> LeasedRead {
-        var buffer = FileReadBuffer()
-        return read(path: path, underLease: acquireLease, buffer: &buffer, at: nil)
-    }
-
-    /// `at` opens the file by its name relative to its folder's descriptor rather than by path.
-    private func read(path: String, underLease acquireLease: WriterProbe?, buffer: inout FileReadBuffer, at file: ListedFile?) -> LeasedRead {
+    func read(_ file: ListedFile, underLease acquireLease: WriterProbe?) -> LeasedRead {
+        let path = file.path
         let fileName = ContactFileKind.fileName(ofPath: path)
         guard let kind = ContactFileKind.classify(fileName: fileName) else {
             return .read(.failure(.notAContactFile(fileName: fileName)))
@@ -83,7 +68,7 @@ extension ContactsDirectoryScanner {
         // O_NONBLOCK: a FIFO named like a contact file must not hang the daemon in open().
         let descriptor = path.withCString { path in
             retryingOnInterrupt {
-                openat(file?.folder ?? AT_FDCWD, path + (file?.nameOffset ?? 0), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                openat(file.folder, path + file.nameOffset, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             }
         }
         guard descriptor >= 0 else {
@@ -112,9 +97,10 @@ extension ContactsDirectoryScanner {
             return .read(.failure(.tooLarge(size: size, limit: maxFileBytes)))
         }
 
-        switch readAll(descriptor, expectedSize: size, into: &buffer) {
+        var bytes: [UInt8] = []
+        switch readAll(descriptor, expectedSize: size, into: &bytes) {
         case .success(let count):
-            return .read(buffer.bytes.withUnsafeBufferPointer { bytes in
+            return .read(bytes.withUnsafeBufferPointer { bytes in
                 kind.contacts(inFileNamed: fileName, contentsOf: UnsafeBufferPointer(rebasing: bytes[..<count]), options: options)
             })
         case .failure(let problem):
@@ -124,19 +110,19 @@ extension ContactsDirectoryScanner {
 
     // MARK: - System calls
 
-    /// Reads to end of file into `buffer`, but never more than the limit: the file may grow
+    /// Reads to end of file into `bytes`, but never more than the limit: the file may grow
     /// after `fstat`. Returns how many bytes were read. Each read asks for what the file has
     /// left by `fstat` (one byte more, to meet the end in the same read), so a small file
     /// costs two reads; past that the request grows as the file does.
-    private func readAll(_ descriptor: Int32, expectedSize: Int, into buffer: inout FileReadBuffer) -> Result<Int, ContactFileProblem> {
+    private func readAll(_ descriptor: Int32, expectedSize: Int, into bytes: inout [UInt8]) -> Result<Int, ContactFileProblem> {
         var requested = min(expectedSize, maxFileBytes) + 1
         var filled = 0
         while true {
             if filled == requested {
                 requested += min(max(4096, filled), maxFileBytes + 1)
             }
-            buffer.reserve(requested)
-            let count = buffer.bytes.withUnsafeMutableBytes { bytes in
+            if bytes.count < requested { bytes.append(contentsOf: repeatElement(0, count: requested - bytes.count)) }
+            let count = bytes.withUnsafeMutableBytes { bytes in
                 retryingOnInterrupt { Glibc.read(descriptor, bytes.baseAddress! + filled, requested - filled) }
             }
             if count < 0 {
@@ -158,17 +144,4 @@ extension ContactsDirectoryScanner {
     }
 
     private static let progressStep = 4096
-}
-
-/// A read buffer kept from file to file (a chunk's files, a scan's): reading a file mostly allocates nothing.
-struct FileReadBuffer {
-    fileprivate var bytes: [UInt8] = []
-
-    /// Makes room for `count` bytes, keeping what the buffer holds; grows by doubling, so a
-    /// reader that goes through many files reallocates a few times in all.
-    fileprivate mutating func reserve(_ count: Int) {
-        if bytes.count < count {
-            bytes.append(contentsOf: repeatElement(0, count: max(count, bytes.count * 2) - bytes.count))
-        }
-    }
 }

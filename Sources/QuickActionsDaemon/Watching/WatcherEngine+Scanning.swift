@@ -89,7 +89,7 @@ extension WatcherEngine {
         if onlyIfComplete && info.st_size == 0 {
             return []
         }
-        switch scanner.read(path: path, underLease: probeWriter) {
+        switch scanner.read(ListedFile(path: path), underLease: probeWriter) {
         case .writerOpen:
             return machine.probed(action, .writerOpen, now: ContinuousClock.now).map { [$0] } ?? []
         case .vanished:
