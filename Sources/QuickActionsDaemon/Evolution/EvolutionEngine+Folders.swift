@@ -63,7 +63,6 @@ extension EvolutionEngine {
                 let watch = inotify_add_watch(inotify, location.bookFolder(forSource: uid, in: book.store), Self.bookMask.rawValue)
                 if watch >= 0 {
                     book.watch = watch
-                    bookByWatch[watch] = uid
                     book.dirty = true
                 }
             }

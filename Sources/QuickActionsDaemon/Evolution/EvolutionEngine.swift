@@ -56,8 +56,8 @@ final class EvolutionEngine: WatchedSource {
     var watchedFolders: [Int32: String] = [:]
     /// EDS's registry of sources as last read.
     var registry = EvolutionSourceRegistry()
+    /// By UID; a handful, so an event's book is looked for by its watch among them.
     var books: [String: Book] = [:]
-    var bookByWatch: [Int32: String] = [:]
     var needsRefresh = true
     /// Once the daemon serves: a book whose first read was deferred is read whole when dirty
     /// (until then it waits, however often it is written).
@@ -175,7 +175,6 @@ final class EvolutionEngine: WatchedSource {
         inotify = -1
         watchedFolders = [:]
         folderWatches = EvolutionFolderWatches()
-        bookByWatch = [:]
         for uid in books.keys { books[uid]?.watch = nil }
     }
 
@@ -254,10 +253,9 @@ final class EvolutionEngine: WatchedSource {
             }
             return
         }
-        guard let uid = bookByWatch[event.watchDescriptor] else { return }
+        guard let uid = books.first(where: { $0.value.watch == event.watchDescriptor })?.key else { return }
         if event.mask.contains(.ignored) || event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
             // The folder went away (its watch with it): look again at what is there.
-            if event.mask.contains(.ignored) { bookByWatch[event.watchDescriptor] = nil }
             books[uid]?.watch = nil
             books[uid]?.dirty = true
             needsRefresh = true
@@ -294,7 +292,6 @@ final class EvolutionEngine: WatchedSource {
 
     func unwatch(_ book: inout Book) {
         guard let watch = book.watch else { return }
-        bookByWatch[watch] = nil
         if inotify >= 0 { inotify_rm_watch(inotify, watch) }
         book.watch = nil
     }
