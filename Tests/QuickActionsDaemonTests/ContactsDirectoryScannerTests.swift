@@ -179,7 +179,8 @@ final class ContactsDirectoryScannerTests: XCTestCase {
     /// IN_DELETE follows), not an unreadable one that status would list meanwhile.
     func testFileGoneSinceTheListingIsLeftOutOfTheScan() throws {
         try write("kept.vcf", card("Kept"))
-        let read = ContactsDirectoryScanner(root: root).read([root + "/kept.vcf", root + "/gone.vcf"])
+        let listed = ["kept.vcf", "gone.vcf"].map { ListedFile(path: root + "/" + $0) }
+        let read = ContactsDirectoryScanner(root: root).read(listed)
         XCTAssertEqual(read.map(\.path), [root + "/kept.vcf"])
         XCTAssertEqual(try read.first?.result.get().map(\.name), ["Kept"])
     }

@@ -62,22 +62,26 @@ final class EvolutionBookContentsTests: XCTestCase {
 
     func testFolksStarAndGoogleCategoryMarkFavoritesBesidesTheConfiguredOnes() throws {
         let options = EvolutionCards.parsingOptions(favoriteCategories: ["vip"])
+        /// A row's vCard (nil: the column is NULL) as the reader copies and parses it.
+        func parsed(_ card: [UInt8]?, uid: String = "u", maxBytes: Int = 1000) -> Result<[Contact], ContactFileProblem> {
+            var rows = EvolutionUnparsedRows(maxCardBytes: maxBytes)
+            Array(uid.utf8).withUnsafeBufferPointer { uid in
+                guard let card else { return rows.append(rowID: 1, uid: uid, rev: nil, card: nil) }
+                card.withUnsafeBufferPointer { rows.append(rowID: 1, uid: uid, rev: nil, card: $0) }
+            }
+            return rows.parsed(options: options)[0].result
+        }
         func favorite(_ lines: String) throws -> Bool {
-            let card = Array("BEGIN:VCARD\nVERSION:3.0\nFN:X\n\(lines)\nEND:VCARD\n".utf8)
-            let result = card.withUnsafeBufferPointer { EvolutionCards.contacts(fromVCard: $0, uid: "u", maxBytes: 1000, options: options) }
-            return try result.get().first?.favorite ?? false
+            try parsed(Array("BEGIN:VCARD\nVERSION:3.0\nFN:X\n\(lines)\nEND:VCARD\n".utf8)).get().first?.favorite ?? false
         }
         XCTAssertTrue(try favorite("X-FOLKS-FAVOURITE:true"))
         XCTAssertTrue(try favorite("CATEGORIES:myContacts,Starred in Android"))
         XCTAssertTrue(try favorite("CATEGORIES:VIP"))
         XCTAssertFalse(try favorite("CATEGORIES:starred"), "FavoriteCategories= replaced the defaults")
         let card = Array("BEGIN:VCARD\nFN:No UID\nEND:VCARD\n".utf8)
-        let named = card.withUnsafeBufferPointer { EvolutionCards.contacts(fromVCard: $0, uid: "pas-id-9", maxBytes: 1000, options: options) }
-        XCTAssertEqual(try named.get().first?.identifier, "pas-id-9")
-        let large = card.withUnsafeBufferPointer { EvolutionCards.contacts(fromVCard: $0, uid: "u", maxBytes: 10, options: options) }
-        XCTAssertEqual(large.failureValue, .tooLarge(size: card.count, limit: 10))
-        XCTAssertEqual(EvolutionCards.contacts(fromVCard: nil, uid: "u", maxBytes: 10, options: options).failureValue,
-                       .unreadable(reason: "the row holds no vCard"))
+        XCTAssertEqual(try parsed(card, uid: "pas-id-9").get().first?.identifier, "pas-id-9")
+        XCTAssertEqual(parsed(card, maxBytes: 10).failureValue, .tooLarge(size: card.count, limit: 10))
+        XCTAssertEqual(parsed(nil, maxBytes: 10).failureValue, .unreadable(reason: "the row holds no vCard"))
     }
 
     func testEvolutionSetting() throws {

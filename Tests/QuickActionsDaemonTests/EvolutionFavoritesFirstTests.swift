@@ -74,7 +74,7 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
     /// Every book read whole, as a reload reads them.
     private func fullIndex() -> ContactIndex {
         let full = engine()
-        full.start()
+        full.reload(settings)
         var index = ContactIndex()
         index.apply(full.takeUpdate(force: true))
         full.closeInotify()
@@ -123,7 +123,8 @@ final class EvolutionFavoritesFirstTests: XCTestCase {
         XCTAssertTrue(engine.finishFirstReads())
         // In parts, as the core gets them (calls are answered between parts): every part but the
         // last shows the books as they were, still indexing.
-        let parts = engine.takeUpdates(force: false, limit: 16)
+        engine.updateLimit = 16
+        let parts = engine.takeUpdates(afterReload: false)
         XCTAssertEqual(parts.count, 4, "the other 53 rows in parts of 16")
         XCTAssertEqual(parts.dropLast().map { $0.info?.books.map(\.indexing) }, Array(repeating: [true, true], count: 3))
         XCTAssertEqual(parts.dropLast().map(\.changes.count), [16, 16, 16])

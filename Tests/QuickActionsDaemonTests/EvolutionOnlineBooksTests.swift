@@ -125,9 +125,12 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         let firstRead = try EvolutionBookReader.readFavoritesFirst(database: database, schema: .cache, maxCardBytes: 100_000)
         XCTAssertEqual(Set(firstRead.rows.uids), ["ada", "plain"])
         XCTAssertEqual(try EvolutionBookReader.readRows(database: database, schema: .cache, uids: ["plain", "grace"], maxCardBytes: 100_000).uids, ["plain"])
-        XCTAssertEqual(try EvolutionBookReader.readWhole(
-            database: database, schema: .cache, known: EvolutionBookContents(), maxCardBytes: 100_000, options: options).read.map(\.uid).sorted(),
+        XCTAssertEqual(try EvolutionBookReader.read(
+            database: database, schema: .cache, known: EvolutionBookContents(), whole: true, maxCardBytes: 100_000, options: options)?.read.map(\.uid).sorted(),
             ["ada", "plain"])
+        let unchanged = try XCTUnwrap(EvolutionBookReader.read(
+            database: database, schema: .cache, known: contents, whole: true, maxCardBytes: 100_000, options: options))
+        XCTAssertEqual(unchanged.read.map(\.uid) + unchanged.removed, [], "a whole read of known rows as they are parses none")
     }
 
     /// One row's card, as a favorite's face reads it: from EBookCache's table, bounded (a card
@@ -230,7 +233,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: location.bookFolder(forSource: EvolutionLocation.systemSourceUID), withIntermediateDirectories: true)
 
         let engine = engine()
-        engine.start()
+        engine.reload(engine.settings)
         var index = ContactIndex()
         index.apply(engine.takeUpdate(force: true))
         XCTAssertEqual(favorites(index), ["Ada Lovelace"], "the disabled book's favorite is not read")
@@ -279,7 +282,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: cacheHome, withIntermediateDirectories: true)
         try addressBook("gbook", parent: nil)
         let engine = engine()
-        engine.start()
+        engine.reload(engine.settings)
         var index = ContactIndex()
         index.apply(engine.takeUpdate(force: true))
         XCTAssertEqual(engine.folderWatches.planned[cacheHome]?.awaited, ["evolution"])
@@ -309,7 +312,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         try addressBook("gbook", parent: nil)
         try put("gbook", "ada", "Ada Lovelace", star: true)
         let engine = engine(EvolutionSettings(selection: .books(["gbook"]), favoriteCategories: [], maxCardBytes: 100_000))
-        engine.start()
+        engine.reload(engine.settings)
         var index = ContactIndex()
         index.apply(engine.takeUpdate(force: true))
         XCTAssertEqual(favorites(index), ["Ada Lovelace"])

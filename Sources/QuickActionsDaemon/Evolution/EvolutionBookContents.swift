@@ -155,17 +155,4 @@ enum EvolutionCards {
     static func parsingOptions(favoriteCategories: [String]) -> ContactParsingOptions {
         ContactParsingOptions(favoriteCategories: Set(favoriteCategories).union([googleStarredCategory]), folksFavourite: true)
     }
-
-    /// A row's vCard as contacts; the row's uid names a card without `UID`.
-    static func contacts(
-        fromVCard bytes: UnsafeBufferPointer<UInt8>?, uid: String, maxBytes: Int, options: ContactParsingOptions
-    ) -> Result<[Contact], ContactFileProblem> {
-        guard let bytes else { return .failure(.unreadable(reason: "the row holds no vCard")) }
-        guard bytes.count <= maxBytes else { return .failure(.tooLarge(size: bytes.count, limit: maxBytes)) }
-        do {
-            return .success(try VCardParser.parse(contentsOf: bytes, fileStem: uid, options: options))
-        } catch {
-            return .failure(ContactFileProblem(error))
-        }
-    }
 }

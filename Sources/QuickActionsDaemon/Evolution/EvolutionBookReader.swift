@@ -61,21 +61,40 @@ struct EvolutionBookPass: Sendable {
 /// Reads one EDS address book (`contacts.db`, in either schema: `EvolutionBookSchema`) read-only, in one
 /// short read transaction: the `revision` key first (unchanged: nothing else is read), then
 /// the rows with a rowid above the highest known one (added or rewritten) and the count of
-/// rows (lower than expected: the rowids are listed to name the rows that went away). Only
-/// when SQLite may have given a known rowid again is every row's rowid, uid and `Rev`
-/// compared. The first read of a book takes every row's vCard in the same single pass. The
-/// vCards are parsed once the transaction has ended, many of them on every CPU.
+/// rows (lower than expected: the rowids are listed to name the rows that went away). The
+/// first read of a book, and a read where SQLite may have given a known rowid again, take
+/// every row's vCard in one pass and compare each row with the known ones. The vCards are
+/// parsed once the transaction has ended, many of them on every CPU.
 enum EvolutionBookReader {
     static let busyTimeoutMilliseconds: Int32 = 1000
 
+    /// What changed since `known`; nil when the `revision` key says nothing did. `whole`: the
+    /// book read whole and compared with `known` whatever the key says, as after start-up's
+    /// favorites, where `known` holds only some of its rows (then the result is never nil).
     static func read(
-        database path: String, schema: EvolutionBookSchema = .local, known: EvolutionBookContents, maxCardBytes: Int,
-        options: ContactParsingOptions, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
+        database path: String, schema: EvolutionBookSchema = .local, known: EvolutionBookContents, whole: Bool = false,
+        maxCardBytes: Int, options: ContactParsingOptions, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
     ) throws(EvolutionBookFault) -> EvolutionBookPass? {
         let found = try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
-            try read(database, schema, known: known, maxCardBytes: maxCardBytes)
+            try read(database, schema, known: known, whole: whole, maxCardBytes: maxCardBytes)
         }
-        return found.map { EvolutionBookPass(revision: $0.revision, read: $0.rows.parsed(options: options), removed: $0.removed) }
+        guard let found else { return nil }
+        let rows = found.rows
+        guard found.isWholeBook, !known.isEmpty else {
+            return EvolutionBookPass(revision: found.revision, read: rows.parsed(options: options), removed: found.removed)
+        }
+        // Every row that is not a known one as it is now is parsed; the known rows not there are gone.
+        var current = Set<Int64>()
+        let fresh = rows.rows.indices.filter { index in
+            let known = rows.withRow(index) { rowID, uid, rev in known.isCurrent(rowID: rowID, uid: uid, rev: rev) ? rowID : nil }
+            if let known { current.insert(known) }
+            return known == nil
+        }
+        let gone = known.removedUIDs(current: current)
+        // A row rewritten since is read again under its uid, so it is not gone (the set is made
+        // only when some known row is not current, which is rare).
+        let reread = gone.isEmpty ? [] : Set(fresh.map(rows.uid))
+        return EvolutionBookPass(revision: found.revision, read: rows.parsed(fresh, options: options), removed: gone.filter { !reread.contains($0) })
     }
 
     /// A book's first read at start-up, in one pass: each row's vCard is looked at where SQLite
@@ -88,16 +107,13 @@ enum EvolutionBookReader {
             var read = EvolutionFirstRead(revision: try self.revision(database, schema) ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
             let rows = try schemaChecked(database, schema.select(schema.wholeRow))
             while try rows.step() {
-                let rowID = rows.int64(0)
-                rows.withOptionalBytes(1) { uid in
+                let plain = rows.withOptionalBytes(1) { uid in
                     rows.withOptionalBytes(3) { card in
-                        if let card, let uid, card.count <= maxCardBytes, VCardTriage.isPlain(card, identifier: uid) {
-                            read.plain += 1
-                        } else {
-                            rows.withOptionalBytes(2) { rev in read.rows.append(rowID: rowID, uid: uid, rev: rev, card: card) }
-                        }
+                        guard let card, let uid, card.count <= maxCardBytes else { return false }
+                        return VCardTriage.isPlain(card, identifier: uid)
                     }
                 }
+                if plain { read.plain += 1 } else { append(rows, to: &read.rows) }
             }
             return read
         }
@@ -115,13 +131,7 @@ enum EvolutionBookReader {
             for uid in uids {
                 row.reset()
                 try row.bind(uid, at: 1)
-                guard try row.step() else { continue }
-                let rowID = row.int64(0)
-                row.withOptionalBytes(1) { uid in
-                    row.withOptionalBytes(2) { rev in
-                        row.withOptionalBytes(3) { card in found.append(rowID: rowID, uid: uid, rev: rev, card: card) }
-                    }
-                }
+                if try row.step() { append(row, to: &found) }
             }
             return found
         }
@@ -140,29 +150,6 @@ enum EvolutionBookReader {
             guard try row.step() else { return nil }
             return row.withBytes(0) { Array($0.prefix(limit == .max ? limit : limit + 1)) }
         }
-    }
-
-    /// A book read whole in one pass and compared with `known`, which may hold only some of its
-    /// rows (start-up's favorites): every row that is not a known one as it is now is parsed, and
-    /// the known rows no longer there are named removed.
-    static func readWhole(
-        database path: String, schema: EvolutionBookSchema = .local, known: EvolutionBookContents, maxCardBytes: Int,
-        options: ContactParsingOptions, busyTimeoutMilliseconds: Int32 = busyTimeoutMilliseconds
-    ) throws(EvolutionBookFault) -> EvolutionBookPass {
-        let (revision, rows) = try inReadTransaction(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) { database in
-            (try self.revision(database, schema) ?? "", try readEveryRow(database, schema, maxCardBytes: maxCardBytes))
-        }
-        var current = Set<Int64>()
-        let fresh = rows.rows.indices.filter { index in
-            let known = rows.withRow(index) { rowID, uid, rev in known.isCurrent(rowID: rowID, uid: uid, rev: rev) ? rowID : nil }
-            if let known { current.insert(known) }
-            return known == nil
-        }
-        let gone = known.removedUIDs(current: current)
-        // A row rewritten since is read again under its uid, so it is not gone (the set is made
-        // only when some known row is not current, which is rare).
-        let reread = gone.isEmpty ? [] : Set(fresh.map(rows.uid))
-        return EvolutionBookPass(revision: revision, read: rows.parsed(fresh, options: options), removed: gone.filter { !reread.contains($0) })
     }
 
     /// Opens the database read-only and runs `body` in one read transaction; SQLite's errors
@@ -190,70 +177,31 @@ enum EvolutionBookReader {
         }
     }
 
-    /// Every row's rowid, uid, `Rev` and vCard in one pass.
-    private static func readEveryRow(_ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema, maxCardBytes: Int) throws -> EvolutionUnparsedRows {
-        var rows = EvolutionUnparsedRows(maxCardBytes: maxCardBytes)
-        // The database's size bounds its vCards' (it holds them, and the other columns).
-        rows.reserveCapacity(bytes: try databaseBytes(database))
-        try readWholeRows(schemaChecked(database, schema.select(schema.wholeRow)), into: &rows)
-        return rows
-    }
-
     /// What the read transaction found: the rows to parse and the known rows gone.
     private struct Found {
         var revision: String
         var rows: EvolutionUnparsedRows
         var removed: [String] = []
+        /// Every row of the book, to be compared with the known ones.
+        var isWholeBook = false
     }
 
     private static func read(
-        _ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema, known: EvolutionBookContents, maxCardBytes: Int
+        _ database: SQLiteReadOnlyDatabase, _ schema: EvolutionBookSchema, known: EvolutionBookContents, whole: Bool, maxCardBytes: Int
     ) throws -> Found? {
         let revision = try self.revision(database, schema)
-        if let revision, revision == known.revision { return nil }
-        var pass = Found(revision: revision ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
-        if known.isEmpty {
-            pass.rows = try readEveryRow(database, schema, maxCardBytes: maxCardBytes)
-            return pass
+        if !whole, let revision, revision == known.revision { return nil }
+        var found = Found(revision: revision ?? "", rows: EvolutionUnparsedRows(maxCardBytes: maxCardBytes))
+        if !whole, let highest = known.highestRowID, try isUnchanged(upTo: highest, database, schema, known: known) {
+            try readWritten(after: highest, database, schema, known: known, into: &found)
+            return found
         }
-        if let highest = known.highestRowID, try isUnchanged(upTo: highest, database, schema, known: known) {
-            try readWritten(after: highest, database, schema, known: known, into: &pass)
-            return pass
-        }
-        // Every row's rowid, uid and Rev, compared where they lie: a book of 100k contacts where
-        // one changed costs one pass over integers and bytes, and one card parsed.
-        var unknown: [Int64] = []
-        var current: [Int64] = []
-        current.reserveCapacity(known.count)
-        let versions = try schemaChecked(database, schema.select(schema.version, "ORDER BY rowid"))
-        while try versions.step() {
-            let rowID = versions.int64(0)
-            let same = versions.withBytes(1) { uid in
-                versions.withBytes(2) { rev in known.isCurrent(rowID: rowID, uid: uid, rev: rev) } ?? false
-            } ?? false
-            if same { current.append(rowID) } else { unknown.append(rowID) }
-        }
-        if !unknown.isEmpty {
-            let row = try schemaChecked(database, schema.select("\(schema.uid), \(schema.rev), \(schema.vcard)", where: "rowid = ?1"))
-            for rowID in unknown {
-                row.reset()
-                try row.bind(rowID, at: 1)
-                guard try row.step() else { continue }
-                row.withOptionalBytes(0) { uid in
-                    row.withOptionalBytes(1) { rev in
-                        row.withOptionalBytes(2) { card in pass.rows.append(rowID: rowID, uid: uid, rev: rev, card: card) }
-                    }
-                }
-            }
-        }
-        // Rows EDS rewrote left their old rowid: when that explains every missing row, none was
-        // deleted and the known rows need no pass of their own.
-        let rewritten = pass.rows.uids.count { known.rows[$0] != nil }
-        if current.count + rewritten < known.count {
-            let reread = Set(pass.rows.uids)
-            pass.removed = known.removedUIDs(current: Set(current)).filter { !reread.contains($0) }
-        }
-        return pass
+        // The database's size bounds its vCards' (it holds them, and the other columns).
+        found.rows.reserveCapacity(bytes: try databaseBytes(database))
+        let rows = try schemaChecked(database, schema.select(schema.wholeRow))
+        while try rows.step() { append(rows, to: &found.rows) }
+        found.isWholeBook = true
+        return found
     }
 
     /// Whether every row up to `highest` is still a known one or gone: SQLite gives a new row
@@ -279,7 +227,7 @@ enum EvolutionBookReader {
     ) throws {
         let rows = try schemaChecked(database, schema.select(schema.wholeRow, where: "rowid > ?1", "ORDER BY rowid"))
         try rows.bind(highest, at: 1)
-        try readWholeRows(rows, into: &pass.rows)
+        while try rows.step() { append(rows, to: &pass.rows) }
         let added = pass.rows.uids.count { known.rows[$0] == nil }
         let count = try schemaChecked(database, schema.select("count(*)"))
         guard try count.step() else { return }
@@ -295,14 +243,12 @@ enum EvolutionBookReader {
         pass.removed = known.removedUIDs(current: current).filter { !reread.contains($0) }
     }
 
-    /// Each row of a statement selecting `rowid, uid, Rev, vcard`, read whole.
-    private static func readWholeRows(_ rows: SQLiteReadOnlyDatabase.Statement, into unparsed: inout EvolutionUnparsedRows) throws {
-        while try rows.step() {
-            let rowID = rows.int64(0)
-            rows.withOptionalBytes(1) { uid in
-                rows.withOptionalBytes(2) { rev in
-                    rows.withOptionalBytes(3) { card in unparsed.append(rowID: rowID, uid: uid, rev: rev, card: card) }
-                }
+    /// The current row of a statement selecting `rowid, uid, Rev, vcard`, copied whole.
+    private static func append(_ row: SQLiteReadOnlyDatabase.Statement, to rows: inout EvolutionUnparsedRows) {
+        let rowID = row.int64(0)
+        row.withOptionalBytes(1) { uid in
+            row.withOptionalBytes(2) { rev in
+                row.withOptionalBytes(3) { card in rows.append(rowID: rowID, uid: uid, rev: rev, card: card) }
             }
         }
     }

@@ -1,5 +1,6 @@
 import Logging
 import QuickActionsProtocol
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +23,7 @@ extension EvolutionEngine {
     /// books that went away.
     func refresh() {
         needsRefresh = false
-        _ = refreshFolderWatches()
+        refreshFolderWatches()
         registry = readRegistry()
         var wanted: [String: (store: EvolutionBookStore, shown: Bool)] = [:]
         switch settings.selection {
@@ -62,7 +63,6 @@ extension EvolutionEngine {
                 let watch = inotify_add_watch(inotify, location.bookFolder(forSource: uid, in: book.store), Self.bookMask.rawValue)
                 if watch >= 0 {
                     book.watch = watch
-                    bookByWatch[watch] = uid
                     book.dirty = true
                 }
             }
@@ -77,15 +77,8 @@ extension EvolutionEngine {
     /// A book whose source or account is disabled: not watched, not read, its contacts dropped;
     /// `Status` lists it with the reason.
     private func skip(_ book: inout Book, reason: String, loggedBefore: Bool) {
-        if let watch = book.watch {
-            bookByWatch[watch] = nil
-            if inotify >= 0 { inotify_rm_watch(inotify, watch) }
-            book.watch = nil
-        }
-        if !book.contents.isEmpty {
-            changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: book.uid)))
-            book.contents = EvolutionBookContents()
-        }
+        unwatch(&book)
+        empty(&book)
         book.deferred = nil
         book.fault = nil
         book.loggedFault = nil
@@ -98,27 +91,22 @@ extension EvolutionEngine {
 
     // MARK: The folders' watches
 
-    /// Plans the watches for the folders as they are and adds or removes them; returns whether
-    /// a wanted folder or the way to one appeared or went since the last plan. Each watch is
-    /// added before the folders below it are looked at, so one made meanwhile is seen either way.
-    @discardableResult
-    func refreshFolderWatches() -> Bool {
-        var changed = false
+    /// Plans the watches for the folders as they are and adds or removes them, until a plan
+    /// holds. Each watch is added before the folders below it are looked at, so one made
+    /// meanwhile is seen either way.
+    func refreshFolderWatches() {
         for _ in 0..<8 {
             let plan = EvolutionFolderWatches.plan(wantedFolders, exists: isDirectory)
             guard folderWatches.replan(plan) else { break }
-            changed = true
             applyFolderWatches()
         }
-        return changed
     }
 
     /// Adds (or narrows, or widens) each planned watch and removes the others.
     private func applyFolderWatches() {
         guard inotify >= 0 else { return }
-        for (folder, descriptor) in folderDescriptors where folderWatches.mask(of: folder) == nil {
+        for (descriptor, folder) in watchedFolders where folderWatches.mask(of: folder) == nil {
             inotify_rm_watch(inotify, descriptor)
-            folderDescriptors[folder] = nil
             watchedFolders[descriptor] = nil
         }
         for folder in folderWatches.planned.keys.sorted() { addFolderWatch(folder) }
@@ -128,8 +116,8 @@ extension EvolutionEngine {
         guard inotify >= 0, let mask = folderWatches.mask(of: folder) else { return }
         let descriptor = inotify_add_watch(inotify, folder, mask.rawValue)
         guard descriptor >= 0 else { return }
-        if let old = folderDescriptors[folder], old != descriptor { watchedFolders[old] = nil }
-        folderDescriptors[folder] = descriptor
+        // The kernel gives the folder's watch its descriptor again, unless the folder was made anew.
+        watchedFolders = watchedFolders.filter { $0.value != folder }
         watchedFolders[descriptor] = folder
     }
 
@@ -217,9 +205,7 @@ extension EvolutionEngine {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = directoryEntryName(entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()

@@ -17,7 +17,7 @@ struct EvolutionUpdate: Sendable {
 /// `attach` before the thread starts, then by the thread alone. Watches the data home's
 /// `evolution/addressbook` chain (books appearing and disappearing) and each book's folder
 /// (the database and its journal), and reads a book when its folder says it was written.
-final class EvolutionEngine {
+final class EvolutionEngine: WatchedSource {
     struct Book {
         let uid: String
         /// Where EDS keeps it, and so its schema.
@@ -45,30 +45,19 @@ final class EvolutionEngine {
         var foreignIdentifiers: Set<String> = []
     }
 
-    /// How `read` reads a book.
-    private enum ReadMode {
-        /// What changed since the last read (everything, the first time).
-        case changes
-        /// Start-up's first read: the rows that can matter to the set (see `start(favoritesFirst:)`).
-        case favoritesFirst
-        /// After that: the book whole, indexing every row not indexed yet as it is now.
-        case theRest
-    }
-
     private(set) var settings: EvolutionSettings
     private var options: ContactParsingOptions
     let location: EvolutionLocation
     let logger: Logger
     private(set) var inotify: Int32 = -1
     /// The folders watched to see books and sources come and go (`EvolutionFolderWatches`), by
-    /// watch descriptor and by folder.
+    /// watch descriptor (a handful: a folder's descriptor is looked for among them).
     var folderWatches = EvolutionFolderWatches()
     var watchedFolders: [Int32: String] = [:]
-    var folderDescriptors: [String: Int32] = [:]
     /// EDS's registry of sources as last read.
     var registry = EvolutionSourceRegistry()
+    /// By UID; a handful, so an event's book is looked for by its watch among them.
     var books: [String: Book] = [:]
-    var bookByWatch: [Int32: String] = [:]
     var needsRefresh = true
     /// Once the daemon serves: a book whose first read was deferred is read whole when dirty
     /// (until then it waits, however often it is written).
@@ -94,13 +83,6 @@ final class EvolutionEngine {
 
     // MARK: Start, reload, stop
 
-    func start() {
-        guard isEnabled else { return }
-        openInotify()
-        refresh()
-        readDirtyBooks()
-    }
-
     /// Start-up's read, favorites first: each book's rows are read whole, but only those whose
     /// vCard may give a favorite (`VCardTriage`) are parsed, with any plain row that names a
     /// contact in `wanted` (the pinned ones) or one a parsed row of another book names (the
@@ -111,7 +93,7 @@ final class EvolutionEngine {
         guard isEnabled else { return }
         openInotify()
         refresh()
-        readDirtyBooks(mode: .favoritesFirst)
+        readDirtyBooks(favoritesFirst: true)
         parseRowsOfContactsNamedElsewhere(wanted)
     }
 
@@ -192,9 +174,7 @@ final class EvolutionEngine {
         if inotify >= 0 { close(inotify) }
         inotify = -1
         watchedFolders = [:]
-        folderDescriptors = [:]
         folderWatches = EvolutionFolderWatches()
-        bookByWatch = [:]
         for uid in books.keys { books[uid]?.watch = nil }
     }
 
@@ -236,11 +216,12 @@ final class EvolutionEngine {
         return EvolutionUpdate(changes: changes, info: info)
     }
 
-    /// The changes in parts of at most `limit`, the last one with what `Status` shows (the ones
-    /// before it with what it showed): the core applies each part whole and answers calls
+    /// The changes in parts of at most `updateLimit`, the last one with what `Status` shows (the
+    /// ones before it with what it showed): the core applies each part whole and answers calls
     /// between them, so indexing a large book's other contacts holds no call up for long.
-    func takeUpdates(force: Bool, limit: Int = EvolutionEngine.updateLimit) -> [EvolutionUpdate] {
-        guard changes.count > limit, let shown = deliveredInfo else { return takeUpdate(force: force).map { [$0] } ?? [] }
+    func takeUpdates(afterReload: Bool) -> [EvolutionUpdate] {
+        let limit = updateLimit
+        guard changes.count > limit, let shown = deliveredInfo else { return takeUpdate(force: afterReload).map { [$0] } ?? [] }
         let all = changes
         var parts = stride(from: 0, to: all.count - limit, by: limit).map {
             EvolutionUpdate(changes: Array(all[$0..<($0 + limit)]), info: shown)
@@ -250,7 +231,8 @@ final class EvolutionEngine {
         return parts
     }
 
-    static let updateLimit = 16_384
+    /// Tests make it small.
+    var updateLimit = 16_384
 
     private func readQueuedEvents() {
         for event in Inotify.readQueued(from: inotify, buffer: &buffer, source: "the address books", logger: logger) { handle(event) }
@@ -263,10 +245,7 @@ final class EvolutionEngine {
             return
         }
         if let folder = watchedFolders[event.watchDescriptor] {
-            if event.mask.contains(.ignored) {
-                watchedFolders[event.watchDescriptor] = nil
-                if folderDescriptors[folder] == event.watchDescriptor { folderDescriptors[folder] = nil }
-            }
+            if event.mask.contains(.ignored) { watchedFolders[event.watchDescriptor] = nil }
             switch folderWatches.verdict(event, on: folder) {
             case .refresh: needsRefresh = true
             case .mute(let folder): muteFolderWatch(folder)
@@ -274,10 +253,9 @@ final class EvolutionEngine {
             }
             return
         }
-        guard let uid = bookByWatch[event.watchDescriptor] else { return }
+        guard let uid = books.first(where: { $0.value.watch == event.watchDescriptor })?.key else { return }
         if event.mask.contains(.ignored) || event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
             // The folder went away (its watch with it): look again at what is there.
-            if event.mask.contains(.ignored) { bookByWatch[event.watchDescriptor] = nil }
             books[uid]?.watch = nil
             books[uid]?.dirty = true
             needsRefresh = true
@@ -304,24 +282,36 @@ final class EvolutionEngine {
     // MARK: Books
 
     func drop(_ uid: String) {
-        guard let book = books.removeValue(forKey: uid) else { return }
-        if let watch = book.watch {
-            bookByWatch[watch] = nil
-            if inotify >= 0 { inotify_rm_watch(inotify, watch) }
-        }
-        if !book.contents.isEmpty { changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: uid))) }
+        guard var book = books.removeValue(forKey: uid) else { return }
         if book.loggedFault != nil || book.contents.contacts > 0 {
             logger.notice("Evolution address book '\(uid)' is gone; its contacts are dropped.", metadata: ["QACTD_PATH": "\(location.database(forSource: uid, in: book.store))"])
         }
+        unwatch(&book)
+        empty(&book)
     }
 
-    private func readDirtyBooks(mode: ReadMode = .changes) {
+    func unwatch(_ book: inout Book) {
+        guard let watch = book.watch else { return }
+        if inotify >= 0 { inotify_rm_watch(inotify, watch) }
+        book.watch = nil
+    }
+
+    /// Its contacts leave the index.
+    func empty(_ book: inout Book) {
+        guard !book.contents.isEmpty else { return }
+        changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: book.uid)))
+        book.contents = EvolutionBookContents()
+    }
+
+    /// `favoritesFirst`: start-up's first read of each book, of the rows that can matter to the
+    /// set (see `start(favoritesFirst:)`). A book whose first read was deferred is read whole.
+    private func readDirtyBooks(favoritesFirst: Bool = false) {
         for uid in books.keys.sorted() where books[uid]?.dirty == true && books[uid]?.skipped == nil
             && (books[uid]?.deferred == nil || restReleased) {
             // Taken out while it changes, so its contents are not copied (they are the book's only reference).
             guard var book = books.removeValue(forKey: uid) else { continue }
             book.dirty = false
-            read(&book, mode: book.deferred != nil ? .theRest : mode)
+            read(&book, favoritesFirst: favoritesFirst)
             books[uid] = book
         }
         let retrying = books.values.contains { $0.fault?.retriesOnTimer == true }
@@ -334,7 +324,7 @@ final class EvolutionEngine {
         }
     }
 
-    private func read(_ book: inout Book, mode: ReadMode) {
+    private func read(_ book: inout Book, favoritesFirst: Bool) {
         let database = location.database(forSource: book.uid, in: book.store)
         let schema = EvolutionBookSchema.of(book.store)
         do throws(EvolutionBookFault) {
@@ -343,23 +333,19 @@ final class EvolutionEngine {
             }
             if access(database, F_OK) != 0 { throw EvolutionBookFault.noDatabase }
             book.shown = true
-            let pass: EvolutionBookPass?
-            switch mode {
-            case .favoritesFirst where book.contents.isEmpty:
+            if favoritesFirst, book.contents.isEmpty {
                 let first = try EvolutionBookReader.readFavoritesFirst(database: database, schema: schema, maxCardBytes: settings.maxCardBytes)
                 book.deferred = DeferredRows()
                 // The revision stays unknown: `finishFirstReads` reads the book whole.
                 index(first.rows.parsed(options: options), of: &book)
                 recovered(&book, database: database)
                 return
-            case .theRest:
-                pass = try EvolutionBookReader.readWhole(
-                    database: database, schema: schema, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
-            case .favoritesFirst, .changes:
-                pass = try EvolutionBookReader.read(
-                    database: database, schema: schema, known: book.contents, maxCardBytes: settings.maxCardBytes, options: options)
             }
-            guard let pass else {
+            // After start-up's favorites: the book whole, indexing every row not indexed yet as it is now.
+            guard let pass = try EvolutionBookReader.read(
+                database: database, schema: schema, known: book.contents, whole: book.deferred != nil,
+                maxCardBytes: settings.maxCardBytes, options: options)
+            else {
                 recovered(&book, database: database)
                 return
             }
@@ -380,10 +366,7 @@ final class EvolutionEngine {
             switch error {
             case .noSuchBook, .noDatabase:
                 // Nothing left to serve from it.
-                if !book.contents.isEmpty {
-                    changes.append(.removedTree(directory: EvolutionCards.treePrefix(book: book.uid)))
-                    book.contents = EvolutionBookContents()
-                }
+                empty(&book)
             case .locked, .unknownSchema, .corrupt, .unreadable:
                 // The contacts last read keep being served while the book cannot be read.
                 break

@@ -67,21 +67,14 @@ extension EvolutionLocation {
     /// The registry's file for the source `uid`.
     func sourceFile(forSource uid: String) -> String { sourcesFolder + "/" + uid + ".source" }
 
-    var evolutionFolder: String { dataHome + "/evolution" }
     /// The local books' folder.
-    var addressBookFolder: String { evolutionFolder + "/addressbook" }
+    var addressBookFolder: String { dataHome + "/evolution/addressbook" }
     /// The folder of the books EDS keeps copies of (online accounts, remote servers).
     var cacheAddressBookFolder: String { cacheHome + "/evolution/addressbook" }
 
     func addressBookFolder(_ store: EvolutionBookStore) -> String {
         store == .local ? addressBookFolder : cacheAddressBookFolder
     }
-
-    /// The folders whose changes add or remove books: each store's address-book folder and the
-    /// registry. Only the deepest existing folder on the way to each is watched for its next
-    /// folder appearing (`EvolutionFolderWatches`), so other programs' files in the homes
-    /// (GTK's `recently-used.xbel`) do not wake the watcher.
-    var wantedFolders: [String] { [addressBookFolder, cacheAddressBookFolder, sourcesFolder] }
 
     /// The built-in "Personal" book's source UID is `system-address-book`, its folder `system`
     /// (EDS's `e-book-backend-file`); every other book's folder is its source UID.

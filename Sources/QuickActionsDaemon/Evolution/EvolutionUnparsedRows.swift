@@ -84,11 +84,16 @@ struct EvolutionUnparsedRows {
                 let result: Result<[Contact], ContactFileProblem>
                 switch row.card {
                 case .null:
-                    result = EvolutionCards.contacts(fromVCard: nil, uid: uid, maxBytes: limit, options: options)
+                    result = .failure(.unreadable(reason: "the row holds no vCard"))
                 case .tooLarge(let size):
                     result = .failure(.tooLarge(size: size, limit: limit))
                 case .bytes(let range):
-                    result = EvolutionCards.contacts(fromVCard: UnsafeBufferPointer(rebasing: bytes[range]), uid: uid, maxBytes: limit, options: options)
+                    // The row's uid names a card without `UID`.
+                    do throws(ContactParseError) {
+                        result = .success(try VCardParser.parse(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]), fileStem: uid, options: options))
+                    } catch {
+                        result = .failure(ContactFileProblem(error))
+                    }
                 }
                 return .init(uid: uid, version: version, result: result)
             }

@@ -24,9 +24,3 @@ extension WatcherThread where Engine == EvolutionEngine {
         }
     }
 }
-
-extension EvolutionEngine: WatchedSource {
-    func takeUpdates(afterReload: Bool) -> [EvolutionUpdate] {
-        takeUpdates(force: afterReload)
-    }
-}

@@ -100,8 +100,6 @@ final class SQLiteReadOnlyDatabase {
 
         func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
-        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
-
         /// The column as text; nil for NULL.
         func text(_ column: Int32) -> String? {
             guard let bytes = sqlite3_column_text(statement, column) else { return nil }

@@ -4,78 +4,42 @@ import Glibc
 import Darwin
 #endif
 import Contacts
-import Synchronization
+import NIOConcurrencyHelpers
 import SystemCalls
 
 /// Reading and parsing contact files: all those a walk listed, on every CPU, or one at a time
 /// (under a read lease when the watcher asks).
 extension ContactsDirectoryScanner {
-    /// Reads and parses `paths` on every CPU (see `read(_: [ListedFile])`).
-    func read(_ paths: [String]) -> [ContactsScanResult.File] {
-        read(paths.map { ListedFile(path: $0, folder: AT_FDCWD, nameOffset: 0) })
-    }
-
-    /// Reads and parses `files` on every CPU, each result in its path's place, so the caller
-    /// sees them in the same order (and duplicates resolve the same way) as one thread would.
-    /// Each reader takes the next chunk of paths until none is left, so all of them stay busy to
-    /// the end even when one is slowed down (by other work on the machine, or bigger files),
-    /// and keeps one read buffer for all its files. `progress` is told how many files are read
-    /// so far, every `progressStep` files or so, from one reader only (never from two threads at
-    /// once), and at the end. A file deleted or moved away since it was listed is left out: it
-    /// is not a contact file any more, and its IN_DELETE or IN_MOVED_FROM follows.
+    /// Reads and parses `files` on every CPU (`ParallelWork.map`), each result in its path's
+    /// place, so the caller sees them in the same order (and duplicates resolve the same way) as
+    /// one thread would. `progress` is told about how many files are read so far (as far as the
+    /// readers have come in the list) every `progressStep` files, under a lock (never from two
+    /// threads at once), and at the end. A file deleted or moved away since it was listed is
+    /// left out: it is not a contact file any more, and its IN_DELETE or IN_MOVED_FROM follows.
     func read(_ files: [ListedFile], progress: ((Int) -> Void)? = nil) -> [ContactsScanResult.File] {
         defer { progress?(files.count) }
-        let chunk = 64
-        let chunks = (files.count + chunk - 1) / chunk
-        let workers = min(chunks, Self.readerThreads)
-        guard workers > 1 else {
-            var buffer = FileReadBuffer()
-            return files.compactMap { file in readUnlessVanished(file, buffer: &buffer).map { .init(path: file.path, result: $0) } }
-        }
-        let nextChunk = Counter()
-        let filesRead = Counter()
-        // Called by reader 0 only: never from two threads at once.
-        let tellProgress = UncheckedSendable(progress)
-        let slotsRead = [ContactsScanResult.File?](unsafeUninitializedCapacity: files.count) { buffer, initializedCount in
-            // Each chunk is taken by one reader only: the slots it initializes are its own.
-            let slots = UncheckedSendable(buffer.baseAddress!)
-            ParallelWork.run(workers: workers) { worker in
-                var readBuffer = FileReadBuffer()
-                var told = 0
-                while case let chunkIndex = nextChunk.add(1), chunkIndex < chunks {
-                    let indices = chunkIndex * chunk..<min(files.count, (chunkIndex + 1) * chunk)
-                    for index in indices {
-                        let result = readUnlessVanished(files[index], buffer: &readBuffer)
-                        (slots.value + index).initialize(to: result.map { .init(path: files[index].path, result: $0) })
-                    }
-                    let read = filesRead.add(indices.count) + indices.count
-                    if worker == 0 && read - told >= Self.progressStep {
-                        tellProgress.value?(read)
-                        told = read
-                    }
+        let told = NIOLockedValueBox(0)
+        return ParallelWork.map(count: files.count, chunk: 64) { index -> ContactsScanResult.File? in
+            let read = readUnlessVanished(files[index]).map { ContactsScanResult.File(path: files[index].path, result: $0) }
+            if let progress, (index + 1) % Self.progressStep == 0 {
+                told.withLockedValue { told in
+                    guard index + 1 > told else { return }
+                    progress(index + 1)
+                    told = index + 1
                 }
             }
-            initializedCount = files.count
-        }
-        return slotsRead.compactMap { $0 }
+            return read
+        }.compactMap { $0 }
     }
 
-    /// One reader per CPU: reading and parsing are CPU-bound once the files are cached.
-    private static var readerThreads: Int { ParallelWork.processors }
-
-    /// Reads and parses ONE file; standalone so the watcher can call it per event.
+    /// Reads and parses one file as a scan does, a file that is not there being unreadable.
     func read(path: String) -> Result<[Contact], ContactFileProblem> {
-        var buffer = FileReadBuffer()
-        return read(ListedFile(path: path, folder: AT_FDCWD, nameOffset: 0), buffer: &buffer)
-    }
-
-    private func read(_ file: ListedFile, buffer: inout FileReadBuffer) -> Result<[Contact], ContactFileProblem> {
-        readUnlessVanished(file, buffer: &buffer) ?? .failure(.unreadable(reason: errnoText(ENOENT)))
+        readUnlessVanished(ListedFile(path: path)) ?? .failure(.unreadable(reason: errnoText(ENOENT)))
     }
 
     /// nil: the file is gone (see `LeasedRead.vanished`).
-    private func readUnlessVanished(_ file: ListedFile, buffer: inout FileReadBuffer) -> Result<[Contact], ContactFileProblem>? {
-        switch read(path: file.path, underLease: nil, buffer: &buffer, at: file) {
+    private func readUnlessVanished(_ file: ListedFile) -> Result<[Contact], ContactFileProblem>? {
+        switch read(file, underLease: nil) {
         case .read(let result): result
         case .vanished: nil
         case .writerOpen: .failure(.unreadable(reason: "it is open for writing"))  // not reached without a lease
@@ -95,13 +59,8 @@ extension ContactsDirectoryScanner {
     /// Reads one file, with `underLease` holding a read lease on it for the whole read (see
     /// `OpenForWritingProbe`), so a writer can neither be there nor open it meanwhile; where
     /// leases are unavailable the file is read as it is.
-    func read(path: String, underLease acquireLease: WriterProbe?) -> LeasedRead {
-        var buffer = FileReadBuffer()
-        return read(path: path, underLease: acquireLease, buffer: &buffer, at: nil)
-    }
-
-    /// `at` opens the file by its name relative to its folder's descriptor rather than by path.
-    private func read(path: String, underLease acquireLease: WriterProbe?, buffer: inout FileReadBuffer, at file: ListedFile?) -> LeasedRead {
+    func read(_ file: ListedFile, underLease acquireLease: WriterProbe?) -> LeasedRead {
+        let path = file.path
         let fileName = ContactFileKind.fileName(ofPath: path)
         guard let kind = ContactFileKind.classify(fileName: fileName) else {
             return .read(.failure(.notAContactFile(fileName: fileName)))
@@ -109,7 +68,7 @@ extension ContactsDirectoryScanner {
         // O_NONBLOCK: a FIFO named like a contact file must not hang the daemon in open().
         let descriptor = path.withCString { path in
             retryingOnInterrupt {
-                openat(file?.folder ?? AT_FDCWD, path + (file?.nameOffset ?? 0), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                openat(file.folder, path + file.nameOffset, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             }
         }
         guard descriptor >= 0 else {
@@ -138,9 +97,10 @@ extension ContactsDirectoryScanner {
             return .read(.failure(.tooLarge(size: size, limit: maxFileBytes)))
         }
 
-        switch readAll(descriptor, expectedSize: size, into: &buffer) {
+        var bytes: [UInt8] = []
+        switch readAll(descriptor, expectedSize: size, into: &bytes) {
         case .success(let count):
-            return .read(buffer.bytes.withUnsafeBufferPointer { bytes in
+            return .read(bytes.withUnsafeBufferPointer { bytes in
                 kind.contacts(inFileNamed: fileName, contentsOf: UnsafeBufferPointer(rebasing: bytes[..<count]), options: options)
             })
         case .failure(let problem):
@@ -150,19 +110,19 @@ extension ContactsDirectoryScanner {
 
     // MARK: - System calls
 
-    /// Reads to end of file into `buffer`, but never more than the limit: the file may grow
+    /// Reads to end of file into `bytes`, but never more than the limit: the file may grow
     /// after `fstat`. Returns how many bytes were read. Each read asks for what the file has
     /// left by `fstat` (one byte more, to meet the end in the same read), so a small file
     /// costs two reads; past that the request grows as the file does.
-    private func readAll(_ descriptor: Int32, expectedSize: Int, into buffer: inout FileReadBuffer) -> Result<Int, ContactFileProblem> {
+    private func readAll(_ descriptor: Int32, expectedSize: Int, into bytes: inout [UInt8]) -> Result<Int, ContactFileProblem> {
         var requested = min(expectedSize, maxFileBytes) + 1
         var filled = 0
         while true {
             if filled == requested {
                 requested += min(max(4096, filled), maxFileBytes + 1)
             }
-            buffer.reserve(requested)
-            let count = buffer.bytes.withUnsafeMutableBytes { bytes in
+            if bytes.count < requested { bytes.append(contentsOf: repeatElement(0, count: requested - bytes.count)) }
+            let count = bytes.withUnsafeMutableBytes { bytes in
                 retryingOnInterrupt { Glibc.read(descriptor, bytes.baseAddress! + filled, requested - filled) }
             }
             if count < 0 {
@@ -184,34 +144,4 @@ extension ContactsDirectoryScanner {
     }
 
     private static let progressStep = 4096
-}
-
-/// A read buffer kept from file to file by one reader: reading a file allocates nothing.
-struct FileReadBuffer {
-    fileprivate var bytes: [UInt8] = []
-
-    /// Makes room for `count` bytes, keeping what the buffer holds; grows by doubling, so a
-    /// reader that goes through many files reallocates a few times in all.
-    fileprivate mutating func reserve(_ count: Int) {
-        if bytes.count < count {
-            bytes.append(contentsOf: repeatElement(0, count: max(count, bytes.count * 2) - bytes.count))
-        }
-    }
-}
-
-/// A count that concurrent readers add to: the chunks taken, the files read.
-private final class Counter: Sendable {
-    private let count = Atomic<Int>(0)
-
-    /// Adds `amount`; returns the count before.
-    func add(_ amount: Int) -> Int {
-        count.add(amount, ordering: .relaxed).oldValue
-    }
-}
-
-/// A value handed to concurrent workers that each touch only their own part of it (or of
-/// which one worker only makes use).
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

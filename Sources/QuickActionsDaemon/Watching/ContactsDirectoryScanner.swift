@@ -180,9 +180,9 @@ struct ListedFile {
     var path: String
     /// A descriptor of its folder, open from the listing to the read, so that opening the file
     /// looks up one name rather than every folder of its path; `AT_FDCWD` to open `path` itself.
-    var folder: Int32
+    var folder: Int32 = AT_FDCWD
     /// Where the file's name starts in `path` (its UTF-8 bytes); 0 with `AT_FDCWD`.
-    var nameOffset: Int
+    var nameOffset = 0
 }
 
 /// What the walk lists: the contact files, and the folder descriptors they are opened by.

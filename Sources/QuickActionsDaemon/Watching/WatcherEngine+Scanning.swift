@@ -51,7 +51,7 @@ extension WatcherEngine {
         if reason.isRescan {
             work.rescans += 1
             logger.log(level: reason == .periodic ? .debug : .notice,
-                       "Rescanned '\(tree)' (\(reason.logDescription)): \(result.files.count) contact files.",
+                       "Rescanned '\(tree)' (\(reason.rawValue)): \(result.files.count) contact files.",
                        metadata: ["QACTD_PATH": "\(tree)"])
         }
         if reason.isRescan || reason == .attach {
@@ -89,7 +89,7 @@ extension WatcherEngine {
         if onlyIfComplete && info.st_size == 0 {
             return []
         }
-        switch scanner.read(path: path, underLease: probeWriter) {
+        switch scanner.read(ListedFile(path: path), underLease: probeWriter) {
         case .writerOpen:
             return machine.probed(action, .writerOpen, now: ContinuousClock.now).map { [$0] } ?? []
         case .vanished:
@@ -111,16 +111,4 @@ extension WatcherEngine {
         }
     }
 
-}
-
-extension TreeScanReason {
-    var logDescription: String {
-        switch self {
-        case .appeared: "a new folder"
-        case .attach: "attaching"
-        case .overflow: "the inotify queue overflowed"
-        case .periodic: "no inotify watch"
-        case .reload: "reload"
-        }
-    }
 }

@@ -1,13 +1,13 @@
-/// Why a tree of the contacts directory is walked.
-enum TreeScanReason: Hashable, Sendable {
+/// Why a tree of the contacts directory is walked; the raw value is how the log says it.
+enum TreeScanReason: String, Hashable, Sendable {
     /// A folder was created or moved into the tree.
-    case appeared
+    case appeared = "a new folder"
     /// The root is (re)attached: at start, or after it was deleted or moved away.
-    case attach
+    case attach = "attaching"
     /// The kernel dropped events (`IN_Q_OVERFLOW`): only a full walk can tell what changed.
-    case overflow
+    case overflow = "the inotify queue overflowed"
     /// A tree without inotify watches (the watch limit was hit) is re-read on a timer.
-    case periodic
+    case periodic = "no inotify watch"
     /// The configuration was reloaded (maybe with other favorite categories or size limit).
     case reload
 

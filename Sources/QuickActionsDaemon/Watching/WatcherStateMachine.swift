@@ -153,15 +153,10 @@ struct WatcherStateMachine: Sendable {
     /// The watcher is re-rooted (reload with another folder): every watch goes, and the
     /// index forgets the old tree.
     mutating func detach() -> [Action] {
-        var stale = folders.keys.sorted()
-        if case .active(let descriptor) = parentWatch { stale.append(descriptor) }
-        folders = [:]
-        descriptors = [:]
-        degradedTrees = []
-        writerWaits = [:]
-        attached = false
+        var parent: [Int32] = []
+        if case .active(let descriptor) = parentWatch { parent = [descriptor] }
         parentWatch = .none
-        return (stale.isEmpty ? [] : [.removeWatches(stale)]) + [.forgetTree(root)]
+        return forgetWholeTree(removingAlso: parent)
     }
 
     mutating func parentWatchAdded(descriptor: Int32) -> [Action] {
@@ -298,14 +293,7 @@ struct WatcherStateMachine: Sendable {
     /// The root was deleted or moved away: drop every watch (after a move they would
     /// report on a folder outside the configured path), empty the index, and wait for it.
     private mutating func rootLost() -> [Action] {
-        writerWaits = [:]
-        let stale = folders.keys.sorted()
-        folders = [:]
-        descriptors = [:]
-        degradedTrees = []
-        attached = false
-        var actions: [Action] = stale.isEmpty ? [] : [.removeWatches(stale)]
-        actions.append(.forgetTree(root))
+        var actions = forgetWholeTree()
         if let parent = rootParent, parentWatch == .none || parentWatch == .unavailable {
             parentWatch = .requested
             actions.append(.watchParent(parent))
@@ -313,6 +301,18 @@ struct WatcherStateMachine: Sendable {
         // Checked after the parent watch exists, so a re-creation in between is not missed.
         actions.append(.scanTree(root, .attach))
         return actions
+    }
+
+    /// Every watch of the tree goes (and `extra`), every file waiting for its writer, and the
+    /// index forgets the tree: the root is detached.
+    private mutating func forgetWholeTree(removingAlso extra: [Int32] = []) -> [Action] {
+        let stale = folders.keys.sorted() + extra
+        folders = [:]
+        descriptors = [:]
+        degradedTrees = []
+        writerWaits = [:]
+        attached = false
+        return (stale.isEmpty ? [] : [.removeWatches(stale)]) + [.forgetTree(root)]
     }
 
     /// A folder left the tree (deleted or moved out): forget its contacts and its watches;
