@@ -1,10 +1,6 @@
 import CLinux
 import Contacts
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
 import NIOCore
 import NIOPosix
@@ -15,9 +11,7 @@ import UnixSignals
 import Varlink
 import VarlinkNIOServer
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What the `qactd` executable hands over after parsing its arguments.
 public struct DaemonOptions: Sendable {

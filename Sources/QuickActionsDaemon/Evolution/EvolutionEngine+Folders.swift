@@ -2,9 +2,7 @@ import Logging
 import QuickActionsProtocol
 import SystemCalls
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Which books there are: the folders watched on the way to them, EDS's registry of sources
 /// (where each book is kept, its kind, whether it is enabled) and what `Status` shows of them.

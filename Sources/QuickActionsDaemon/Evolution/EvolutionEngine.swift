@@ -3,9 +3,7 @@ import Logging
 import QuickActionsProtocol
 import SystemCalls
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What the Evolution watcher hands the core: index changes and every book's state.
 struct EvolutionUpdate: Sendable {

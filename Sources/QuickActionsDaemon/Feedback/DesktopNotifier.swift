@@ -4,9 +4,7 @@ import QuickActions
 import QuickActionsProtocol
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Shows `FailureNotice`s as desktop notifications: `org.freedesktop.Notifications.Notify` on
 /// the session bus, through sd-bus, from a thread of its own (`qactd-notify`, started with the

@@ -1,9 +1,7 @@
 import CSdBus
 import Logging
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// One connection to the session bus, used only by the bus thread of `QuicklistExporter`: the
 /// dbusmenu object and the LauncherEntry object it serves, the menu it shows, and the match

@@ -6,9 +6,7 @@ import QuickActionsProtocol
 import Synchronization
 import SystemCalls
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Serves the live quicklist: a `com.canonical.dbusmenu` menu of the displayed
 /// dynamic items on the session bus, announced to docks by `com.canonical.Unity.LauncherEntry.Update`

@@ -1,9 +1,7 @@
 import CLinux
 import SystemCalls
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Runs `body` on a detached thread of its own named `name` (as `ps -L` and `top -H` show
 /// it). For work that blocks in the kernel for long — `poll` on inotify, `waitpid` on a

@@ -2,9 +2,7 @@ import Dispatch
 import NIOConcurrencyHelpers
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// CPU-bound work split among threads: reading and parsing a tree of contacts on every CPU.
 enum ParallelWork {

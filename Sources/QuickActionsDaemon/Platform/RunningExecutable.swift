@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Where the running `qactd` is installed, read once from `/proc/self/exe`: the system-wide
 /// configuration lies under its prefix (`PREFIX/bin/qactd` → `PREFIX/etc/qactd`), and the

@@ -1,9 +1,7 @@
 import CSdBus
 import SystemCalls
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 // The few pieces of sd-bus the quicklist, the notifications and the user manager's commands need, in Swift: checked calls, and writing and reading
 // message bodies one value at a time through the non-variadic API (Swift cannot call

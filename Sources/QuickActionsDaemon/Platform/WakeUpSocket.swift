@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import SystemCalls
 // SOCK_STREAM & co.: Glibc's module leaves <bits/socket_type.h> to the module that includes it
 // first, which for this target is CSystemd (sd-daemon.h).

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The time of day, for what is kept across runs (when an item was chosen): the pure core
 /// never reads a clock, the daemon passes this in.

@@ -3,11 +3,7 @@ import QuickActions
 import QuickActionsProtocol
 import SystemCalls
 
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Where the persisted state lives: a folder of its own, private to the user.
 struct StatePaths: Equatable, Sendable {

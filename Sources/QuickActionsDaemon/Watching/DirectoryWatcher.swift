@@ -1,15 +1,9 @@
 import Contacts
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
 import QuickActionsProtocol
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What the watcher hands the daemon after each batch of work: per-file index changes,
 /// the work it cost, and its health.

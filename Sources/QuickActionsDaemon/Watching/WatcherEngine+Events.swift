@@ -1,9 +1,7 @@
 import Contacts
 import Logging
 
-#if canImport(Glibc)
 import Glibc
-#endif
 import SystemCalls
 
 /// Reading what the kernel queued and handling it as one batch of actions.

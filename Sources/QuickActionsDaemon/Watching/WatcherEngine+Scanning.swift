@@ -1,9 +1,7 @@
 import Contacts
 import Logging
 
-#if canImport(Glibc)
 import Glibc
-#endif
 import SystemCalls
 
 /// Walking a tree (watching each folder before listing it) and reading one file for the index.

@@ -1,17 +1,11 @@
 import Contacts
 import Dispatch
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
 import Synchronization
 import QuickActionsProtocol
 
-#if canImport(Glibc)
 import Glibc
-#endif
 import SystemCalls
 
 /// The watcher's mutable part, touched only under the `DirectoryWatcher`'s lock:

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The state machine's pure helpers: trimming a batch of actions, classifying errors,
 /// comparing paths.

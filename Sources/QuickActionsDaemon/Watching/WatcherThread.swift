@@ -1,9 +1,7 @@
 import Logging
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What a source of contacts offers the thread that watches it (`WatcherThread`): the
 /// contacts folder's `WatcherEngine` and the address books' `EvolutionEngine`. The engine is
