@@ -180,7 +180,14 @@ public struct Daemon: Service {
         // With `Recompute=change` the set follows the index, including changes made while stopped.
         await core.scheduleRecomputeIfFollowingContacts()
 
-        let reloader = DaemonReloader(loader: loader, core: core, watcher: watcher, evolution: evolution, notifier: notifier, logger: logger)
+        // The person's choice of mail app, followed as GNOME Settings or xdg-mime change it and
+        // as apps are installed and removed (no descriptor and no thread unless DesktopFile=auto).
+        let mailApp = DefaultMailAppWatcher(
+            environment: options.environment, following: DefaultMailApp.isFollowed(configuration, instance: options.instance), logger: logger)
+        let reloader = DaemonReloader(
+            loader: loader, core: core, watcher: watcher, evolution: evolution, mailApp: mailApp, notifier: notifier, logger: logger)
+        let (mailAppChanges, mailAppChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        mailApp.run { _ in mailAppChanged.yield() }
         let server = try await listen(configuration, core: core, reloader: reloader)
 
         var parts: [ServiceGroupConfiguration.ServiceConfiguration] = []
@@ -207,6 +214,10 @@ public struct Daemon: Service {
             .init(service: StartedPart { await server.stop() }, serviceName: "socket"),
             .init(service: StartedPart { await watcher.stop() }, serviceName: "watcher"),
             .init(service: StartedPart { await evolution.stop() }, serviceName: "evolution"),
+            .init(service: StartedPart { await mailApp.stop() }, serviceName: "mail app"),
+            .init(
+                service: DefaultMailAppFollower(changes: mailAppChanges, loader: loader, core: core, reloader: reloader, logger: logger),
+                serviceName: "mail app follower"),
             .init(service: ReloadOnHangup(hangups: hangups) { _ = try? await reloader.reload() }, serviceName: "SIGHUP"),
             .init(
                 service: ReadinessReporter(core: core, notifier: notifier, logger: logger) { await evolution.indexTheRest() },

@@ -246,8 +246,25 @@ final class InstallTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: home.appendingPathComponent(".local/lib/systemd").path))
         XCTAssertTrue(try String(contentsOfFile: unit, encoding: .utf8).contains("\nExecStart=\(prefix)/bin/qactd\n"))
 
+        // Enabled as `systemctl --user enable` does it, so the next login starts them: the socket
+        // with sockets.target, the daemon with the desktop session.
+        let wants = home.appendingPathComponent(".config/systemd/user")
+        let socketLink = wants.appendingPathComponent("sockets.target.wants/qactd.socket").path
+        let serviceLink = wants.appendingPathComponent("graphical-session.target.wants/qactd.service").path
+        XCTAssertEqual(try? FileManager.default.destinationOfSymbolicLink(atPath: socketLink), prefix + "/share/systemd/user/qactd.socket", install.stderr)
+        XCTAssertEqual(try? FileManager.default.destinationOfSymbolicLink(atPath: serviceLink), unit, install.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: wants.appendingPathComponent("default.target.wants/qactd.service").path),
+                       "not in a login without a desktop")
+        // The person disables the daemon; installing again (an upgrade) keeps their choice.
+        try FileManager.default.removeItem(atPath: serviceLink)
+        let again = make("install", prefix: prefix, home: home)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: serviceLink), "a reinstall enabled what the person disabled: \(again.stderr)")
+        XCTAssertNotNil(try? FileManager.default.destinationOfSymbolicLink(atPath: socketLink))
+
         XCTAssertEqual(make("uninstall", prefix: prefix, home: home).status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: unit))
+        XCTAssertNil(try? FileManager.default.destinationOfSymbolicLink(atPath: socketLink), "uninstall leaves no link behind")
     }
 
     func testInstallExtrasRejectsBadArguments() {

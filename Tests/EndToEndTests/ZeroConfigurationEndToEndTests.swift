@@ -92,5 +92,50 @@ final class ZeroConfigurationEndToEndTests: XCTestCase {
         XCTAssertEqual(
             Array(recorded), ["--compose", "mailto:x%27%2Cattachment%3D%27file%3A%2F%2F%2Fhome%2Fu%2F.ssh%2Fid_ed25519@example.org"],
             "the app's own command line, with one mailto: argument, every field percent-encoded")
+
+        // The person picks another mail app, which is not installed yet: GNOME Settings rewrites
+        // mimeapps.list through a temporary file and a rename. Nothing to follow until it is.
+        let exports = eds.dataHome.path + "/qactd/exports/share/applications"
+        let personal = eds.dataHome.path + "/applications"
+        try FileManager.default.createDirectory(atPath: personal, withIntermediateDirectories: true)
+        let ownEntry = "[Desktop Entry]\nType=Application\nName=Mine\nExec=/bin/true\n"
+        try ownEntry.write(toFile: personal + "/org.example.Mine.desktop", atomically: true, encoding: .utf8)
+        func replace(_ path: String, with text: String) throws {
+            try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
+            XCTAssertEqual(rename(path + ".tmp", path), 0, path)
+        }
+        func app() -> String? {
+            ((try? fixture.qactl(["status", "--json"]).json())?["choices"] as? [String: Any])?["app"] as? String
+        }
+        func offersAda(_ id: String) -> Bool {
+            (try? String(contentsOfFile: exports + "/" + id, encoding: .utf8))?.contains("Name=Ada Lovelace") ?? false
+        }
+        try replace(configHome + "/mimeapps.list", with: "[Default Applications]\nx-scheme-handler/mailto=org.example.Geary.desktop;org.example.Mail.desktop;\n")
+        XCTAssertEqual(app(), "org.example.Mail.desktop", "Geary is not installed: the mail app stays")
+
+        // Geary is installed (its entry renamed into place, as dpkg does): within 2 s the
+        // favorites move to its icon, the old app's copy goes, the person's own entry stays.
+        let geary = root + "/share/applications/org.example.Geary.desktop"
+        try replace(geary, with: "[Desktop Entry]\nType=Application\nName=Geary\nIcon=org.gnome.Geary\nExec=\(recorder) --geary %U\nMimeType=x-scheme-handler/mailto;\n")
+        XCTAssertTrue(
+            waitUntil(timeout: 2) { offersAda("org.example.Geary.desktop") && !FileManager.default.fileExists(atPath: exports + "/org.example.Mail.desktop") },
+            "the favorites did not move to the new default's icon within 2 s: \(String(describing: try? FileManager.default.contentsOfDirectory(atPath: exports)))\n\(fixture.log())")
+        XCTAssertEqual(app(), "org.example.Geary.desktop")
+        let moved = fixture.qactl(["status"])
+        XCTAssertTrue(moved.stdout.contains("org.example.Geary.desktop (the default for mailto: in [Default Applications] of \(configHome)/mimeapps.list)"), moved.stdout)
+        XCTAssertEqual(try String(contentsOfFile: personal + "/org.example.Mine.desktop", encoding: .utf8), ownEntry, "the person's own entry is theirs")
+        let chosen = fixture.qactl(["trigger", "--type", "FavoriteAction", "--contact", ada])
+        XCTAssertEqual(chosen.status, 0, chosen.stdout + chosen.stderr)
+        XCTAssertTrue(
+            waitUntil(timeout: 10) { ((try? String(contentsOfFile: arguments, encoding: .utf8)) ?? "").hasPrefix("--geary\0") },
+            "a favorite opens the mail in the new default app")
+
+        // Geary is removed again: back to the next app the person listed.
+        XCTAssertEqual(unlink(geary), 0)
+        XCTAssertTrue(
+            waitUntil(timeout: 2) { offersAda("org.example.Mail.desktop") && !FileManager.default.fileExists(atPath: exports + "/org.example.Geary.desktop") },
+            "the favorites did not move back within 2 s of the app's removal\n\(fixture.log())")
+        XCTAssertEqual(app(), "org.example.Mail.desktop")
+        XCTAssertEqual(try String(contentsOfFile: personal + "/org.example.Mine.desktop", encoding: .utf8), ownEntry)
     }
 }

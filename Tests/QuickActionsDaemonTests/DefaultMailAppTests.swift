@@ -158,4 +158,43 @@ final class DefaultMailAppTests: XCTestCase {
         XCTAssertEqual(noURL.favoriteActionSource, .none)
         XCTAssertTrue(noURL.defaultApp?.problem?.contains("takes no URL") ?? false, "\(String(describing: noURL.defaultApp))")
     }
+
+    /// What the mail app's watcher follows: the folder of every mimeapps.list the choice reads
+    /// (only those names there), and every applications folder's desktop entries, but never
+    /// qactd's own exports folder, even when the session puts it on XDG_DATA_DIRS.
+    func testTheWatcherFollowsEveryMimeappsListAndTheApplicationsFoldersButNotTheExports() {
+        environment["XDG_CURRENT_DESKTOP"] = "GNOME"
+        let exports = root + "/home/.local/share/qactd/exports/share"
+        environment["XDG_DATA_DIRS"] = exports + ":" + root + "/usr/share"
+        let inputs = DefaultMailAppInputs(environment: environment)
+        let applications = [root + "/home/.local/share/applications", root + "/usr/share/applications"]
+        XCTAssertEqual(
+            inputs.folders,
+            [root + "/home/.config": false, root + "/etc/xdg": false, applications[0]: true, applications[1]: true])
+        XCTAssertEqual(inputs.mimeappsNames, ["gnome-mimeapps.list", "mimeapps.list"])
+        XCTAssertTrue(inputs.matters("mimeapps.list", in: root + "/home/.config"))
+        XCTAssertTrue(inputs.matters("gnome-mimeapps.list", in: root + "/etc/xdg"))
+        XCTAssertFalse(inputs.matters("monitors.xml", in: root + "/home/.config"))
+        XCTAssertFalse(inputs.matters("geary.desktop", in: root + "/home/.config"), "not an applications folder")
+        XCTAssertTrue(inputs.matters("org.gnome.Geary.desktop", in: applications[1]))
+        XCTAssertTrue(inputs.matters("mimeapps.list", in: applications[0]), "the deprecated place is read too")
+        XCTAssertFalse(inputs.matters("org.gnome.Geary.desktop.tmp", in: applications[1]))
+        XCTAssertFalse(inputs.matters("org.gnome.Geary.desktop", in: exports + "/applications"), "qactd's own writes choose nothing")
+    }
+
+    /// A new choice reloads only when it differs from the running one in what it chose.
+    func testOnlyAnotherChoiceCountsAsAChange() throws {
+        try write("[Default Applications]\nx-scheme-handler/mailto=geary.desktop;\n", to: "/home/.config/mimeapps.list")
+        try write(entry(exec: "geary %U"), to: "/usr/share/applications/geary.desktop")
+        let geary = try load()
+        XCTAssertTrue(DefaultMailAppFollower.sameChoice(try load(), geary))
+        try write(entry(exec: "thunderbird %u"), to: "/usr/share/applications/thunderbird.desktop")
+        XCTAssertTrue(DefaultMailAppFollower.sameChoice(try load(), geary), "another app installed, the choice the same")
+        try write("[Default Applications]\nx-scheme-handler/mailto=thunderbird.desktop;\n", to: "/home/.config/mimeapps.list")
+        let thunderbird = try load()
+        XCTAssertEqual(thunderbird.launcherDesktopFile, "thunderbird.desktop")
+        XCTAssertFalse(DefaultMailAppFollower.sameChoice(thunderbird, geary))
+        try write(entry(exec: "thunderbird --compose %u"), to: "/usr/share/applications/thunderbird.desktop")
+        XCTAssertFalse(DefaultMailAppFollower.sameChoice(try load(), thunderbird), "the app's command changed")
+    }
 }

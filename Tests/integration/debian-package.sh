@@ -205,20 +205,25 @@ remove_package() {
     while read -r path; do
         [[ -e "$path" ]] && fail "dpkg --purge left the conffile $path"
     done <<<"$conffiles"
+    local enabled
+    enabled=$(find /etc/systemd/user -name 'qactd*' 2>/dev/null)
+    [[ -z "$enabled" ]] || fail "dpkg --purge left qactd enabled or masked: $enabled"
     while read -r path; do
         [[ -e "$path" ]] && ! grep -qxF "$path" "$scratch/there-before" && fail "dpkg --purge left $path"
     done <"$scratch/package-paths"
     return 0
 }
 
-# The package enables the user socket for every user, as dh_installsystemduser does: a user
-# manager started after the installation (this one) listens on it with no systemctl call.
-socket_active() { [[ $(property qactd.socket ActiveState) == active ]]; }
-
+# The package enables the user units for every user, as dh_installsystemduser does: a user
+# manager started after the installation (this one) listens on the socket with no systemctl
+# call, and starts the daemon with the desktop session (first_login).
 socket_enabled_for_every_user() {
     step "a new user's manager has qactd.socket enabled and listening, with no systemctl --user enable"
     [[ $(readlink /etc/systemd/user/sockets.target.wants/qactd.socket) == /usr/lib/systemd/user/qactd.socket ]] \
         || fail "postinst did not link qactd.socket into /etc/systemd/user/sockets.target.wants"
+    [[ $(readlink /etc/systemd/user/graphical-session.target.wants/qactd.service) == /usr/lib/systemd/user/qactd.service ]] \
+        || fail "postinst did not link qactd.service into /etc/systemd/user/graphical-session.target.wants"
+    [[ ! -e /etc/systemd/user/default.target.wants/qactd.service ]] || fail "postinst enabled qactd.service for logins without a desktop"
     [[ $(property qactd.socket UnitFileState) == enabled ]] \
         || fail "qactd.socket is '$(property qactd.socket UnitFileState)' for a new user, not enabled"
     wait_for 10 "qactd.socket to listen" socket_active

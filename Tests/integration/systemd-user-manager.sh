@@ -297,9 +297,53 @@ stop_user_manager() {
     rm -f "$runtime/systemd/private"
 }
 start_user_manager
+socket_active() { [[ $(property qactd.socket ActiveState) == active ]]; }
+service_inactive() { [[ $(property qactd.service ActiveState) == inactive ]]; }
+# exported_with APP NAME: qactd's copy of APP's entry offers NAME as one of its actions.
+exported_with() { grep -qx "Name=$2" "$home/.local/share/qactd/exports/share/applications/$1"; }
+
+# The first login after installing, with nothing run by the person: the units are enabled by the
+# installation (make install, or the package's postinst for every user). A login without a
+# desktop (ssh) gets the socket only; a desktop session starts the daemon, as GNOME's and
+# Plasma's do: it imports its environment into the user manager, then starts a target of its own
+# that binds graphical-session.target (gnome-session-wayland@.target, plasma-workspace.target;
+# here a stand-in with the same dependencies). No client connects: the daemon alone exports the
+# default mail app's entry with the favorite, and stops when the session ends.
+first_login() {
+    step "the first login: a login without a desktop starts no daemon; the desktop session starts it, and the mail app offers the favorite with no client"
+    local share=$home/.local/share/qactd-first-login app=org.example.FirstMail.desktop
+    mkdir -p "$share/applications" "$home/.local/share/contacts/first-login" "$home/.config"
+    printf '[Desktop Entry]\nType=Application\nName=First Mail\nExec=/bin/true --compose %%u\nMimeType=x-scheme-handler/mailto;\n' \
+        >"$share/applications/$app"
+    printf '[Default Applications]\nx-scheme-handler/mailto=%s;\n' "$app" >"$home/.config/mimeapps.list"
+    printf 'BEGIN:VCARD\nVERSION:4.0\nUID:first-login-favorite\nFN:First Login Favorite\nEMAIL:first@example.org\nCATEGORIES:starred\nEND:VCARD\n' \
+        >"$home/.local/share/contacts/first-login/favorite.vcf"
+    chown -R "$uid:$gid" "$share" "$home/.local/share/contacts" "$home/.config"
+    wait_for 10 "qactd.socket, enabled, to listen" socket_active
+    [[ $(property qactd.service UnitFileState) == enabled ]] || fail "qactd.service is '$(property qactd.service UnitFileState)' after the installation, not enabled"
+    [[ $(property qactd.service ActiveState) == inactive ]] || fail "qactd.service runs in a login without a desktop"
+    mkdir -p /run/systemd/user
+    printf '[Unit]\nDescription=A desktop session, as gnome-session and plasma-workspace start one\nBindsTo=graphical-session.target\nWants=graphical-session-pre.target\nAfter=graphical-session-pre.target\n' \
+        >/run/systemd/user/qactd-test-desktop.target
+    sctl daemon-reload
+    sctl set-environment XDG_DATA_DIRS="$home/.local/share/qactd/exports/share:$share:/usr/local/share:/usr/share" XDG_CURRENT_DESKTOP=GNOME
+    local login=$SECONDS
+    sctl start --no-block qactd-test-desktop.target || fail "the desktop session's target did not start"
+    wait_for 10 "qactd.service to run with the desktop session" service_running
+    remember_main_pid >/dev/null
+    wait_for $((10 - (SECONDS - login))) "the mail app's entry offering the favorite within 10 s of the login" exported_with "$app" "First Login Favorite"
+    [[ $(qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["appConnected"])') == False ]] \
+        || fail "an app or client connected: the test proves nothing"
+    sctl stop qactd-test-desktop.target
+    wait_for 10 "qactd.service to stop with the desktop session" service_inactive
+    sctl unset-environment XDG_DATA_DIRS XDG_CURRENT_DESKTOP
+    rm -rf "$share" "$home/.local/share/contacts/first-login" "$home/.config/mimeapps.list" /run/systemd/user/qactd-test-desktop.target
+    sctl daemon-reload
+}
 
 if [[ -n "$package" ]]; then
     socket_enabled_for_every_user
+    first_login
     use_package
     export_and_pin
     remove_package
@@ -307,6 +351,10 @@ if [[ -n "$package" ]]; then
     step "passed in $((SECONDS - started))s"
     exit 0
 fi
+
+first_login
+# The contacts as they were: the state the first login left would rank its favorite.
+rm -f "$home/.local/state/qactd/state.json"
 
 step "qactd.socket listens; the first qactl call activates qactd.service"
 sctl start qactd.socket

@@ -8,6 +8,7 @@ struct DaemonReloader: Sendable {
     let core: DaemonCore
     let watcher: DirectoryWatcher
     let evolution: EvolutionWatcher
+    let mailApp: DefaultMailAppWatcher
     let notifier: any ServiceManagerNotifier
     let logger: Logger
 
@@ -25,6 +26,7 @@ struct DaemonReloader: Sendable {
         await watcher.reload(ContactsScan.scanner(
             for: settings.configuration, notifier: notifier, logger: logger, replies: core.replies))
         await evolution.reload(EvolutionSettings(settings.configuration))
+        await mailApp.reload(DefaultMailApp.isFollowed(settings.configuration, instance: loader.instance))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
         let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
         logger.notice("Reloaded \(settings.configuration.source): \(reply.staticItems) static items.")

@@ -16,19 +16,11 @@ struct SettingsLoader: Sendable {
     var instance: InstanceName = .plain
 
     func load() throws(DaemonStartupError) -> DaemonSettings {
-        let loaded: LoadedConfiguration
-        do {
-            loaded = try ConfigurationLoader.load(
-                explicitPath: explicitConfigPath, environment: environment, systemCandidates: systemCandidates,
-                instance: instance)
-        } catch {
-            throw .configuration(error)
-        }
+        let loaded = try loadResolved()
+        let configuration = loaded.configuration
         for warning in loaded.warnings {
             logger.warning("\(warning)", metadata: ["QACTD_PATH": "\(warning.file)"])
         }
-        var configuration = loaded.configuration
-        DefaultMailApp.resolve(&configuration, environment: environment, instance: instance)
         logChoices(configuration)
         let staticItems = try readStaticItems(at: configuration.staticItemsPath)
             .expandingBuildSettings(bundleIdentifier: configuration.bundleIdentifier)
@@ -47,6 +39,26 @@ struct SettingsLoader: Sendable {
             configuration: configuration, staticItems: staticItems,
             localization: Localization(tables: tables, developmentRegion: staticItems.developmentRegion),
             language: language)
+    }
+
+    /// The configuration with `DesktopFile=auto`'s mail app chosen from the files as they are
+    /// now, logging nothing: what the mail app's watcher compares with the running one.
+    func loadConfiguration() throws(DaemonStartupError) -> DaemonConfiguration {
+        try loadResolved().configuration
+    }
+
+    private func loadResolved() throws(DaemonStartupError) -> LoadedConfiguration {
+        let loaded: LoadedConfiguration
+        do {
+            loaded = try ConfigurationLoader.load(
+                explicitPath: explicitConfigPath, environment: environment, systemCandidates: systemCandidates,
+                instance: instance)
+        } catch {
+            throw .configuration(error)
+        }
+        var configuration = loaded.configuration
+        DefaultMailApp.resolve(&configuration, environment: environment, instance: instance)
+        return LoadedConfiguration(configuration: configuration, warnings: loaded.warnings)
     }
 
     /// What the defaults chose, once per load: the app and the favorites' command.

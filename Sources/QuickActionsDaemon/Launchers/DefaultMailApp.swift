@@ -4,7 +4,8 @@ import QuickActionsProtocol
 /// `[Launcher] DesktopFile=auto`: the person's mail app, the default application for
 /// `mailto:` URIs as the freedesktop MIME Applications specification chooses it from the
 /// `mimeapps.list` files (the pure `MimeAppsChoice`), and the favorites' default command: that
-/// app's own `Exec` with a `mailto:` URI. Read at start-up and at each reload.
+/// app's own `Exec` with a `mailto:` URI. Read at start-up, at each reload, and again whenever the
+/// files it is chosen from change (`DefaultMailAppWatcher`).
 enum DefaultMailApp {
     /// Resolves `DesktopFile=auto` and, when `[Actions]` has no command for the favorites, gives
     /// them the app's own `Exec` (also for a named app whose entry handles `mailto:`).
@@ -48,6 +49,12 @@ enum DefaultMailApp {
             }
         }
         configuration.applyDefaultsDerivedFromOtherKeys()
+    }
+
+    /// Whether the choice is the daemon's to follow as the person changes it: `DesktopFile=auto`
+    /// on the plain instance (an app's instance serves the app it names).
+    static func isFollowed(_ configuration: DaemonConfiguration, instance: InstanceName) -> Bool {
+        configuration.launcherDesktopFileSetting == .auto && instance.app == nil
     }
 
     /// The app's own `Exec` (a copy of qactd's keeps it as it is) with `mailto:{email:uri}`
