@@ -316,7 +316,7 @@ first_login() {
     printf '[Desktop Entry]\nType=Application\nName=First Mail\nExec=/bin/true --compose %%u\nMimeType=x-scheme-handler/mailto;\n' \
         >"$share/applications/$app"
     printf '[Default Applications]\nx-scheme-handler/mailto=%s;\n' "$app" >"$home/.config/mimeapps.list"
-    printf 'BEGIN:VCARD\nVERSION:4.0\nUID:first-login-favorite\nFN:First Login Favorite\nEMAIL:first@example.org\nCATEGORIES:starred\nEND:VCARD\n' \
+    printf 'BEGIN:VCARD\nVERSION:4.0\nUID:first-login-favorite\nFN:Aafje First-Login\nEMAIL:first@example.org\nCATEGORIES:starred\nEND:VCARD\n' \
         >"$home/.local/share/contacts/first-login/favorite.vcf"
     chown -R "$uid:$gid" "$share" "$home/.local/share/contacts" "$home/.config"
     wait_for 10 "qactd.socket, enabled, to listen" socket_active
@@ -331,7 +331,7 @@ first_login() {
     sctl start --no-block qactd-test-desktop.target || fail "the desktop session's target did not start"
     wait_for 10 "qactd.service to run with the desktop session" service_running
     remember_main_pid >/dev/null
-    wait_for $((10 - (SECONDS - login))) "the mail app's entry offering the favorite within 10 s of the login" exported_with "$app" "First Login Favorite"
+    wait_for $((10 - (SECONDS - login))) "the mail app's entry offering the favorite within 10 s of the login" exported_with "$app" "Aafje First-Login"
     [[ $(qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["appConnected"])') == False ]] \
         || fail "an app or client connected: the test proves nothing"
     sctl stop qactd-test-desktop.target
