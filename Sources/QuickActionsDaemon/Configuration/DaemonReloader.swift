@@ -7,6 +7,7 @@ struct DaemonReloader: Sendable {
     let loader: SettingsLoader
     let core: DaemonCore
     let watcher: DirectoryWatcher
+    let khard: KhardWatcher
     let evolution: EvolutionWatcher
     let notifier: any ServiceManagerNotifier
     let logger: Logger
@@ -24,6 +25,7 @@ struct DaemonReloader: Sendable {
         // Through the watcher, so the rescan is ordered with the events around it.
         await watcher.reload(ContactsScan.scanner(
             for: settings.configuration, notifier: notifier, logger: logger, replies: core.replies))
+        await khard.reload(KhardSettings(settings.configuration))
         await evolution.reload(EvolutionSettings(settings.configuration))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
         let reply = ReloadReply(staticItems: settings.staticItems.items.count, configFile: settings.configuration.configFile)
