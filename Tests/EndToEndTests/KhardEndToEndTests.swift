@@ -185,24 +185,41 @@ final class KhardEndToEndTests: XCTestCase {
         // The friends book is the contacts folder itself: read once, as part of it.
         try ContactCard.vCard("Grace Hopper", favorite: true, uid: "grace").write(
             toFile: home + "/.contacts/friends/grace.vcf", atomically: true, encoding: .utf8)
-        try """
-            [Contacts]
-            Directory=\(home)/.contacts/friends
-            """.write(to: fixture.configFile, atomically: true, encoding: .utf8)
+        func configure(directory: String, khard: String = "") throws {
+            try "[Contacts]\nDirectory=\(directory)\n\(khard)\n".write(to: fixture.configFile, atomically: true, encoding: .utf8)
+        }
+        func contacts() -> Int? { (try? fixture.qactl(["status", "--json"]).json())?["contacts"] as? Int }
+        try configure(directory: home + "/.contacts/friends")
         try fixture.start()
         waitShown([ada, "grace"], "Directory= and the khard book beside it")
         XCTAssertEqual(books()["friends"]?["state"] as? String, "skipped")
-        XCTAssertEqual(try fixture.qactl(["status", "--json"]).json()["contacts"] as? Int, 2, "Grace indexed once")
+        XCTAssertEqual(books()["family"]?["state"] as? String, "watching")
+        XCTAssertEqual(contacts(), 2, "Grace indexed once")
 
-        try """
-            [Contacts]
-            Directory=\(home)/.contacts/friends
-            Khard=none
-            """.write(to: fixture.configFile, atomically: true, encoding: .utf8)
+        // Directory= around both books: the folder reads them, each once.
+        try configure(directory: home + "/.contacts")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertEqual(books()["family"]?["state"] as? String, "skipped")
+        XCTAssertEqual(shown(), [ada, "grace"].sorted(), "the book the folder took in stays")
+        XCTAssertEqual(contacts(), 2)
+
+        // And back: the book is khard's again.
+        try configure(directory: home + "/.contacts/friends")
+        XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
+        XCTAssertEqual(books()["family"]?["state"] as? String, "watching")
+        XCTAssertEqual(shown(), [ada, "grace"].sorted(), "the book the folder let go of is read again")
+        XCTAssertEqual(contacts(), 2)
+
+        try configure(directory: home + "/.contacts/friends", khard: "Khard=none")
         let check = DaemonFixture.run(DaemonFixture.qactd, ["--check-config", fixture.configFile.path])
         XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
         XCTAssertEqual(fixture.qactl(["reload"]).status, 0)
         waitShown(["grace"], "Khard=none reads no khard book")
         XCTAssertTrue(khardStatus().isEmpty)
+
+        try configure(directory: home + "/.contacts/friends", khard: "Khard=sometimes")
+        let refused = DaemonFixture.run(DaemonFixture.qactd, ["--check-config", fixture.configFile.path])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains(":3: [Contacts] Khard: \"sometimes\" is not one of \"auto\" or \"none\""), refused.stderr)
     }
 }

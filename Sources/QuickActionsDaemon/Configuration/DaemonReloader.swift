@@ -25,6 +25,8 @@ struct DaemonReloader: Sendable {
         // Through the watcher, so the rescan is ordered with the events around it.
         await watcher.reload(ContactsScan.scanner(
             for: settings.configuration, notifier: notifier, logger: logger, replies: core.replies))
+        // After the folder: a khard book the new `Directory=` takes in is left to it, and one it
+        // lets go of is read again after the folder forgot it.
         await khard.reload(KhardSettings(settings.configuration))
         await evolution.reload(EvolutionSettings(settings.configuration))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)

@@ -201,8 +201,8 @@ final class KhardEngine: WatchedSource, FolderWatching {
         }
     }
 
-    /// Follows the books named, in order: a book's folder that is `Directory=` or another
-    /// followed folder, or lies inside or around one, is skipped, so no file is indexed twice.
+    /// Follows the books named, in order: a book's folder that is `Directory=` or an earlier
+    /// book's, or lies inside or around one, is skipped, so no file is indexed twice.
     private func follow(_ named: [KhardConfiguration.AddressBook]) {
         var wanted: [(name: String, folder: String)] = []
         skipped = []
@@ -217,12 +217,17 @@ final class KhardEngine: WatchedSource, FolderWatching {
             if !directory.isEmpty, Self.overlap(folder, directory) {
                 skipped.append(KhardBookInfo(
                     name: book.name, folder: folder, state: "skipped",
-                    problem: "read as part of the contacts folder \"\(directory)\" (Directory=)"))
+                    problem: Self.isInside(folder, directory)
+                        ? "read as part of the contacts folder \"\(directory)\" (Directory=)"
+                        : "it holds the contacts folder \"\(directory)\" (Directory=), which is read alone"))
                 continue
             }
             if let other = wanted.first(where: { Self.overlap(folder, $0.folder) }) {
                 skipped.append(KhardBookInfo(
-                    name: book.name, folder: folder, state: "skipped", problem: "read as part of address book \"\(other.name)\" (\(other.folder))"))
+                    name: book.name, folder: folder, state: "skipped",
+                    problem: Self.isInside(folder, other.folder)
+                        ? "read as part of address book \"\(other.name)\" (\(other.folder))"
+                        : "it holds address book \"\(other.name)\" (\(other.folder)), which is read alone"))
                 continue
             }
             wanted.append((book.name, folder))
@@ -232,7 +237,12 @@ final class KhardEngine: WatchedSource, FolderWatching {
             // Its descriptor closed takes its watches with it; what it had not handed over is moot.
             book.engine.closeInotify()
             _ = book.engine.takeUpdate(force: false)
-            changes.append(.removedTree(directory: book.folder))
+            // A book a reload put inside `Directory=` is the contacts folder's now, which the
+            // reload has just read (it is reloaded first): its files are that folder's to keep.
+            let directory = settings.contactsDirectory
+            if directory.isEmpty || !Self.isInside(book.folder, directory) {
+                changes.append(.removedTree(directory: book.folder))
+            }
         }
         books = wanted.map { want in
             if var kept = books.first(where: { $0.folder == want.folder }) {
@@ -257,9 +267,14 @@ final class KhardEngine: WatchedSource, FolderWatching {
 
     /// Whether one folder is the other or lies inside it.
     static func overlap(_ first: String, _ second: String) -> Bool {
+        isInside(first, second) || isInside(second, first)
+    }
+
+    /// Whether `folder` is `parent` or lies inside it.
+    static func isInside(_ folder: String, _ parent: String) -> Bool {
         func normal(_ path: String) -> String { path.count > 1 && path.hasSuffix("/") ? normal(String(path.dropLast())) : path }
-        let (a, b) = (normal(first), normal(second))
-        return a == b || a.hasPrefix(b == "/" ? b : b + "/") || b.hasPrefix(a == "/" ? a : a + "/")
+        let (folder, parent) = (normal(folder), normal(parent))
+        return folder == parent || folder.hasPrefix(parent == "/" ? parent : parent + "/")
     }
 
     // MARK: Status
