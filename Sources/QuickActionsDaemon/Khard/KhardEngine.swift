@@ -247,17 +247,21 @@ final class KhardEngine: WatchedSource, FolderWatching {
         books = wanted.map { want in
             if var kept = books.first(where: { $0.folder == want.folder }) {
                 kept.name = want.name
+                kept.engine.folderName = Self.folderName(of: want.name)
                 return kept
             }
             logger.notice("Following khard address book '\(want.name)' ('\(want.folder)').", metadata: ["QACTD_PATH": "\(want.folder)"])
             let engine = WatcherEngine(
                 scanner: scanner(want.folder), logger: logger, timing: timing,
                 addWatch: { inotify_add_watch($0, $1, $2) }, probeWriter: OpenForWritingProbe.acquireReadLease)
-            engine.folderName = "khard address book '\(want.name)'"
+            engine.folderName = Self.folderName(of: want.name)
             engine.start()
             return Book(name: want.name, folder: want.folder, engine: engine)
         }
     }
+
+    /// How the book's engine names its folder in log lines.
+    private static func folderName(of book: String) -> String { "khard address book '\(book)'" }
 
     private func scanner(_ folder: String) -> ContactsDirectoryScanner {
         ContactsDirectoryScanner(
