@@ -159,6 +159,10 @@ public struct Daemon: Service {
             let initial = watcher.attach()
             await core.applyWatcherUpdate(initial)
         }
+        // khard's address books, read whole before READY=1 like the folder (nothing, and no
+        // descriptor, with `Khard=none`).
+        let khard = KhardWatcher(settings: KhardSettings(configuration), environment: options.environment, logger: logger)
+        await core.applyKhardUpdate(khard.attach())
         // Evolution's address books, read before READY=1 like the folder, but only their
         // favorites and pinned contacts are parsed then: the rest cannot change the set and is
         // indexed by the watcher's thread once the daemon serves (nothing, and no descriptor,
@@ -176,6 +180,7 @@ public struct Daemon: Service {
 
         // Before the socket listens, so a `Reload` call always finds the watcher running.
         watcher.run { update in await core.applyWatcherUpdate(update) }
+        khard.run { update in await core.applyKhardUpdate(update) }
         evolution.run { update in await core.applyEvolutionUpdate(update) }
         // With `Recompute=change` the set follows the index, including changes made while stopped.
         await core.scheduleRecomputeIfFollowingContacts()
@@ -185,7 +190,8 @@ public struct Daemon: Service {
         let mailApp = DefaultMailAppWatcher(
             environment: options.environment, following: DefaultMailApp.isFollowed(configuration, instance: options.instance), logger: logger)
         let reloader = DaemonReloader(
-            loader: loader, core: core, watcher: watcher, evolution: evolution, mailApp: mailApp, notifier: notifier, logger: logger)
+            loader: loader, core: core, watcher: watcher, khard: khard, evolution: evolution, mailApp: mailApp, notifier: notifier,
+            logger: logger)
         let (mailAppChanges, mailAppChanged) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         mailApp.run { _ in mailAppChanged.yield() }
         let server = try await listen(configuration, core: core, reloader: reloader)
@@ -213,6 +219,7 @@ public struct Daemon: Service {
             .init(service: StartedPart { await core.finishPendingWork() }, serviceName: "state"),
             .init(service: StartedPart { await server.stop() }, serviceName: "socket"),
             .init(service: StartedPart { await watcher.stop() }, serviceName: "watcher"),
+            .init(service: StartedPart { await khard.stop() }, serviceName: "khard"),
             .init(service: StartedPart { await evolution.stop() }, serviceName: "evolution"),
             .init(service: StartedPart { await mailApp.stop() }, serviceName: "mail app"),
             .init(

@@ -176,6 +176,26 @@ public enum QuickActionsInterface {
           cacheFolder: ?string
         )
 
+        # The address books khard's configuration names (configFile, followed as it
+        # changes), read besides the contacts folder ([Contacts] Khard=auto): problem
+        # why the file cannot be read, naming its line (the books it named before are
+        # still followed).
+        type Khard (
+          configFile: string,
+          problem: ?string,
+          books: []KhardBook
+        )
+
+        # One of khard's address books: its name in khard.conf, its folder, state
+        # watching, degraded, reattaching (the folder is missing) or skipped, and what
+        # is wrong with it while that lasts.
+        type KhardBook (
+          name: string,
+          folder: string,
+          state: string,
+          problem: ?string
+        )
+
         # One address book: contacts and favorites it contributes, rows whose vCard
         # does not parse, and what is wrong with it while that lasts. indexing is true
         # just after start-up while its contacts other than the favorites and the pinned
@@ -260,7 +280,9 @@ public enum QuickActionsInterface {
           app: ?string,
           commands: ?Commands,
           # What the defaults chose and why.
-          choices: ?Choices
+          choices: ?Choices,
+          # Absent when [Contacts] Khard=none.
+          khard: ?Khard
         )
 
         # The quick actions: the displayed ones, or with all every item marked

@@ -295,6 +295,40 @@ public struct EvolutionSourcesInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// The address books khard's configuration names (`$XDG_CONFIG_HOME/khard/khard.conf`),
+/// followed besides the contacts folder (`[Contacts] Khard=auto`).
+public struct KhardSourcesInfo: Codable, Sendable, Equatable {
+    /// khard's configuration file, followed as it is edited, created or removed.
+    public var configFile: String
+    /// Why the file cannot be read (naming its line), while that lasts; the books it named
+    /// before keep being followed.
+    public var problem: String?
+    public var books: [KhardBookInfo]
+
+    public init(configFile: String, problem: String?, books: [KhardBookInfo]) {
+        self.configFile = configFile
+        self.problem = problem
+        self.books = books
+    }
+}
+
+/// One of khard's address books: its name in khard.conf, its folder (expanded as khard
+/// expands it), how it is watched, and what is wrong with it while that lasts.
+public struct KhardBookInfo: Codable, Sendable, Equatable {
+    public var name: String
+    public var folder: String
+    /// `watching`, `degraded`, `reattaching` (the folder is missing) or `skipped`.
+    public var state: String
+    public var problem: String?
+
+    public init(name: String, folder: String, state: String, problem: String?) {
+        self.name = name
+        self.folder = folder
+        self.state = state
+        self.problem = problem
+    }
+}
+
 /// One address book: its source UID, its database, what it contributes, and what is wrong
 /// with it while that lasts (the other sources keep serving meanwhile).
 public struct AddressBookInfo: Codable, Sendable, Equatable {
@@ -380,6 +414,8 @@ public struct StatusReply: Codable, Sendable, Equatable {
     /// Which app, which command for a favorite, which recompute mode and books; nil from
     /// daemons older than the field.
     public var choices: ChoicesInfo?
+    /// nil when `[Contacts] Khard=none` (and from daemons older than the field).
+    public var khard: KhardSourcesInfo?
 
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
@@ -389,8 +425,9 @@ public struct StatusReply: Codable, Sendable, Equatable {
         filesParsed: Int, usage: [String: Int], stateError: String?, persisted: Bool? = nil, savedGeneration: UInt64? = nil,
         pendingLaunchItem: ShortcutItem? = nil, watchers: Int = 0, desktopEntry: DesktopEntryExportInfo? = nil,
         quicklist: QuicklistInfo? = nil, notifications: NotificationsInfo? = nil, evolution: EvolutionSourcesInfo? = nil,
-        app: String? = nil, commands: CommandsInfo? = nil, choices: ChoicesInfo? = nil
+        app: String? = nil, commands: CommandsInfo? = nil, choices: ChoicesInfo? = nil, khard: KhardSourcesInfo? = nil
     ) {
+        self.khard = khard
         self.choices = choices
         self.version = version
         self.configFile = configFile

@@ -57,6 +57,7 @@ enum Render {
             }
         }
         if let evolution = status.evolution { rows += evolutionRows(evolution, style: style) }
+        if let khard = status.khard { rows += khardRows(khard, style: style) }
         for tree in status.watch.degradedTrees { rows.append(("rescanning", tree)) }
         for wait in status.watch.waitingForWriter { rows.append(("open for writing", "\(wait.path), since \(wait.since)")) }
         let unlistedWaits = status.watch.waitingForWriterCount - status.watch.waitingForWriter.count
@@ -106,7 +107,9 @@ enum Render {
         }
         let folder = status.contactsDirectory.isEmpty ? "no folder" : "the folder \(status.contactsDirectory)"
         let books = choices.evolution == "all" ? "every Evolution address book" : choices.evolution == "none" ? "no Evolution address book" : "the address books \(choices.evolution)"
-        rows.append(("sources", "\(folder) and \(books)"))
+        let khardBooks = status.khard?.books.filter { $0.state != "skipped" }.map(\.name) ?? []
+        let khard = khardBooks.isEmpty ? "" : ", khard's address books \(khardBooks.joined(separator: ", "))"
+        rows.append(("sources", "\(folder)\(khard) and \(books)"))
         // The person's own file, which a system-wide default (under an etc/qactd/) gives way to.
         let ownFile = status.configFile.flatMap { $0.contains("/etc/qactd/") ? nil : $0 }
         let file = ownFile ?? "~/.config/qactd/\(status.app ?? "qactd").conf"
@@ -142,6 +145,19 @@ enum Render {
             if book.indexing == true { text += style.yellow(" (indexing the other contacts)") }
             if let problem = book.problem { text += " — " + style.red(problem) }
             rows.append(("evolution", text))
+        }
+        return rows
+    }
+
+    /// One row per khard address book (`khard  family: /home/u/.contacts/family, watching`),
+    /// its problem in red, and why khard's configuration cannot be read, naming the file.
+    static func khardRows(_ khard: KhardSourcesInfo, style: Style) -> [(String, String)] {
+        var rows: [(String, String)] = []
+        if let problem = khard.problem { rows.append(("khard", style.red(problem))) }
+        for book in khard.books {
+            var text = "\(book.name): \(book.folder), \(book.state)"
+            if let problem = book.problem { text += " — " + (book.state == "skipped" ? style.yellow(problem) : style.red(problem)) }
+            rows.append(("khard", text))
         }
         return rows
     }

@@ -67,7 +67,7 @@ final class DaemonFixture {
 
     /// The tests of this fixture play the app (it resigns active) and name the app and books
     /// they use, so the defaults that serve a person's desktop with nothing written (their mail
-    /// app, every Evolution book, following the contacts) are turned off, after everything
+    /// app, every Evolution book, khard's books, following the contacts) are turned off, after everything
     /// else (so the lines `extra` is on stay where the tests expect them), unless `extra` sets them.
     func writeConfiguration(_ extra: String = "") throws {
         let text = """
@@ -85,6 +85,7 @@ final class DaemonFixture {
     static func desktopDefaultsOff(unlessSetIn extra: String) -> String {
         var lines = ""
         if !extra.contains("Evolution=") { lines += "\n[Contacts]\nEvolution=none" }
+        if !extra.contains("Khard=") { lines += "\n[Contacts]\nKhard=none" }
         if !extra.contains("Recompute=") { lines += "\n[Shortcuts]\nRecompute=resign-active" }
         if !extra.contains("DesktopFile=") { lines += "\n[Launcher]\nDesktopFile=none" }
         return lines + "\n"

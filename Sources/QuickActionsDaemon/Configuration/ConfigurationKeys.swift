@@ -79,6 +79,13 @@ enum ConfigurationKeys {
                 + " X-FOLKS-FAVOURITE:true (a star in GNOME Contacts) and the category \"Starred in Android\""
                 + " also mark a favorite there.",
             \.evolution, { value throws(ConfigurationError) in try value.evolutionSelection() }),
+        ConfigurationKey(
+            "Contacts", "Khard", default: .text("auto"),
+            help: "auto: the address books khard's configuration names ($XDG_CONFIG_HOME/khard/khard.conf,"
+                + " [[name]] path = folder) read besides Directory= and followed as the file changes;"
+                + " X-FOLKS-FAVOURITE:true also marks a favorite there, and a book inside Directory= is read"
+                + " once. none: not read.",
+            \.khard, { value throws(ConfigurationError) in try value.choice() }),
 
         ConfigurationKey(
             "Shortcuts", "StaticItems", default: .text("shortcuts.plist"),

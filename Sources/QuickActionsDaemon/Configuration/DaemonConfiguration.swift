@@ -54,6 +54,13 @@ enum FavoriteFaces: String, Equatable, Sendable, CaseIterable {
     case no
 }
 
+/// Whether the address books khard's configuration names are read besides the contacts folder.
+enum KhardBooks: String, Equatable, Sendable, CaseIterable {
+    /// Those of `$XDG_CONFIG_HOME/khard/khard.conf`, followed as it changes (none while it is missing).
+    case auto
+    case none
+}
+
 /// Whether failures a person should see become desktop notifications.
 enum FeedbackNotifications: String, Equatable, Sendable, CaseIterable {
     /// When a session bus has a notification server; otherwise logged only.
@@ -88,6 +95,8 @@ struct DaemonConfiguration: Equatable, Sendable {
     var maxFileBytes = 0
     /// The Evolution Data Server address books read besides the directory.
     var evolution: EvolutionSelection = .none
+    /// khard's address books read besides the directory.
+    var khard: KhardBooks = .none
 
     // [Shortcuts]
     var staticItemsPath = ""

@@ -7,6 +7,7 @@ struct DaemonReloader: Sendable {
     let loader: SettingsLoader
     let core: DaemonCore
     let watcher: DirectoryWatcher
+    let khard: KhardWatcher
     let evolution: EvolutionWatcher
     let mailApp: DefaultMailAppWatcher
     let notifier: any ServiceManagerNotifier
@@ -25,6 +26,9 @@ struct DaemonReloader: Sendable {
         // Through the watcher, so the rescan is ordered with the events around it.
         await watcher.reload(ContactsScan.scanner(
             for: settings.configuration, notifier: notifier, logger: logger, replies: core.replies))
+        // After the folder: a khard book the new `Directory=` takes in is left to it, and one it
+        // lets go of is read again after the folder forgot it.
+        await khard.reload(KhardSettings(settings.configuration))
         await evolution.reload(EvolutionSettings(settings.configuration))
         await mailApp.reload(DefaultMailApp.isFollowed(settings.configuration, instance: loader.instance))
         ContactsScan.logDuplicates(in: await core.index, logger: logger)

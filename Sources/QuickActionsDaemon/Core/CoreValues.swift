@@ -101,6 +101,7 @@ struct StatusSnapshot: Sendable {
     var launchers: LauncherExportStatus
     var notifications: NotificationsInfo
     var evolution: EvolutionSourcesInfo?
+    var khard: KhardSourcesInfo?
     /// Whether the set follows the contacts now (`DaemonCore.followsContacts`).
     var followsContacts = false
     var commands: CommandsInfo

@@ -21,6 +21,16 @@ extension DaemonCore {
         applyIndexChanges(update.changes)
     }
 
+    /// Applies what the `KhardWatcher` read from khard's address books: their files join the
+    /// same index under their own paths, with the same debounce.
+    func applyKhardUpdate(_ update: KhardUpdate) {
+        khard = update.info
+        activity.filesParsed += update.work.filesParsed
+        activity.rescans += update.work.rescans
+        activity.eventsHandled += update.work.eventsHandled
+        applyIndexChanges(update.changes)
+    }
+
     /// Applies what the `EvolutionWatcher` read from the address books: their rows join the
     /// same index as the directory's files (paths `eds:<book>/<row>`), with the same debounce.
     func applyEvolutionUpdate(_ update: EvolutionUpdate) {

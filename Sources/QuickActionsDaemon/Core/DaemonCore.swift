@@ -47,6 +47,8 @@ actor DaemonCore {
     }
     /// The Evolution address books, as the Evolution watcher last reported them (nil: `Evolution=none`).
     var evolution: EvolutionSourcesInfo? { didSet { replies.statusChanged() } }
+    /// khard's address books, as the khard watcher last reported them (nil: `Khard=none`).
+    var khard: KhardSourcesInfo? { didSet { replies.statusChanged() } }
     /// `GetContact` calls for a contact not indexed yet while an address book's other contacts
     /// are indexed after start-up: answered once that is done.
     var contactWaiters: [CheckedContinuation<Void, Never>] = []
@@ -182,7 +184,7 @@ actor DaemonCore {
             pendingLaunchItem: state.pendingLaunchItem, watchers: watchers.count, launchers: launchers.status,
             notifications: settings.configuration.notifications == .off
                 ? NotificationsInfo(state: NotificationsInfo.State.off.rawValue, shown: feedback.info.shown) : feedback.info,
-            evolution: evolution, followsContacts: followsContacts, commands: commandsInfo, epoch: epoch)
+            evolution: evolution, khard: khard, followsContacts: followsContacts, commands: commandsInfo, epoch: epoch)
     }
 
     /// Which way commands start and how many run.

@@ -87,53 +87,6 @@ extension EvolutionEngine {
         }
     }
 
-    // MARK: The folders' watches
-
-    /// Plans the watches for the folders as they are and adds or removes them, until a plan
-    /// holds. Each watch is added before the folders below it are looked at, so one made
-    /// meanwhile is seen either way.
-    func refreshFolderWatches() {
-        for _ in 0..<8 {
-            let plan = EvolutionFolderWatches.plan(wantedFolders, exists: isDirectory)
-            guard folderWatches.replan(plan) else { break }
-            applyFolderWatches()
-        }
-    }
-
-    /// Adds (or narrows, or widens) each planned watch and removes the others.
-    private func applyFolderWatches() {
-        guard inotify >= 0 else { return }
-        for (descriptor, folder) in watchedFolders where folderWatches.mask(of: folder) == nil {
-            inotify_rm_watch(inotify, descriptor)
-            watchedFolders[descriptor] = nil
-        }
-        for folder in folderWatches.planned.keys.sorted() { addFolderWatch(folder) }
-    }
-
-    private func addFolderWatch(_ folder: String) {
-        guard inotify >= 0, let mask = folderWatches.mask(of: folder) else { return }
-        let descriptor = inotify_add_watch(inotify, folder, mask.rawValue)
-        guard descriptor >= 0 else { return }
-        // The kernel gives the folder's watch its descriptor again, unless the folder was made anew.
-        watchedFolders = watchedFolders.filter { $0.value != folder }
-        watchedFolders[descriptor] = folder
-    }
-
-    /// A folder watched for a sub-folder to appear woke the watcher for another entry: it is
-    /// watched for its own moves only until the quiet period ends.
-    func muteFolderWatch(_ folder: String) {
-        folderWatches.mute(folder, now: .now)
-        addFolderWatch(folder)
-    }
-
-    /// The quiet period ended: the muted watches widened again, and the folders looked at, since
-    /// what was awaited may have appeared meanwhile.
-    func rearmFolderWatches() {
-        for folder in folderWatches.rearm() { addFolderWatch(folder) }
-        let plan = EvolutionFolderWatches.plan(wantedFolders, exists: isDirectory)
-        if plan != folderWatches.planned { needsRefresh = true }
-    }
-
     // MARK: The registry
 
     /// Every `*.source` file of the registry, parsed.
@@ -187,11 +140,6 @@ extension EvolutionEngine {
     }
 
     // MARK: Files
-
-    func isDirectory(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
-    }
 
     private func subfolders(of folder: String) -> [String] {
         entries(of: folder).filter { isDirectory(folder + "/" + $0) }

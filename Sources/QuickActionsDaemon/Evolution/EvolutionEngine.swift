@@ -15,7 +15,7 @@ struct EvolutionUpdate: Sendable {
 /// `attach` before the thread starts, then by the thread alone. Watches the data home's
 /// `evolution/addressbook` chain (books appearing and disappearing) and each book's folder
 /// (the database and its journal), and reads a book when its folder says it was written.
-final class EvolutionEngine: WatchedSource {
+final class EvolutionEngine: WatchedSource, FolderWatching {
     struct Book {
         let uid: String
         /// Where EDS keeps it, and so its schema.
@@ -192,7 +192,7 @@ final class EvolutionEngine: WatchedSource {
     /// Reads the queued events, then every book they (or a due retry) marked.
     func handleEvents(ready: Bool) {
         if ready { readQueuedEvents() }
-        if let rearmAt = folderWatches.rearmAt, rearmAt <= .now { rearmFolderWatches() }
+        if folderWatchesRearmDue { rearmFolderWatches() }
         if let retryAt, retryAt <= .now {
             self.retryAt = nil
             for (uid, book) in books where book.fault?.retriesOnTimer == true {
@@ -236,19 +236,20 @@ final class EvolutionEngine: WatchedSource {
         for event in Inotify.readQueued(from: inotify, buffer: &buffer, source: "the address books", logger: logger) { handle(event) }
     }
 
+    /// The quiet period ended: the muted watches widened again, and the folders looked at, since
+    /// what was awaited may have appeared meanwhile.
+    func rearmFolderWatches() {
+        if widenMutedFolderWatches() { needsRefresh = true }
+    }
+
     private func handle(_ event: InotifyEvent) {
         if event.mask.contains(.queueOverflow) {
             needsRefresh = true
             for uid in books.keys { books[uid]?.dirty = true }
             return
         }
-        if let folder = watchedFolders[event.watchDescriptor] {
-            if event.mask.contains(.ignored) { watchedFolders[event.watchDescriptor] = nil }
-            switch folderWatches.verdict(event, on: folder) {
-            case .refresh: needsRefresh = true
-            case .mute(let folder): muteFolderWatch(folder)
-            case .ignore: break
-            }
+        if let verdict = folderVerdict(event) {
+            if verdict == .refresh { needsRefresh = true }
             return
         }
         guard let uid = books.first(where: { $0.value.watch == event.watchDescriptor })?.key else { return }

@@ -267,7 +267,7 @@ extension StatusReply {
             },
             quicklist: status.launchers.quicklist, notifications: status.notifications, evolution: status.evolution,
             app: status.instance.app?.name, commands: status.commands,
-            choices: ChoicesInfo(configuration, followingContacts: status.followsContacts))
+            choices: ChoicesInfo(configuration, followingContacts: status.followsContacts), khard: status.khard)
     }
 }
 

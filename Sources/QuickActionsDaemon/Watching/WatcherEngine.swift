@@ -39,6 +39,8 @@ final class WatcherEngine {
     /// Files created at the very end of a batch, read at the start of the next one together
     /// with the IN_CLOSE_WRITE already queued for them (see `readAndHandleEvents`).
     var creationsForNextBatch: [Action] = []
+    /// How log lines name the folder: the contacts folder, or one of khard's address books.
+    var folderName = "the contacts folder"
 
     init(
         scanner: ContactsDirectoryScanner, logger: Logger, timing: DirectoryWatcherTiming,
@@ -75,7 +77,7 @@ final class WatcherEngine {
 
     private func openInotify() {
         guard inotify < 0 else { return }
-        switch Inotify.open(logger: logger, failure: "Cannot watch the contacts folder, falling back to periodic rescans:") {
+        switch Inotify.open(logger: logger, failure: "Cannot watch \(folderName), falling back to periodic rescans:") {
         case .success(let descriptor): inotify = descriptor
         case .failure(let error): inotifyError = error.errno
         }
@@ -181,13 +183,13 @@ final class WatcherEngine {
         defer { loggedHealth = health }
         switch health {
         case .watching:
-            logger.info("Watching the contacts folder '\(machine.root)' with inotify (\(machine.watchedFolderCount) folders).",
+            logger.info("Watching \(folderName) '\(machine.root)' with inotify (\(machine.watchedFolderCount) folders).",
                         metadata: ["QACTD_PATH": "\(machine.root)"])
         case .degraded(let trees, let reason):
             logger.warning("Contacts watching is degraded (\(reason)); rescanning every \(timing.degradedRescanInterval.wholeSeconds) s: \(trees.map { "'\($0)'" }.joined(separator: ", ")).",
                            metadata: ["QACTD_PATH": "\(trees.first ?? machine.root)"])
         case .reattaching:
-            logger.warning("The contacts folder '\(machine.root)' is missing; serving no contacts until it appears again.",
+            logger.warning("\(folderName.prefix(1).uppercased() + folderName.dropFirst()) '\(machine.root)' is missing; serving none of its contacts until it appears again.",
                            metadata: ["QACTD_PATH": "\(machine.root)"])
         }
     }

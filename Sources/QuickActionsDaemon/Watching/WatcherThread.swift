@@ -30,6 +30,12 @@ protocol WatchedSource: AnyObject, SendableMetatype {
     /// Stopping before `finishFirstReads`: nobody waits for those contacts any more; true when there were any.
     func abandonFirstReads() -> Bool
     func closeInotify()
+    /// Every descriptor the thread polls: `inotify`, unless the engine keeps several.
+    var pollDescriptors: [Int32] { get }
+}
+
+extension WatchedSource {
+    var pollDescriptors: [Int32] { inotify >= 0 ? [inotify] : [] }
 }
 
 /// The one control of a watcher: a source's engine behind a lock and a `MailboxThread` that
@@ -123,8 +129,8 @@ final class WatcherThread<Engine: WatchedSource>: Sendable {
         var descriptors: [pollfd] = []
         while true {
             // What `attach` read was delivered already: the thread begins by sleeping.
-            let (inotify, timeout) = engine.withLock { ($0.inotify, $0.pollTimeoutMilliseconds()) }
-            descriptors = inotify >= 0 ? [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)] : []
+            let (polled, timeout) = engine.withLock { ($0.pollDescriptors, $0.pollTimeoutMilliseconds()) }
+            descriptors = polled.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             thread.sleep(polling: &descriptors, timeoutMilliseconds: timeout)
             let stopping = thread.isStopping
             let requests = thread.withMail { mail in
@@ -133,7 +139,7 @@ final class WatcherThread<Engine: WatchedSource>: Sendable {
             }
             var reloads: [MailboxReply<Void>] = []
             var abandoned = false
-            let eventsReady = descriptors.first.map { $0.revents != 0 } == true
+            let eventsReady = descriptors.contains { $0.revents != 0 }
             let updates = engine.withLock { engine -> [Engine.Update] in
                 engine.handleEvents(ready: eventsReady)
                 for request in requests {
