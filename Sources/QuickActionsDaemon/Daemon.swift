@@ -174,7 +174,9 @@ public struct Daemon: Service {
         // The first scan's batch (every file read and parsed) is freed now that `initial` is
         // gone: its pages go back before READY=1, whatever the timing of the core's later trims.
         _ = CLinux_releaseFreeHeapMemory()
-        // The launchers show the set restored from the state file before anything changes it.
+        // The launchers show the set restored from the state file, or the one the contacts give
+        // when the daemon follows them: never a set without the favorites it is about to show.
+        await core.recomputeBeforeFirstPublication()
         await core.publishToLaunchers()
         ContactsScan.logDuplicates(in: await core.index, logger: logger)
 

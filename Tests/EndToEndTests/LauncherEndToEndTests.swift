@@ -59,6 +59,27 @@ final class LauncherEndToEndTests: XCTestCase {
         return (object?["actions"] as? [String] ?? [], object?["names"] as? [String] ?? [])
     }
 
+    /// A daemon that follows the contacts (the default) with no saved state: its very first
+    /// export of the app's entry already holds the favorites, written once. A shell that reads
+    /// the entry at login would otherwise keep an entry without them.
+    func testTheFirstExportAlreadyHoldsTheFavorites() throws {
+        let fixture = try DaemonFixture()
+        try fixture.writeConfiguration("""
+            [Launcher]
+            DesktopFile=io.qactd.Test.desktop
+            [Shortcuts]
+            Recompute=auto
+            DisplayLimit=20
+            """)
+        let exported = try fixture.installAppEntry("[Desktop Entry]\nType=Application\nName=Test Contacts\nExec=/bin/true\n")
+        try fixture.start()
+        XCTAssertTrue(
+            waitUntil(timeout: 10) { ((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "").contains("Name=Ada Lovelace") },
+            "the favorites reach the entry\n\(fixture.log())")
+        let writes = fixture.log().components(separatedBy: "\n").filter { $0.contains("Exported the quick actions to '\(exported)'") }
+        XCTAssertEqual(writes.count, 1, "the first export was written without the favorites, then again:\n\(fixture.log())")
+    }
+
     func testGDesktopAppInfoListsTheQuickActionsAndLaunchingOneTriggersItColdAndWarm() throws {
         try requireGLib()
         try requireSessionBus()

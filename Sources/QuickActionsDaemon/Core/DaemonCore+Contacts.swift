@@ -95,6 +95,15 @@ extension DaemonCore {
     /// While the set follows the contacts (`Recompute=change`, or `auto` until an app speaks),
     /// (re)starts the settle timer; also called at start, so the set follows changes made while
     /// the daemon was stopped.
+    /// At start-up, once the first reads are in the index and before anything is published: a
+    /// daemon that follows the contacts derives the set now, so the launchers' first export
+    /// already holds the favorites. A shell that reads the entry once, at login, keeps what it
+    /// read; an export without them, even for a moment, could stay until the next login.
+    func recomputeBeforeFirstPublication() {
+        guard followsContacts else { return }
+        recomputeAfterIndexChange()
+    }
+
     func scheduleRecomputeIfFollowingContacts() {
         guard followsContacts else { return }
         pendingRecompute?.cancel()
