@@ -139,9 +139,11 @@ public enum QuickActionsInterface {
         # "unavailable" (it could not be: message says why); shown counts them.
         type Notifications (state: string, message: ?string, shown: int)
 
-        # The live quicklist on the session bus (DynamicItems=quicklist): state is
+        # The live quicklist on the session bus (DynamicItems=auto or quicklist): state is
         # "off" (message says why), "waiting" (the bus cannot be reached; retried)
-        # or "on"; busName and objectPath are where docks read the dbusmenu menu.
+        # or "on"; busName and objectPath are where docks read the dbusmenu menu;
+        # readers, who shows it (a bus name and its program; with DynamicItems=auto the
+        # desktop entry holds the favorites only while there is none).
         type Quicklist (
           state: string,
           message: ?string,
@@ -149,7 +151,8 @@ public enum QuickActionsInterface {
           busName: ?string,
           objectPath: ?string,
           applicationURI: ?string,
-          items: int
+          items: int,
+          readers: ?[]string
         )
 
         # The per-user desktop entry kept with the quick actions ([Launcher] DesktopFile=),

@@ -235,10 +235,14 @@ public struct QuicklistInfo: Codable, Sendable, Equatable {
     public var applicationURI: String?
     /// Items in the menu (the displayed dynamic items).
     public var items: Int
+    /// Who shows the menu: each reader's bus name with the program that owns it
+    /// (`com.canonical.Unity (plank)`); absent while nobody does. With `DynamicItems=auto` the
+    /// favorites are in the desktop entry exactly while this is absent.
+    public var readers: [String]?
 
     public init(
         state: String, message: String?, busAddress: String?, busName: String?, objectPath: String?,
-        applicationURI: String?, items: Int
+        applicationURI: String?, items: Int, readers: [String] = []
     ) {
         self.state = state
         self.message = message
@@ -247,6 +251,7 @@ public struct QuicklistInfo: Codable, Sendable, Equatable {
         self.objectPath = objectPath
         self.applicationURI = applicationURI
         self.items = items
+        self.readers = readers.isEmpty ? nil : readers
     }
 }
 

@@ -168,6 +168,7 @@ enum Render {
         case .on?:
             return style.green("on") + ": \(quicklist.items) item\(quicklist.items == 1 ? "" : "s") at \(quicklist.busName ?? "?") \(quicklist.objectPath ?? "")"
                 + (quicklist.applicationURI.map { " for \($0)" } ?? "")
+                + (quicklist.readers.map { ", shown by " + $0.joined(separator: ", ") } ?? ", shown by no dock or shell extension now")
         case .waiting?:
             return style.yellow("waiting") + (quicklist.message.map { " (\($0))" } ?? "")
         case .off?, nil:

@@ -29,6 +29,11 @@ final class BackgroundProcess {
         input?.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
+    /// Closes its standard input: the clients that read commands exit then.
+    func closeInput() {
+        try? input?.fileHandleForWriting.close()
+    }
+
     deinit {
         try? input?.fileHandleForWriting.close()
         if process.isRunning {

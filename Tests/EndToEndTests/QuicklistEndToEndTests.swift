@@ -338,6 +338,47 @@ final class QuicklistEndToEndTests: XCTestCase {
         XCTAssertEqual(updateCount(), 4, "one announcement at start, one per change, one for the dock: \(updates.output)")
     }
 
+    /// `DynamicItems=auto`, the default: while nobody reads the quicklist the desktop entry holds
+    /// the favorites (as every launcher reads it); a dock taking `com.canonical.Unity` makes the
+    /// quicklist their one place within a second, and once it has been gone for the hold the
+    /// entry takes them back. Status names the reader.
+    func testByDefaultTheFavoritesAreInTheEntryOnlyWhileNoDockReadsTheQuicklist() throws {
+        let fixture = try DaemonFixture(extraConfiguration: "[Launcher]\nDesktopFile=\(Self.desktopFileID)\n[Shortcuts]\nDisplayLimit=20\n")
+        let bus = try PrivateSessionBus(in: fixture.root)
+        let exported = try fixture.installAppEntry(
+            "[Desktop Entry]\nType=Application\nName=Contacts\nExec=/bin/true\n", name: Self.desktopFileID)
+        fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        fixture.daemonEnvironment["XDG_RUNTIME_DIR"] = fixture.root.appendingPathComponent("runtime").path
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        func entry() -> String { (try? String(contentsOfFile: exported, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(waitUntil(timeout: 10) { entry().contains("Name=Ada Lovelace") }, "no reader: the entry holds the favorites\n\(fixture.log())")
+        XCTAssertTrue(entry().contains("Name=Search"))
+        let busName = waitUntilServed(fixture)
+        XCTAssertNil(quicklist(fixture)["readers"], "\(quicklist(fixture))")
+        XCTAssertTrue(fixture.qactl(["status"]).stdout.contains("shown by no dock or shell extension now"), fixture.qactl(["status"]).stdout)
+
+        let dock = try client(["updates"], bus: bus, fixture: fixture, name: "dock")
+        dock.send("own-unity")
+        XCTAssertTrue(waitUntil(timeout: 10) { dock.jsonLines.contains { $0["owned"] as? String == "com.canonical.Unity" } }, dock.output)
+        let owned = ContinuousClock.now
+        XCTAssertTrue(waitUntil(timeout: 1) { !entry().contains("Name=Ada Lovelace") }, "a dock reads the quicklist: the favorites leave the entry\n\(fixture.log())")
+        print("auto: favorites left the entry \(ContinuousClock.now - owned) after a dock took com.canonical.Unity")
+        XCTAssertTrue(entry().contains("Name=Search"), "static items stay in the entry")
+        let menu = try client(["follow", busName, Self.menuPath], bus: bus, fixture: fixture, name: "menu")
+        XCTAssertTrue(waitUntil(timeout: 10) { self.lastLabels(menu)?.contains("Ada Lovelace") == true }, menu.output)
+        let readers = quicklist(fixture)["readers"] as? [String] ?? []
+        XCTAssertEqual(readers.count, 1, "\(quicklist(fixture))")
+        XCTAssertTrue(readers.first?.hasPrefix("com.canonical.Unity (") == true, "\(readers)")
+
+        // The dock goes: after the hold, and not before, the entry takes them back.
+        dock.closeInput()
+        let gone = ContinuousClock.now
+        XCTAssertTrue(waitUntil(timeout: 10) { entry().contains("Name=Ada Lovelace") }, "\(fixture.log())")
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - gone, .seconds(2), "the favorites came back before the hold")
+        XCTAssertNil(quicklist(fixture)["readers"])
+    }
+
     func testTheBusGoingAwayAndComingBackIsSurvived() throws {
         let fixture = try makeFixture(bus: nil)
         let bus = try PrivateSessionBus(in: fixture.root)

@@ -8,7 +8,8 @@ and a second private bus standing in for the system bus, Debian's kwin_x11 (the 
 task manager learns the windows from), kded5 (which rebuilds KDE's service cache, KSycoca, when an
 applications folder changes) and plasmashell with one panel: Kickoff and a task manager whose only
 launcher is the demo app. Then the built qactd on the demo contacts exports the demo app's entry
-(DynamicItems=desktop-entry: Plasma reads an app's actions only from its desktop entry).
+(the default DynamicItems=auto: plasmashell owns com.canonical.Unity but draws no quicklist, so the
+favorites stay in the desktop entry, the only place Plasma reads an app's actions from).
 
 What a person sees is read from the screen: menus are opened with xdotool, the screen shot with
 ImageMagick's import and read with tesseract. After the first export, a favorite added, renamed
@@ -140,10 +141,10 @@ class Session(ScratchDesktop):
         })
 
     def prepare(self):
-        super().prepare(["home/.config", "home/.cache"], "desktop-entry")
+        super().prepare(["home/.config", "home/.cache"], None)
         # Every change of the favorites reaches the entry at once, as a person editing a
         # contact sees it.
-        self.configure(DESKTOP_ID, "desktop-entry", "Recompute=change\nRecomputeSettleMSec=0\n")
+        self.configure(DESKTOP_ID, None, "Recompute=change\nRecomputeSettleMSec=0\n")
         # The exports folder is there when the session starts, as it is once qactd has run: the
         # session's XDG_DATA_DIRS names it only from the login after qactd's first start.
         os.makedirs(os.path.dirname(self.exported))
@@ -494,7 +495,7 @@ class Session(ScratchDesktop):
         the favorite FACE_NAME's photo one solid colour, right-clicks the launcher until its menu
         shows FACE_NAME and, left of the name on its row (where a menu draws an action's icon),
         the photo's colour (yes) or none of it (no). Returns what was read."""
-        self.configure(DESKTOP_ID, "desktop-entry", "Recompute=change\nRecomputeSettleMSec=0\n[Launcher]\nFavoriteFaces=%s\n" % faces)
+        self.configure(DESKTOP_ID, None, "Recompute=change\nRecomputeSettleMSec=0\n[Launcher]\nFavoriteFaces=%s\n" % faces)
         self.qactl("reload")
         wait_for("the entry's action icon for FavoriteFaces=%s" % faces,
                  lambda: ("/qactd/faces/" in face_icon(self.exported)) == (faces == "yes"), timeout=10)

@@ -290,11 +290,13 @@ class ScratchDesktop:
         self.configure(DESKTOP_ID, mode)
 
     def configure(self, desktop_file, mode, shortcuts="", launcher=""):
-        """`shortcuts`, `launcher`: more lines for [Shortcuts] and [Launcher]."""
+        """`mode`: DynamicItems=, None for the default; `shortcuts`, `launcher`: more lines for
+        [Shortcuts] and [Launcher]."""
+        dynamic_items = "" if mode is None else "DynamicItems=%s\n" % mode
         with open(self.path("qactd.conf"), "w") as configuration:
             configuration.write("[Contacts]\nDirectory=contacts\n[Shortcuts]\nStaticItems=shortcuts.plist\n%s"
-                                "[Launcher]\nDesktopFile=%s\nDynamicItems=%s\n%s[Daemon]\nSocket=%s\n"
-                                % (shortcuts, desktop_file, mode, launcher, self.env["QACTD_SOCKET"]))
+                                "[Launcher]\nDesktopFile=%s\n%s%s[Daemon]\nSocket=%s\n"
+                                % (shortcuts, desktop_file, dynamic_items, launcher, self.env["QACTD_SOCKET"]))
 
     def photo(self, uid, rgb, image_format="JPEG"):
         """Gives the demo card `uid` a photo of one solid colour (made with PIL, inline as vCard

@@ -135,22 +135,9 @@ final class ManagerConnection: @unchecked Sendable {
         _ fill: (SdBusMessageWriter) throws(SdBusError) -> Void,
         read: (SdBusMessageReader) throws(SdBusError) -> Value = { _ throws(SdBusError) in }
     ) throws(SdBusError) -> Value {
-        var created: OpaquePointer?
-        try sdBusChecked("sd_bus_message_new_method_call", sd_bus_message_new_method_call(
-            bus, &created, UserManagerCommands.manager, UserManagerCommands.managerPath, interface, member))
-        guard let call = created else { throw SdBusError(call: "sd_bus_message_new_method_call", errno: ENOMEM) }
-        defer { sd_bus_message_unref(call) }
-        try fill(SdBusMessageWriter(message: call))
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var reply: OpaquePointer?
-        let result = sd_bus_call(bus, call, UserManagerCommands.callTimeoutMicroseconds, &error, &reply)
-        defer { sd_bus_message_unref(reply) }
-        guard result >= 0, let reply else {
-            let said = [error.name, error.message].compactMap { $0.map { String(cString: $0) } }.joined(separator: ": ")
-            throw SdBusError(call: said.isEmpty ? "sd_bus_call" : said, errno: -result)
-        }
-        return try read(SdBusMessageReader(message: reply))
+        try sdBusCall(
+            bus, destination: UserManagerCommands.manager, path: UserManagerCommands.managerPath, interface: interface, member: member,
+            timeoutMicroseconds: UserManagerCommands.callTimeoutMicroseconds, fill, read: read)
     }
 
     /// Reads every message that arrived and hands what the manager said about units to `handle`.

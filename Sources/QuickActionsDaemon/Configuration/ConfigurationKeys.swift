@@ -166,10 +166,11 @@ enum ConfigurationKeys {
                 + " takes no mail app: auto is none there). none or empty: nothing is exported.",
             \.launcherDesktopFileSetting, { value throws(ConfigurationError) in try value.desktopFileSetting() }),
         ConfigurationKey(
-            "Launcher", "DynamicItems", default: .text("desktop-entry"),
-            help: "Where the favorites' quick actions go: desktop-entry (read by every launcher) or quicklist"
-                + " (the live D-Bus menu of Dash to Dock, Ubuntu Dock, Plank and qactd's GNOME Shell extension); static items always go into"
-                + " the desktop entry.",
+            "Launcher", "DynamicItems", default: .text("auto"),
+            help: "Where the favorites' quick actions go: auto (the quicklist, and the desktop entry too while no"
+                + " reader of the quicklist is on the session bus, so each shows once), desktop-entry (read by every"
+                + " launcher) or quicklist (the live D-Bus menu of Dash to Dock, Ubuntu Dock, Plank and qactd's GNOME"
+                + " Shell extension); static items always go into the desktop entry.",
             \.launcherDynamicItems, { value throws(ConfigurationError) in try value.choice() }),
         ConfigurationKey(
             "Launcher", "FavoriteFaces", default: .text("yes"),

@@ -44,6 +44,10 @@ enum FavoriteActionSource: Equatable, Sendable {
 /// Where the favorites' quick actions are shown besides the socket: in the
 /// exported desktop entry, which every launcher reads, or only in the live D-Bus quicklist.
 enum LauncherDynamicItems: String, Equatable, Sendable, CaseIterable {
+    /// The quicklist always, the desktop entry too while no reader of the quicklist is on the
+    /// session bus (`DynamicItemsPlacement`): live where a dock or the shell extension reads it,
+    /// each item once, and in the entry where only that is read.
+    case auto
     case desktopEntry = "desktop-entry"
     case quicklist
 }
@@ -138,7 +142,7 @@ struct DaemonConfiguration: Equatable, Sendable {
     /// With `DesktopFile=auto`: which app was chosen, and why.
     var defaultApp: DefaultAppChoice?
     var favoriteActionSource: FavoriteActionSource = .none
-    var launcherDynamicItems: LauncherDynamicItems = .desktopEntry
+    var launcherDynamicItems: LauncherDynamicItems = .auto
     var favoriteFaces: FavoriteFaces = .yes
 
     // [Daemon]

@@ -40,8 +40,12 @@ struct DesktopEntryExporter: Sendable {
         writtenPins = nil
     }
 
-    mutating func publish(_ publication: LauncherPublication, logger: Logger) {
-        guard publication != lastPublication else { return }
+    /// Whether the entry holds the favorites (`DynamicItemsPlacement`), as the last export had it.
+    private(set) var dynamicItemsInEntry = true
+
+    mutating func publish(_ publication: LauncherPublication, dynamicItemsInEntry: Bool, logger: Logger) {
+        guard publication != lastPublication || dynamicItemsInEntry != self.dynamicItemsInEntry else { return }
+        self.dynamicItemsInEntry = dynamicItemsInEntry
         export(publication, logger: logger)
     }
 
@@ -50,6 +54,12 @@ struct DesktopEntryExporter: Sendable {
     mutating func refresh(logger: Logger) {
         guard let lastPublication else { return }
         export(lastPublication, logger: logger)
+    }
+
+    /// The favorites go into the entry, or leave it: the last publication exported again.
+    mutating func refreshPlacing(dynamicItemsInEntry: Bool, logger: Logger) {
+        self.dynamicItemsInEntry = dynamicItemsInEntry
+        refresh(logger: logger)
     }
 
     private mutating func export(_ publication: LauncherPublication, logger: Logger) {
@@ -118,9 +128,9 @@ struct DesktopEntryExporter: Sendable {
     // MARK: The actions
 
     /// One action per displayed row that goes into the desktop entry: static rows always,
-    /// favorites unless `DynamicItems=quicklist`, in `List` order.
+    /// favorites while `dynamicItemsInEntry`, in `List` order.
     func actions(for publication: LauncherPublication, in source: DesktopEntryDocument) -> [DesktopQuickAction] {
-        let includeDynamic = publication.configuration.launcherDynamicItems == .desktopEntry
+        let includeDynamic = dynamicItemsInEntry
         // The app's own action identifiers, listed or only given a group, are never reused.
         let actionGroupPrefix = "Desktop Action "
         var taken = Set(source.actionIdentifiers + source.groupNames.compactMap {

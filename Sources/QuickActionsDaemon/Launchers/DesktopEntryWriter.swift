@@ -23,6 +23,8 @@ final class DesktopEntryWriter: Sendable {
         var status: DesktopEntryExportStatus?
         var waiters: [(ticket: Ticket, reply: MailboxReply<Void>)] = []
         var onStatusChange: (@Sendable () -> Void)?
+        /// The quicklist's readers as its bus thread last said, not yet taken by this thread.
+        var quicklistReaders: Set<String>?
     }
 
     /// The `qactd-export` thread and its one-slot mailbox.
@@ -71,6 +73,13 @@ final class DesktopEntryWriter: Sendable {
         return ticket
     }
 
+    /// The quicklist's bus thread saw its readers change (empty: none, or no bus): with
+    /// `DynamicItems=auto` the favorites leave the entry or come back (`DynamicItemsPlacement`).
+    func quicklistReaders(_ readers: Set<String>) {
+        thread.withMail { $0.quicklistReaders = readers }
+        thread.wake()
+    }
+
     /// The next publication is carried out even if it equals the last one (a reload retries).
     func forgetLastPublication() {
         thread.withMail { $0.forgetLast = true }
@@ -96,6 +105,8 @@ final class DesktopEntryWriter: Sendable {
     private func run() {
         var exporter = DesktopEntryExporter(environment: environment, qactlPath: qactlPath)
         var watch = AppEntryWatch(logger: logger)
+        var placement = DynamicItemsPlacement()
+        var setting: LauncherDynamicItems?
         defer { watch.close() }
         var watched: [pollfd] = []
         while true {
@@ -104,23 +115,43 @@ final class DesktopEntryWriter: Sendable {
                 exporter.refresh(logger: logger)
                 record(ticket: nil, &exporter, &watch)
             }
-            exportPending(&exporter, &watch)
+            if let readers = thread.withMail({ mail in defer { mail.quicklistReaders = nil }; return mail.quicklistReaders }) {
+                placement.readers(readers)
+            }
+            placement.tick()
+            // The readers came or went (or the wait for them is over): the last publication
+            // again, the favorites in the entry or out of it.
+            if let setting, placement.entryHoldsDynamicItems(setting) != exporter.dynamicItemsInEntry, !placement.isUndecided {
+                exporter.refreshPlacing(dynamicItemsInEntry: placement.entryHoldsDynamicItems(setting), logger: logger)
+                record(ticket: nil, &exporter, &watch)
+            }
+            exportPending(&exporter, &watch, placement: placement, stopping: stopping, setting: &setting)
             if stopping { break }
             watched = watch.descriptor >= 0 ? [pollfd(fd: watch.descriptor, events: Int16(POLLIN), revents: 0)] : []
-            thread.sleep(polling: &watched, timeoutMilliseconds: -1)
+            thread.sleep(polling: &watched, timeoutMilliseconds: WakeUpSocket.milliseconds(until: placement.deadline))
         }
     }
 
     /// Exports the newest pending publication, records the outcome and resumes whom it answers.
-    private func exportPending(_ exporter: inout DesktopEntryExporter, _ watch: inout AppEntryWatch) {
+    /// With `DynamicItems=auto` and no word from the quicklist yet, it waits for one (at most
+    /// `DynamicItemsPlacement.firstAnswerWait`), unless the thread is stopping.
+    private func exportPending(
+        _ exporter: inout DesktopEntryExporter, _ watch: inout AppEntryWatch, placement: DynamicItemsPlacement, stopping: Bool,
+        setting: inout LauncherDynamicItems?
+    ) {
         guard let (job, forget) = thread.withMail({ mail -> ((ticket: Ticket, publication: LauncherPublication), Bool)? in
-            guard let pending = mail.pending else { return nil }
+            guard let pending = mail.pending,
+                  pending.publication.configuration.launcherDynamicItems != .auto || !placement.isUndecided || stopping
+            else { return nil }
             mail.pending = nil
             defer { mail.forgetLast = false }
             return (pending, mail.forgetLast)
         }) else { return }
         if forget { exporter.forgetLastPublication() }
-        exporter.publish(job.publication, logger: logger)
+        setting = job.publication.configuration.launcherDynamicItems
+        exporter.publish(
+            job.publication, dynamicItemsInEntry: placement.entryHoldsDynamicItems(job.publication.configuration.launcherDynamicItems),
+            logger: logger)
         record(ticket: job.ticket, &exporter, &watch)
     }
 

@@ -60,7 +60,10 @@ struct LauncherExporters: Sendable {
         let quicklist = QuicklistExporter(environment: environment, logger: logger)
         self.quicklist = quicklist
         // The faces are made once, by the desktop-entry writer, and the quicklist shows them too.
-        desktopEntry = DesktopEntryWriter(environment: environment, qactlPath: qactlPath, logger: logger) { quicklist.show(faces: $0) }
+        let desktopEntry = DesktopEntryWriter(environment: environment, qactlPath: qactlPath, logger: logger) { quicklist.show(faces: $0) }
+        self.desktopEntry = desktopEntry
+        // With `DynamicItems=auto` the entry holds the favorites only while nobody reads the quicklist.
+        quicklist.onReadersChange { desktopEntry.quicklistReaders($0) }
     }
 
     /// Hands the publication to both exporters' threads and returns at once; the desktop

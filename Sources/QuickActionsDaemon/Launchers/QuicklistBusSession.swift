@@ -29,6 +29,10 @@ final class QuicklistBusSession {
     private var menu = QuicklistMenu()
     private var content: QuicklistContent?
     private(set) var uniqueName: String?
+    /// The reader names whose owner shows the quicklist, each with that owner's program (what
+    /// `Status` names); looked up at the start and again after a name changed hands.
+    private(set) var readers: [String: String] = [:]
+    private var readersStale = true
 
     /// Connects to `address` and exports both objects; the first `show` announces the menu.
     init(address: String, logger: Logger, activate: @escaping (QuicklistEntry) -> Void) throws(SdBusError) {
@@ -115,6 +119,44 @@ final class QuicklistBusSession {
             try writeLauncherEntry(content, writer)
         }
         logger.debug("Announced the quicklist of \(content.applicationURI) (\(content.entries.count) items, revision \(menu.revision)).")
+    }
+
+    /// Who shows the quicklist now, when a reader name changed hands since the last look (or at
+    /// the start): true when `readers` changed. Called by the bus thread outside sd-bus's
+    /// handlers, since it waits for the bus daemon's answers. Plasma's task manager owns
+    /// `com.canonical.Unity` for its badges and progress bars but draws no quicklist (it reads
+    /// the desktop entry's actions): a name held by `plasmashell` is no reader.
+    func refreshReaders() -> Bool {
+        guard readersStale else { return false }
+        readersStale = false
+        var found: [String: String] = [:]
+        for name in Self.readerNames {
+            guard let owner = try? callBus("GetNameOwner", name, read: { reader throws(SdBusError) in try reader.readString() }) else { continue }
+            let pid = try? callBus("GetConnectionUnixProcessID", owner, read: { reader throws(SdBusError) in try reader.readUInt32() })
+            let program = pid.flatMap(Self.programName) ?? owner
+            if program == "plasmashell" { continue }
+            found[name] = program
+        }
+        guard found != readers else { return false }
+        readers = found
+        logger.info("The quicklist's readers: \(found.isEmpty ? "none" : found.sorted(by: { $0.key < $1.key }).map { "\($0.key) (\($0.value))" }.joined(separator: ", ")).")
+        return true
+    }
+
+    /// A call to the bus daemon itself with one string argument.
+    private func callBus<Value>(_ member: String, _ argument: String, read: (SdBusMessageReader) throws(SdBusError) -> Value) throws(SdBusError) -> Value {
+        try sdBusCall(
+            bus, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: member,
+            timeoutMicroseconds: 2_000_000, { writer throws(SdBusError) in try writer.append(argument) }, read: read)
+    }
+
+    /// The program a process runs, as the kernel names it (`/proc/PID/comm`).
+    private static func programName(_ pid: UInt32) -> String? {
+        guard let bytes = try? FileIO.readFileIfPresent("/proc/\(pid)/comm"),
+              let text = String(validating: bytes, as: UTF8.self)
+        else { return nil }
+        let name = text.hasSuffix("\n") ? String(text.dropLast()) : text
+        return name.isEmpty ? nil : name
     }
 
     /// Runs every handler sd-bus has queued; throws when the connection is gone.
@@ -229,8 +271,10 @@ final class QuicklistBusSession {
     fileprivate func readerNameChanged(_ signal: OpaquePointer) {
         let reader = SdBusMessageReader(message: signal)
         guard let name = try? reader.readString(), (try? reader.readString()) != nil, let newOwner = try? reader.readString(),
-            Self.readerNames.contains(name), !newOwner.isEmpty
+            Self.readerNames.contains(name)
         else { return }
+        readersStale = true
+        guard !newOwner.isEmpty else { return }
         logger.info("\(newOwner) took \(name); announcing the quicklist to it.")
         do {
             try announce()

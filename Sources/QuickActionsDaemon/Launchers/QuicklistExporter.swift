@@ -48,6 +48,7 @@ final class QuicklistExporter: Sendable {
     private let current: NIOLockedValueBox<QuicklistInfo>
     private let activation = NIOLockedValueBox<(@Sendable (QuicklistEntry) -> Void)?>(nil)
     private let infoObserver = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
+    private let readersObserver = NIOLockedValueBox<(@Sendable (Set<String>) -> Void)?>(nil)
 
     init(environment: [String: String], logger: Logger) {
         address = Self.sessionBusAddress(environment: environment)
@@ -75,6 +76,19 @@ final class QuicklistExporter: Sendable {
         if changed { infoObserver.withLockedValue { $0 }?() }
     }
 
+    /// Told, on the bus thread, who reads the quicklist (the bus names whose owner shows it),
+    /// first when the thread knows and then at each change; empty when nobody does or there is
+    /// no bus to ask.
+    func onReadersChange(_ observer: @escaping @Sendable (Set<String>) -> Void) {
+        readersObserver.withLockedValue { $0 = observer }
+    }
+
+    private func tellReaders(_ readers: Set<String>, last: inout Set<String>?) {
+        guard readers != last else { return }
+        last = readers
+        readersObserver.withLockedValue { $0 }?(readers)
+    }
+
     /// Where a click on an item goes (the core's trigger path); set once the core exists.
     func onActivate(_ handler: @escaping @Sendable (QuicklistEntry) -> Void) {
         activation.withLockedValue { $0 = handler }
@@ -86,6 +100,7 @@ final class QuicklistExporter: Sendable {
         if case .on = wanted, case .failure(let missing) = address {
             // Without a session bus there is nothing to connect to: say why, keep everything else.
             setInfo(QuicklistInfo(state: .off, message: missing.description))
+            readersObserver.withLockedValue { $0 }?([])
             return
         }
         // Every change of the core's state comes here; only a change of the quicklist wakes the thread.
@@ -132,6 +147,7 @@ final class QuicklistExporter: Sendable {
         var retryDelay = Self.firstRetry
         var nextAttempt = ContinuousClock.now
         var lastFailure: String?
+        var lastReaders: Set<String>?
         var descriptors: [pollfd] = []
         while !thread.isStopping {
             descriptors = []
@@ -144,6 +160,7 @@ final class QuicklistExporter: Sendable {
                 session?.close()
                 session = nil
                 setInfo(QuicklistInfo(state: .off, message: reason))
+                tellReaders([], last: &lastReaders)
                 retryDelay = Self.firstRetry
                 thread.sleep(polling: &descriptors, timeoutMilliseconds: -1)
                 continue
@@ -169,6 +186,7 @@ final class QuicklistExporter: Sendable {
                             lastFailure = failure
                         }
                         setInfo(QuicklistInfo(state: .waiting, message: failure, busAddress: address))
+                        tellReaders([], last: &lastReaders)
                         nextAttempt = ContinuousClock.now + retryDelay
                         retryDelay = min(retryDelay * 2, Self.maxRetry)
                         continue
@@ -177,10 +195,13 @@ final class QuicklistExporter: Sendable {
                 guard let connected = session else { continue }
                 try connected.show(content)
                 try connected.processPending()
+                _ = connected.refreshReaders()
+                tellReaders(Set(connected.readers.keys), last: &lastReaders)
                 setInfo(
                     QuicklistInfo(
                         state: .on, busAddress: address, busName: connected.uniqueName, objectPath: Self.menuPath,
-                        applicationURI: content.applicationURI, items: content.entries.count))
+                        applicationURI: content.applicationURI, items: content.entries.count,
+                        readers: connected.readers.sorted(by: { $0.key < $1.key }).map { "\($0.key) (\($0.value))" }))
                 descriptors = [pollfd(fd: connected.descriptor, events: connected.pollEvents, revents: 0)]
                 thread.sleep(polling: &descriptors, timeoutMilliseconds: connected.timeoutMilliseconds ?? -1)
             } catch {
@@ -189,6 +210,7 @@ final class QuicklistExporter: Sendable {
                 session = nil
                 lastFailure = nil
                 setInfo(QuicklistInfo(state: .waiting, message: "the session bus went away (\(error)); reconnecting", busAddress: address))
+                tellReaders([], last: &lastReaders)
                 nextAttempt = ContinuousClock.now + retryDelay
             }
         }
@@ -198,14 +220,14 @@ final class QuicklistExporter: Sendable {
 
     // MARK: - What to show
 
-    /// The quicklist for a publication: with `DynamicItems=quicklist`, the displayed dynamic items
-    /// (static items go into the desktop entry), for `application://<desktop-file ID>`.
+    /// The quicklist for a publication: with `DynamicItems=quicklist` or `auto`, the displayed
+    /// dynamic items (static items go into the desktop entry), for `application://<desktop-file ID>`.
     static func wanted(for publication: LauncherPublication) -> Wanted {
         let configuration = publication.configuration
         guard let desktopFileID = configuration.launcherDesktopFileID else {
             return .off(reason: "DesktopFile= is empty")
         }
-        guard configuration.launcherDynamicItems == .quicklist else {
+        guard configuration.launcherDynamicItems != .desktopEntry else {
             return .off(reason: "DynamicItems=desktop-entry: the favorites are in the desktop entry")
         }
         let entries = publication.displayed.items.filter { $0.displayed && $0.source == .dynamic }.map { row in
@@ -243,10 +265,10 @@ final class QuicklistExporter: Sendable {
 extension QuicklistInfo {
     init(
         state: State, message: String? = nil, busAddress: String? = nil, busName: String? = nil, objectPath: String? = nil,
-        applicationURI: String? = nil, items: Int = 0
+        applicationURI: String? = nil, items: Int = 0, readers: [String] = []
     ) {
         self.init(
             state: state.rawValue, message: message, busAddress: busAddress, busName: busName, objectPath: objectPath,
-            applicationURI: applicationURI, items: items)
+            applicationURI: applicationURI, items: items, readers: readers)
     }
 }

@@ -49,6 +49,30 @@ func sdBusPollTimeoutMilliseconds(_ bus: OpaquePointer) -> Int32? {
     return deadline <= nowMicroseconds ? 0 : Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
 }
 
+/// Calls `member` of `interface` on `destination`'s object at `path` with the arguments `fill`
+/// appends, waits at most `timeoutMicroseconds` for the reply and hands it to `read`. A D-Bus
+/// error reply throws with its name and message as the call.
+func sdBusCall<Value>(
+    _ bus: OpaquePointer, destination: String, path: String, interface: String, member: String, timeoutMicroseconds: UInt64,
+    _ fill: (SdBusMessageWriter) throws(SdBusError) -> Void, read: (SdBusMessageReader) throws(SdBusError) -> Value
+) throws(SdBusError) -> Value {
+    var created: OpaquePointer?
+    try sdBusChecked("sd_bus_message_new_method_call", sd_bus_message_new_method_call(bus, &created, destination, path, interface, member))
+    guard let call = created else { throw SdBusError(call: "sd_bus_message_new_method_call", errno: ENOMEM) }
+    defer { sd_bus_message_unref(call) }
+    try fill(SdBusMessageWriter(message: call))
+    var error = sd_bus_error()
+    defer { sd_bus_error_free(&error) }
+    var reply: OpaquePointer?
+    let result = sd_bus_call(bus, call, timeoutMicroseconds, &error, &reply)
+    defer { sd_bus_message_unref(reply) }
+    guard result >= 0, let reply else {
+        let said = [error.name, error.message].compactMap { $0.map { String(cString: $0) } }.joined(separator: ": ")
+        throw SdBusError(call: said.isEmpty ? "sd_bus_call" : said, errno: -result)
+    }
+    return try read(SdBusMessageReader(message: reply))
+}
+
 /// The D-Bus type codes used here, as sd-bus takes them (`char`).
 enum DBusType {
     static let byte = code("y")
