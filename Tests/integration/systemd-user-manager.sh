@@ -299,6 +299,7 @@ stop_user_manager() {
 start_user_manager
 socket_active() { [[ $(property qactd.socket ActiveState) == active ]]; }
 service_inactive() { [[ $(property qactd.service ActiveState) == inactive ]]; }
+quicklist_on() { [[ $(qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["quicklist"]["state"])') == on ]]; }
 # exported_with APP NAME: qactd's copy of APP's entry offers NAME as one of its actions.
 exported_with() { grep -qx "Name=$2" "$home/.local/share/qactd/exports/share/applications/$1"; }
 
@@ -334,6 +335,8 @@ first_login() {
     wait_for $((10 - (SECONDS - login))) "the mail app's entry offering the favorite within 10 s of the login" exported_with "$app" "Aafje First-Login"
     [[ $(qactl status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["appConnected"])') == False ]] \
         || fail "an app or client connected: the test proves nothing"
+    # The live quicklist is on the session bus for a dock or the shell extension to read.
+    wait_for 10 "the quicklist on the session bus" quicklist_on
     sctl stop qactd-test-desktop.target
     wait_for 10 "qactd.service to stop with the desktop session" service_inactive
     sctl unset-environment XDG_DATA_DIRS XDG_CURRENT_DESKTOP
