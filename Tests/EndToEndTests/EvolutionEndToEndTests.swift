@@ -163,6 +163,13 @@ final class EvolutionEndToEndTests: XCTestCase {
             MaxDynamicItems=1000
             \(extra)
             """)
+        if evolution == nil {
+            // Not even the fixture's own `Evolution=none`: the default, every book, as a person
+            // who never wrote the key has it.
+            let text = try String(contentsOf: fixture.configFile, encoding: .utf8)
+            try text.replacingOccurrences(of: "\n[Contacts]\nEvolution=none", with: "").write(to: fixture.configFile, atomically: true, encoding: .utf8)
+            XCTAssertFalse(try String(contentsOf: fixture.configFile, encoding: .utf8).contains("Evolution="))
+        }
     }
 
     private func status(_ fixture: DaemonFixture) -> [String: Any] {
@@ -543,7 +550,9 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertEqual([online["contacts"] as? Int, online["favorites"] as? Int], [3, 2])
         let text = fixture.qactl(["status"]).stdout
         XCTAssertTrue(text.contains("\"Contacts\" dav-contacts (carddav, account ada@radicale.test): read, 3 contacts, 2 favorites"), text)
-        XCTAssertTrue(text.contains("old-contacts (carddav, account old@radicale.test): skipped: its account 'old@radicale.test' is disabled"), text)
+        // EDS's registry, disabling the account, disables its books too: either says why.
+        XCTAssertTrue(try String(contentsOf: eds.sourceFile("old-account"), encoding: .utf8).contains("Enabled=false"))
+        XCTAssertTrue(text.contains("old-contacts (carddav, account old@radicale.test): skipped: "), text)
         XCTAssertTrue(text.contains("off-contacts (carddav, account other@radicale.test): skipped: disabled in Evolution Data Server"), text)
 
         // Starred on the server, as another device does, and synced again: followed.
