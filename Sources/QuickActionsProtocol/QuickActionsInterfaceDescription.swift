@@ -205,7 +205,8 @@ public enum QuickActionsInterface {
         # ones are still being indexed (the set is complete; contacts is not yet).
         # kind is local or the backend of an online account's or a server's book
         # (carddav, google, webdav, ...), account the online account it belongs
-        # to, skipped why it is not read (its source or account is disabled).
+        # to, skipped why it is not read (its source or account is disabled), name
+        # the book's own display name in Evolution Data Server's registry.
         type AddressBook (
           uid: string,
           database: string,
@@ -216,7 +217,8 @@ public enum QuickActionsInterface {
           indexing: ?bool,
           kind: ?string,
           account: ?string,
-          skipped: ?string
+          skipped: ?string,
+          name: ?string
         )
 
         # An item pinned as a launcher of its own: a desktop entry

@@ -356,6 +356,9 @@ public struct AddressBookInfo: Codable, Sendable, Equatable {
     public var account: String?
     /// Why the book is not read (its source or its account is disabled), while that lasts.
     public var skipped: String?
+    /// The book's own display name (an account's book is often just "Contacts"); nil for the
+    /// built-in book, which has no source file.
+    public var name: String?
 
     public init(uid: String, database: String, contacts: Int, favorites: Int, invalidCards: Int, problem: String?, indexing: Bool? = nil) {
         self.uid = uid

@@ -127,15 +127,16 @@ enum Render {
         return lines
     }
 
-    /// One row per Evolution address book, with its kind and account (`evolution
-    /// system-address-book (local): read, 12 contacts, 3 favorites`), its problem in red; a
+    /// One row per Evolution address book, with its name, kind and account (`evolution
+    /// system-address-book (local): read, 12 contacts, 3 favorites`, `evolution "Contacts"
+    /// 3f2a… (carddav, account ada@example.org): read, …`), its problem in red; a
     /// book not read says why (`skipped: …`); or why none is read at all.
     static func evolutionRows(_ evolution: EvolutionSourcesInfo, style: Style) -> [(String, String)] {
         var rows: [(String, String)] = []
         if let problem = evolution.problem { rows.append(("evolution", style.yellow(problem))) }
         for book in evolution.books {
             let kind = [book.kind, book.account.map { "account \($0)" }].compactMap { $0 }.joined(separator: ", ")
-            let label = book.uid + (kind.isEmpty ? "" : " (\(kind))")
+            let label = (book.name.map { "\"\($0)\" " } ?? "") + book.uid + (kind.isEmpty ? "" : " (\(kind))")
             if let skipped = book.skipped {
                 rows.append(("evolution", label + ": " + style.yellow("skipped: \(skipped)")))
                 continue

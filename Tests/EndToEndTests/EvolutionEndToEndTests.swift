@@ -12,8 +12,6 @@ final class PrivateEvolutionDataServer {
     var addressBooks: URL { dataHome.appendingPathComponent("evolution/addressbook") }
     var cacheHome: URL { root.appendingPathComponent("cache") }
     var configHome: URL { root.appendingPathComponent("config") }
-    /// Where EDS keeps an online account's book (EBookCache's `contacts.db`).
-    func cachedDatabase(_ book: String) -> String { cacheHome.appendingPathComponent("evolution/addressbook/\(book)/contacts.db").path }
     func sourceFile(_ uid: String) -> URL { configHome.appendingPathComponent("evolution/sources/\(uid).source") }
     var busSocket: String { root.appendingPathComponent("bus").path }
     var environment: [String: String]
@@ -98,6 +96,25 @@ final class PrivateEvolutionDataServer {
 
     func database(_ book: String = "system") -> String { addressBooks.appendingPathComponent("\(book)/contacts.db").path }
 
+    /// Opens an online account's or a server's book in the address-book factory, which makes
+    /// its database: where EDS keeps it, found by the driver in the book's cache folder.
+    func openOnlineBook(_ book: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+        call(["op": "open", "book": book], file: file, line: line)["database"] as? String ?? ""
+    }
+
+    /// Asks the book's backend to sync with its server, and waits until the factory serves
+    /// `uid` as given (`name`, `star`) or, with `gone`, no longer serves it; returns when
+    /// that was so.
+    @discardableResult
+    func sync(_ book: String, uid: String, name: String? = nil, star: Bool? = nil, gone: Bool = false,
+              file: StaticString = #filePath, line: UInt = #line) -> Date {
+        var request: [String: Any] = ["op": "sync", "book": book, "uid": uid, "gone": gone]
+        if let name { request["name"] = name }
+        if let star { request["star"] = star }
+        call(request, file: file, line: line)
+        return Date()
+    }
+
     func stop() {
         driver = nil
         if let bus, bus.isRunning {
@@ -123,7 +140,8 @@ final class EvolutionEndToEndTests: XCTestCase {
         throw unavailable("\(what): run scripts/install-deps --test")
     }
 
-    private func makeFixture(evolution: String = "all", contacts: String = "", extra: String = "") throws -> (DaemonFixture, PrivateEvolutionDataServer) {
+    /// `evolution` nil leaves `Evolution=` out, as a person who never configured it does.
+    private func makeFixture(evolution: String? = "all", contacts: String = "", extra: String = "") throws -> (DaemonFixture, PrivateEvolutionDataServer) {
         let fixture = try DaemonFixture(extraConfiguration: "")
         try configure(fixture, evolution: evolution, contacts: contacts, extra: extra)
         let eds = try PrivateEvolutionDataServer(in: fixture.root)
@@ -133,10 +151,10 @@ final class EvolutionEndToEndTests: XCTestCase {
         return (fixture, eds)
     }
 
-    private func configure(_ fixture: DaemonFixture, evolution: String, contacts: String = "", extra: String = "") throws {
+    private func configure(_ fixture: DaemonFixture, evolution: String?, contacts: String = "", extra: String = "") throws {
         try fixture.writeConfiguration("""
             [Contacts]
-            Evolution=\(evolution)
+            \(evolution.map { "Evolution=\($0)" } ?? "")
             \(contacts)
             [Shortcuts]
             Recompute=change
@@ -145,6 +163,13 @@ final class EvolutionEndToEndTests: XCTestCase {
             MaxDynamicItems=1000
             \(extra)
             """)
+        if evolution == nil {
+            // Not even the fixture's own `Evolution=none`: the default, every book, as a person
+            // who never wrote the key has it.
+            let text = try String(contentsOf: fixture.configFile, encoding: .utf8)
+            try text.replacingOccurrences(of: "\n[Contacts]\nEvolution=none", with: "").write(to: fixture.configFile, atomically: true, encoding: .utf8)
+            XCTAssertFalse(try String(contentsOf: fixture.configFile, encoding: .utf8).contains("Evolution="))
+        }
     }
 
     private func status(_ fixture: DaemonFixture) -> [String: Any] {
@@ -419,12 +444,18 @@ final class EvolutionEndToEndTests: XCTestCase {
         _ = eds.add("Katherine Johnson", star: true, book: work)
         eds.call(["op": "disable-book", "book": work])
         try writeOnlineAccount(eds, book: "goa-contacts")
+        // Where EDS keeps each book: the database its factory made on opening it (the account's
+        // server is never reached, so EDS itself changes nothing in it).
+        let online = eds.openOnlineBook("goa-contacts")
         let cache = try EBookCacheDriver(outputFile: fixture.root.appendingPathComponent("eds-cache.out"))
-        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "ada", name: "Annie Easley", email: "ada@example.org", star: true)
-        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "plain", name: "Plain Online", email: "plain@example.org")
-        // An address book whose source is disabled from the start.
-        try writeSource(eds, "dav-off", "[Data Source]\nDisplayName=Old server\nEnabled=false\nParent=\n\n[Address Book]\nBackendName=webdav\n")
-        try cache.put(eds.cachedDatabase("dav-off"), uid: "grace", name: "Evelyn Boyd", star: true)
+        try cache.put(online, uid: "ada", name: "Annie Easley", email: "ada@example.org", star: true)
+        try cache.put(online, uid: "plain", name: "Plain Online", email: "plain@example.org")
+        // An address book of another server whose source is disabled from the start (once EDS has
+        // made its database).
+        try writeSource(eds, "dav-off", "[Data Source]\nDisplayName=Old server\nEnabled=true\nParent=\n\n[Address Book]\nBackendName=carddav\n")
+        let old = eds.openOnlineBook("dav-off")
+        eds.call(["op": "disable-book", "book": "dav-off"])
+        try cache.put(old, uid: "grace", name: "Evelyn Boyd", star: true)
 
         try fixture.start()
         XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
@@ -434,29 +465,29 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertFalse(favoriteTitles(fixture).contains("Katherine Johnson"), "a book EDS's registry disabled is not read")
         XCTAssertEqual(fixture.qactl(["contact", "ada", "--json"]).status, 0)
 
-        let online = try XCTUnwrap(book(fixture, "goa-contacts"), "\(books(fixture))")
-        XCTAssertEqual(online["kind"] as? String, "carddav")
-        XCTAssertEqual(online["account"] as? String, "ada@example.org")
-        XCTAssertEqual(online["database"] as? String, eds.cachedDatabase("goa-contacts"))
-        XCTAssertEqual([online["contacts"] as? Int, online["favorites"] as? Int], [2, 1])
-        XCTAssertNil(online["skipped"])
+        let onlineBook = try XCTUnwrap(book(fixture, "goa-contacts"), "\(books(fixture))")
+        XCTAssertEqual(onlineBook["kind"] as? String, "carddav")
+        XCTAssertEqual(onlineBook["account"] as? String, "ada@example.org")
+        XCTAssertEqual(onlineBook["database"] as? String, online, "read where EDS keeps it")
+        XCTAssertEqual([onlineBook["contacts"] as? Int, onlineBook["favorites"] as? Int], [2, 1])
+        XCTAssertNil(onlineBook["skipped"])
         XCTAssertEqual(book(fixture)?["kind"] as? String, "local")
-        XCTAssertEqual(book(fixture, "dav-off")?["kind"] as? String, "webdav")
+        XCTAssertEqual(book(fixture, "dav-off")?["kind"] as? String, "carddav")
         XCTAssertEqual(book(fixture, "dav-off")?["skipped"] as? String,
                        "disabled in Evolution Data Server (Enabled=false in \(eds.sourceFile("dav-off").path))")
         XCTAssertTrue((book(fixture, work)?["skipped"] as? String)?.contains("Enabled=false in \(eds.sourceFile(work).path)") == true, "\(books(fixture))")
         XCTAssertEqual((status(fixture)["evolution"] as? [String: Any])?["cacheFolder"] as? String, eds.cacheHome.appendingPathComponent("evolution/addressbook").path)
         let text = fixture.qactl(["status"]).stdout
-        XCTAssertTrue(text.contains("goa-contacts (carddav, account ada@example.org): read, 2 contacts, 1 favorite"), text)
+        XCTAssertTrue(text.contains("\"Contacts\" goa-contacts (carddav, account ada@example.org): read, 2 contacts, 1 favorite"), text)
         XCTAssertTrue(text.contains("system-address-book (local): read"), text)
-        XCTAssertTrue(text.contains("dav-off (webdav): skipped: disabled in Evolution Data Server"), text)
+        XCTAssertTrue(text.contains("\"Old server\" dav-off (carddav): skipped: disabled in Evolution Data Server"), text)
 
         // Live: EDS syncs a star in, then an edit, then a deletion.
-        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "plain", name: "Plain Online", email: "plain@example.org", star: true)
+        try cache.put(online, uid: "plain", name: "Plain Online", email: "plain@example.org", star: true)
         XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Plain Online") }, "star: \(favoriteTitles(fixture))\n\(fixture.log())")
-        try cache.put(eds.cachedDatabase("goa-contacts"), uid: "ada", name: "Annie J. Easley", email: "ada@example.org", star: true)
+        try cache.put(online, uid: "ada", name: "Annie J. Easley", email: "ada@example.org", star: true)
         XCTAssertTrue(waitUntil { self.favoriteTitles(fixture).contains("Annie J. Easley") && !self.favoriteTitles(fixture).contains("Annie Easley") }, "edit: \(favoriteTitles(fixture))")
-        try cache.remove(eds.cachedDatabase("goa-contacts"), uid: "plain", offline: true)
+        try cache.remove(online, uid: "plain", offline: true)
         XCTAssertTrue(waitUntil { !self.favoriteTitles(fixture).contains("Plain Online") }, "deleted while offline: \(favoriteTitles(fixture))")
 
         // The local book enabled again through EDS's registry: read; the online book's source
@@ -470,6 +501,117 @@ final class EvolutionEndToEndTests: XCTestCase {
         XCTAssertEqual(fixture.qactl(["contact", "ada"]).status, 1, "its contacts are gone")
         XCTAssertTrue(favoriteTitles(fixture).contains("Hedy Lamarr"), "the other books keep serving")
         XCTAssertEqual(fixture.qactl(["contact", hedy]).status, 0)
+    }
+
+    /// A CardDAV account's address book as EDS itself keeps it: Radicale on loopback serves the
+    /// contacts, the account and its book are registered as GNOME Online Accounts registers
+    /// them, and the real address-book factory syncs the book from the server. With no
+    /// `Evolution=` configured, qactd shows the book's favorites within 2 s of each sync, names
+    /// the book in `Status`, and never reads the book of a disabled account or a disabled book.
+    func testAnOnlineBookSyncedByEDSFromACardDAVServerIsReadAndFollowed() throws {
+        try RadicaleServer.requireInstalled()
+        let (fixture, eds) = try makeFixture(evolution: nil, contacts: "Directory=")
+        let server = try RadicaleServer(in: fixture.root)
+        try server.addAddressBook(user: "ada", name: "contacts")
+        try server.put(user: "ada", book: "contacts", uid: "ada", name: "Ada Lovelace", star: true)
+        try server.put(user: "ada", book: "contacts", uid: "grace", name: "Grace Hopper", categories: ["Starred in Android"])
+        try server.put(user: "ada", book: "contacts", uid: "bob", name: "Bob Plain")
+        try server.addAddressBook(user: "old", name: "contacts")
+        try server.put(user: "old", book: "contacts", uid: "evelyn", name: "Evelyn Boyd", star: true)
+        try server.start()
+        try writeCardDAVAccount(eds, "dav-account", name: "ada@radicale.test", book: "dav-contacts", server: server, user: "ada")
+        try writeCardDAVAccount(eds, "old-account", name: "old@radicale.test", book: "old-contacts", server: server, user: "old")
+        try writeCardDAVAccount(eds, "other-account", name: "other@radicale.test", book: "off-contacts", server: server, user: "old")
+        try eds.start()
+        // The books to be skipped are synced while enabled, so EDS made and filled their
+        // databases; then EDS's registry disables one account and one book.
+        for book in ["old-contacts", "off-contacts"] {
+            _ = eds.openOnlineBook(book)
+            eds.sync(book, uid: "evelyn", star: true)
+        }
+        eds.call(["op": "disable-book", "book": "old-account"])
+        eds.call(["op": "disable-book", "book": "off-contacts"])
+
+        try fixture.start()
+        XCTAssertEqual(fixture.qactl(["resign-active"]).status, 0)
+        XCTAssertTrue(waitUntil { self.book(fixture, "off-contacts")?["skipped"] != nil && self.book(fixture, "old-contacts")?["skipped"] != nil },
+                      "\(books(fixture))\n\(fixture.log())")
+        let database = eds.openOnlineBook("dav-contacts")
+        eds.sync("dav-contacts", uid: "ada", star: true)
+        XCTAssertTrue(waitUntil(timeout: 2, every: .milliseconds(20)) { Set(["Ada Lovelace", "Grace Hopper"]).isSubset(of: self.favoriteTitles(fixture)) },
+                      "the favorites within 2 s of the sync: \(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertFalse(favoriteTitles(fixture).contains("Bob Plain"))
+
+        let online = try XCTUnwrap(book(fixture, "dav-contacts"), "\(books(fixture))")
+        XCTAssertEqual(online["database"] as? String, database, "read where EDS keeps it")
+        XCTAssertEqual(online["kind"] as? String, "carddav")
+        XCTAssertEqual(online["account"] as? String, "ada@radicale.test")
+        XCTAssertEqual(online["name"] as? String, "Contacts")
+        XCTAssertEqual([online["contacts"] as? Int, online["favorites"] as? Int], [3, 2])
+        let text = fixture.qactl(["status"]).stdout
+        XCTAssertTrue(text.contains("\"Contacts\" dav-contacts (carddav, account ada@radicale.test): read, 3 contacts, 2 favorites"), text)
+        // EDS's registry, disabling the account, disables its books too: either says why.
+        XCTAssertTrue(try String(contentsOf: eds.sourceFile("old-account"), encoding: .utf8).contains("Enabled=false"))
+        XCTAssertTrue(text.contains("old-contacts (carddav, account old@radicale.test): skipped: "), text)
+        XCTAssertTrue(text.contains("off-contacts (carddav, account other@radicale.test): skipped: disabled in Evolution Data Server"), text)
+
+        // Starred on the server, as another device does, and synced again: followed.
+        try server.put(user: "ada", book: "contacts", uid: "bob", name: "Bob Plain", star: true)
+        eds.sync("dav-contacts", uid: "bob", star: true)
+        XCTAssertTrue(waitUntil(timeout: 2, every: .milliseconds(20)) { self.favoriteTitles(fixture).contains("Bob Plain") },
+                      "the star within 2 s of the sync: \(favoriteTitles(fixture))\n\(fixture.log())")
+        XCTAssertEqual([book(fixture, "dav-contacts")?["contacts"] as? Int, book(fixture, "dav-contacts")?["favorites"] as? Int], [3, 3])
+
+        // The disabled account's and the disabled book's favorite was never read.
+        XCTAssertFalse(favoriteTitles(fixture).contains("Evelyn Boyd"))
+        for uid in ["old-contacts", "off-contacts"] {
+            XCTAssertEqual(book(fixture, uid)?["contacts"] as? Int, 0, "\(books(fixture))")
+        }
+        XCTAssertFalse(fixture.log().contains("Evelyn"), fixture.log())
+        XCTAssertEqual(fixture.qactl(["contact", "evelyn"]).status, 1)
+    }
+
+    /// An account on a CardDAV server and its address book as EDS's registry keeps them: a
+    /// collection source, and an address-book source whose parent it is, reaching the server
+    /// without authentication.
+    private func writeCardDAVAccount(_ eds: PrivateEvolutionDataServer, _ account: String, name: String, book: String,
+                                     server: RadicaleServer, user: String) throws {
+        try writeSource(eds, account, """
+            [Data Source]
+            DisplayName=\(name)
+            Enabled=true
+            Parent=
+
+            [Collection]
+            BackendName=webdav
+            CalendarEnabled=false
+            ContactsEnabled=true
+            Identity=\(user)
+            """)
+        try writeSource(eds, book, """
+            [Data Source]
+            DisplayName=Contacts
+            Enabled=true
+            Parent=\(account)
+
+            [Address Book]
+            BackendName=carddav
+
+            [Authentication]
+            Host=127.0.0.1
+            Method=none
+            Port=\(server.port)
+            User=\(user)
+
+            [Security]
+            Method=none
+
+            [WebDAV Backend]
+            ResourcePath=/\(user)/contacts/
+
+            [Offline]
+            StaySynchronized=true
+            """)
     }
 
     func testChosenBooksOnlyAndGoogleStarredCategory() throws {

@@ -84,19 +84,26 @@ final class IdleEndToEndTests: XCTestCase {
         if let reason = EBookCacheDriver.unavailableReason() {
             throw unavailable("\(reason): run scripts/install-deps --test", file: file, line: line)
         }
+        try PrivateEvolutionDataServer.requireInstalled()
         let fixture = try DaemonFixture(extraConfiguration: "[Contacts]\nEvolution=all\n")
-        let homes = fixture.root.appendingPathComponent("xdg")
-        let (data, config, cache) = (homes.appendingPathComponent("data"), homes.appendingPathComponent("config"), homes.appendingPathComponent("cache"))
-        for folder in [data, config.appendingPathComponent("evolution/sources"), cache] {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        }
+        let eds = try PrivateEvolutionDataServer(in: fixture.root)
+        let (data, config, cache) = (eds.dataHome, eds.configHome, eds.cacheHome)
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("evolution/sources"), withIntermediateDirectories: true)
+        try "[Data Source]\nDisplayName=Contacts\nEnabled=true\n\n[Address Book]\nBackendName=carddav\n"
+            .write(to: config.appendingPathComponent("evolution/sources/online.source"), atomically: true, encoding: .utf8)
+        // EDS's factory makes the book's database where EDS keeps it; then EDS stops, so the
+        // only writer while the daemon is watched is the one below.
+        try eds.start()
+        let database = eds.openOnlineBook("online", file: file, line: line)
+        eds.stop()
+        // The data home as the test wants it, whatever EDS made there.
+        try FileManager.default.removeItem(at: data)
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         if localBooksFolder {
             try FileManager.default.createDirectory(at: data.appendingPathComponent("evolution/addressbook"), withIntermediateDirectories: true)
         }
-        try "[Data Source]\nDisplayName=Contacts\nEnabled=true\n\n[Address Book]\nBackendName=carddav\n"
-            .write(to: config.appendingPathComponent("evolution/sources/online.source"), atomically: true, encoding: .utf8)
         let books = try EBookCacheDriver(outputFile: fixture.root.appendingPathComponent("eds-cache.out"))
-        try books.put(cache.appendingPathComponent("evolution/addressbook/online/contacts.db").path, uid: "ada", name: "Online Ada", star: true)
+        try books.put(database, uid: "ada", name: "Online Ada", star: true)
         fixture.daemonEnvironment = ["XDG_DATA_HOME": data.path, "XDG_CONFIG_HOME": config.path, "XDG_CACHE_HOME": cache.path]
         let daemon = try fixture.start()
         func onlineBook() -> [String: Any]? {

@@ -6,8 +6,9 @@ import XCTest
 
 @testable import QuickActionsDaemon
 
-/// Online accounts' address books: `contacts.db` files made and changed by Evolution Data
-/// Server's own `EBookCache` (`Tests/integration/eds-cache.py`, gir `EDataBook`), read by the
+/// Online accounts' address books: databases made and changed by Evolution Data Server's own
+/// `EBookCache` (`Tests/integration/eds-cache.py`, gir `EDataBook`) where EDS's factory keeps
+/// them (`EBookCacheDriver.onlineBookDatabase`, asked of EDS itself), read by the
 /// reader in `EBookCache`'s tables as local books are in `EBookSqlite`'s; and the engine choosing
 /// books from a registry of sources in EDS's key-file format: where each is kept, its kind, its
 /// account, and which are skipped because they or their account are disabled.
@@ -35,15 +36,20 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         if let root { try? FileManager.default.removeItem(at: root) }
     }
 
+    /// Where EDS keeps the online book `uid`, as its own factory says.
+    private func database(_ book: String) throws -> String {
+        try EBookCacheDriver.onlineBookDatabase(book, cacheHome: location.cacheHome)
+    }
+
     /// A contact added or replaced through EBookCache, as EDS's backend writes one it synced.
     private func put(_ book: String, _ uid: String, _ name: String, email: String? = nil, star: Bool = false,
                      categories: [String] = [], offline: Bool = false) throws {
-        try driver.put(location.database(forSource: book, in: .cache), uid: uid, name: name, email: email, star: star,
+        try driver.put(try database(book), uid: uid, name: name, email: email, star: star,
                        categories: categories, offline: offline)
     }
 
     private func remove(_ book: String, _ uid: String, offline: Bool = false) throws {
-        try driver.remove(location.database(forSource: book, in: .cache), uid: uid, offline: offline)
+        try driver.remove(try database(book), uid: uid, offline: offline)
     }
 
     /// A source key file as EDS's registry writes it.
@@ -86,7 +92,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
     // MARK: The reader
 
     func testACacheMadeByEBookCacheIsReadWithItsFavoritesAndFollowedChangeByChange() throws {
-        let database = location.database(forSource: "book", in: .cache)
+        let database = try self.database("book")
         try put("book", "ada", "Ada Lovelace", email: "ada@example.org", star: true)
         try put("book", "plain", "Plain Person", email: "plain@example.org")
         try put("book", "grace", "Grace Hopper", categories: ["Starred in Android"])
@@ -140,7 +146,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         try put("dav", "hedy", "Hedy Lamarr", email: "hedy@frequency.example", star: true)
         try put("dav", "gone", "Gone Offline", star: true)
         try remove("dav", "gone", offline: true)
-        let database = location.database(forSource: "dav", in: .cache)
+        let database = try self.database("dav")
         let card = try XCTUnwrap(EvolutionBookReader.card(database: database, schema: .cache, uid: "hedy"))
         XCTAssertTrue(String(decoding: card, as: UTF8.self).contains("FN:Hedy Lamarr"), String(decoding: card, as: UTF8.self))
         XCTAssertEqual(try EvolutionBookReader.card(database: database, schema: .cache, uid: "hedy", atMost: 10)?.count, 11)
@@ -152,7 +158,7 @@ final class EvolutionOnlineBooksTests: XCTestCase {
     func testALocalBooksReaderDoesNotTakeACacheForItsOwn() throws {
         try put("book", "ada", "Ada Lovelace", star: true)
         XCTAssertThrowsError(try EvolutionBookReader.read(
-            database: location.database(forSource: "book", in: .cache), known: EvolutionBookContents(), maxCardBytes: 100_000, options: options)
+            database: try database("book"), known: EvolutionBookContents(), maxCardBytes: 100_000, options: options)
         ) { error in
             guard case EvolutionBookFault.unknownSchema = error else { return XCTFail("\(error)") }
         }
@@ -243,7 +249,8 @@ final class EvolutionOnlineBooksTests: XCTestCase {
         XCTAssertEqual(books.keys.sorted(), ["dav", "gbook"], "the built-in book has no database yet; the leftover is no book")
         XCTAssertEqual(books["gbook"]?.kind, "carddav")
         XCTAssertEqual(books["gbook"]?.account, "ada@example.org")
-        XCTAssertEqual(books["gbook"]?.database, location.database(forSource: "gbook", in: .cache))
+        XCTAssertEqual(books["gbook"]?.name, "Contacts", "the book's own display name")
+        XCTAssertEqual(books["gbook"]?.database, try database("gbook"), "the book is read where EDS keeps it")
         XCTAssertEqual([books["gbook"]?.contacts, books["gbook"]?.favorites], [2, 1])
         XCTAssertNil(books["gbook"]?.skipped)
         XCTAssertEqual(books["dav"]?.kind, "webdav")

@@ -138,4 +138,16 @@ final class QuickActionsWireShapeTests: XCTestCase {
         XCTAssertEqual(TriggerParameters(pinned: String(repeating: "p", count: ParameterLimits.identifierBytes + 1)).oversizedParameter, "pinned")
         XCTAssertEqual(UnpinParameters(identifier: String(repeating: "p", count: ParameterLimits.identifierBytes + 1)).oversizedParameter, "identifier")
     }
+
+    /// An address book as `Status` encodes it, every field set, has exactly the fields the
+    /// description declares for `AddressBook`.
+    func testAnAddressBookIsEncodedAsTheInterfaceDeclaresIt() throws {
+        var book = AddressBookInfo(uid: "dav", database: "/c/dav/db", contacts: 3, favorites: 2, invalidCards: 0, problem: "p", indexing: true)
+        (book.kind, book.account, book.skipped, book.name) = ("carddav", "ada@example.org", "s", "Contacts")
+        let encoded = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(book)) as? [String: Any])
+        let declaration = try XCTUnwrap(QuickActionsInterface.description.components(separatedBy: "type AddressBook (").last?
+            .components(separatedBy: ")").first)
+        let declared = declaration.split(separator: "\n").compactMap { $0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) }
+        XCTAssertEqual(Set(encoded.keys), Set(declared.filter { !$0.isEmpty }))
+    }
 }

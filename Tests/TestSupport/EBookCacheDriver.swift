@@ -2,16 +2,40 @@ import Foundation
 
 /// Evolution Data Server's own `EBookCache` (gir `EDataBook`), driven through
 /// `Tests/integration/eds-cache.py` from Debian's `/usr/bin/python3`: it writes an online
-/// account's cached address book (`contacts.db` in `EBookCache`'s tables) as EDS's CardDAV,
-/// Google and WebDAV backends do, keeping each database open as they do.
+/// account's cached address book (in `EBookCache`'s tables) as EDS's CardDAV, Google and WebDAV
+/// backends do, keeping each database open as they do, in the file those backends make
+/// (`onlineBookDatabase`).
 public final class EBookCacheDriver {
     public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("integration/eds-cache.py").path
 
-    /// Why the driver cannot run here (gir1.2-edatabook-1.2 or python3-gi missing); nil when it can.
+    /// The name of the database EDS's own address-book factory makes in an online book's cache
+    /// folder, asked of EDS once (`Tests/integration/eds-online-book.py`: a CardDAV book opened
+    /// on a private bus).
+    private static let onlineBookDatabaseName: Result<String, DriverError> = {
+        let script = URL(fileURLWithPath: EBookCacheDriver.script).deletingLastPathComponent().appendingPathComponent("eds-online-book.py").path
+        let run = runCommand(["/usr/bin/python3", script])
+        let answer = run.output.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }.last
+        guard let name = answer?["name"] as? String, !name.isEmpty, !name.contains("/") else {
+            return .failure(DriverError(message: "EDS did not say where it keeps an online book: \(run.output)"))
+        }
+        return .success(name)
+    }()
+
+    /// Where EDS keeps the online book `uid` under the cache home `cacheHome`: the file its
+    /// factory makes in `evolution/addressbook/UID/`.
+    public static func onlineBookDatabase(_ uid: String, cacheHome: String) throws -> String {
+        cacheHome + "/evolution/addressbook/" + uid + "/" + (try onlineBookDatabaseName.get())
+    }
+
+    /// Why the driver cannot run here (gir1.2-edatabook-1.2 or python3-gi missing, or EDS's
+    /// factory and a bus to ask where it keeps a book); nil when it can.
     public static func unavailableReason() -> String? {
-        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('EDataBook', '1.2'); from gi.repository import EDataBook"])
-        return probe.status == 0 ? nil : "EDS's EBookCache for python3-gi is missing (gir1.2-edatabook-1.2): \(probe.output)"
+        for tool in ["/usr/bin/dbus-daemon", "/usr/libexec/evolution-addressbook-factory"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            return "\(tool) is missing (evolution-data-server)"
+        }
+        let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('EDataBook', '1.2'); gi.require_version('EBook', '1.2'); from gi.repository import EDataBook, EBook"])
+        return probe.status == 0 ? nil : "EDS's EBookCache and EBook for python3-gi are missing (gir1.2-edatabook-1.2, gir1.2-ebook-1.2): \(probe.output)"
     }
 
     private let process = Process()
@@ -42,7 +66,7 @@ public final class EBookCacheDriver {
         }
     }
 
-    public struct DriverError: Error, CustomStringConvertible {
+    public struct DriverError: Error, CustomStringConvertible, Sendable {
         public var message: String
         public var description: String { message }
     }

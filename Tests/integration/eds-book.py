@@ -16,10 +16,19 @@ Reads one JSON object per line on stdin and answers each with one JSON line on s
   {"op": "new-book", "name": NAME}                       -> {"book": SOURCE-UID}  (a local address book)
   {"op": "remove-book", "book": UID}
   {"op": "enable-book" | "disable-book", "book": UID}     (the source's Enabled=, written by EDS's registry)
+  {"op": "open", "book": UID}                            -> {"database": PATH}
+    (an online account's or a server's book, opened in the address-book factory: the database
+    its backend made in EDS's cache folder for it, found by its SQLite header, not its name)
+  {"op": "sync", "book": UID, "uid": CONTACT-UID, "name": NAME?, "star": BOOL?, "gone": BOOL?,
+   "timeout": SECONDS?}                                  -> {"seconds": S}
+    (asks the book's backend to refresh from its server, then waits until the factory serves
+    the contact as given: so named, so starred, or gone; S from the request to then)
 BOOK "system-address-book" is the built-in "Personal" book. Exits when stdin closes.
 """
 
 import base64
+import os
+import time
 
 import gi
 from json_lines_driver import serve
@@ -27,7 +36,7 @@ from json_lines_driver import serve
 gi.require_version("EBook", "1.2")
 gi.require_version("EBookContacts", "1.2")
 gi.require_version("EDataServer", "1.2")
-from gi.repository import EBook, EBookContacts, EDataServer  # noqa: E402
+from gi.repository import EBook, EBookContacts, EDataServer, GLib  # noqa: E402
 
 FAVOURITE = "X-FOLKS-FAVOURITE"
 registry = EDataServer.SourceRegistry.new_sync(None)
@@ -36,9 +45,8 @@ clients = {}
 
 def client(uid):
     if uid not in clients:
-        source = registry.ref_source(uid)
-        if source is None:
-            raise ValueError("no address book %r" % uid)
+        # A source file written while the registry runs reaches this client a moment later.
+        source = until(lambda: registry.ref_source(uid), 10, "no address book %r" % uid)
         # A wait of 1 s answers at once on a private bus; 0 would block.
         clients[uid] = EBook.BookClient.connect_sync(source, 1, None)
     return clients[uid]
@@ -66,6 +74,50 @@ def set_photo(card, data, mime_type):
     photo.set_inlined(data)
     photo.set_mime_type(mime_type)
     card.set_property("photo", photo)
+
+
+def database(book):
+    """The SQLite database in the cache folder EDS gives the book's backend, if it made one yet."""
+    folder = os.path.join(EDataServer.get_user_cache_dir(), "addressbook", book)
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as file:
+                if file.read(16) == b"SQLite format 3\x00":
+                    return path
+    return None
+
+
+def until(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    context = GLib.MainContext.default()
+    while True:
+        # The registry learns of sources in its own thread and tells this one through its main
+        # context: dispatched here, as a main loop would.
+        while context.pending():
+            context.iteration(False)
+        found = condition()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise TimeoutError("%s within %s s" % (what, timeout))
+        time.sleep(0.005)
+
+
+def served_as(book, request):
+    try:
+        card = contact(book, request["uid"])
+    except GLib.Error:
+        card = None
+    if request.get("gone"):
+        return card is None
+    if card is None:
+        return False
+    if "name" in request and card.get_property("full-name") != request["name"]:
+        return False
+    if "star" in request and bool(card.get_attribute(FAVOURITE)) != request["star"]:
+        return False
+    return True
 
 
 def handle(request):
@@ -118,6 +170,14 @@ def handle(request):
         source.set_enabled(op == "enable-book")
         source.write_sync(None)
         return {}
+    if op == "open":
+        client(book)
+        return {"database": until(lambda: database(book), request.get("timeout", 20), "no database for %s" % book)}
+    if op == "sync":
+        began = time.monotonic()
+        client(book).refresh_sync(None)
+        until(lambda: served_as(book, request), request.get("timeout", 30), "%s not synced as %r" % (book, request))
+        return {"seconds": time.monotonic() - began}
     raise ValueError("unknown op %r" % op)
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Writes online accounts' address-book caches the way Evolution Data Server does, through its
 own library: EDataBook.BookCache (EBookCache, Debian's gir1.2-edatabook-1.2 with python3-gi),
-the class EDS's CardDAV, Google and WebDAV backends keep their contacts.db with. Each database
-stays open from its first request on, as in EDS's backend (its revisions count up per opening).
+the class EDS's CardDAV, Google and WebDAV backends keep their books' caches with, at the path
+their factory uses (the tests ask EDS for it: eds-online-book.py). Each database stays open
+from its first request on, as in EDS's backend (its revisions count up per opening).
 
 Reads one JSON object per line on stdin and answers each with one JSON line on stdout
 ({"ok": true, ...} or {"ok": false, "error": TEXT}); prints {"ready": true} first.

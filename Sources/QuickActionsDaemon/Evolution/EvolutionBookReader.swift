@@ -5,7 +5,8 @@ import Contacts
 enum EvolutionBookFault: Error, Hashable, Sendable, CustomStringConvertible {
     /// A configured UID with no folder of that name.
     case noSuchBook
-    /// The book's folder holds no `contacts.db` (yet).
+    /// The book's folder holds no database (yet): `contacts.db` for a local book, `cache.db` for
+    /// the others.
     case noDatabase
     /// Another program held a lock longer than the busy timeout.
     case locked(timeoutMilliseconds: Int32)
@@ -21,7 +22,7 @@ enum EvolutionBookFault: Error, Hashable, Sendable, CustomStringConvertible {
         case .noSuchBook:
             return "There is no such address book."
         case .noDatabase:
-            return "The address book has no \(EvolutionLocation.databaseName)."
+            return "The address book has no database yet."
         case .locked(let timeout):
             return "The database stayed locked by another program for more than \(timeout) ms; retrying."
         case .unknownSchema(let detail):
@@ -58,7 +59,7 @@ struct EvolutionBookPass: Sendable {
     var removed: [String] = []
 }
 
-/// Reads one EDS address book (`contacts.db`, in either schema: `EvolutionBookSchema`) read-only, in one
+/// Reads one EDS address book (`contacts.db` or `cache.db`, in either schema: `EvolutionBookSchema`) read-only, in one
 /// short read transaction: the `revision` key first (unchanged: nothing else is read), then
 /// the rows with a rowid above the highest known one (added or rewritten) and the count of
 /// rows (lower than expected: the rowids are listed to name the rows that went away). The

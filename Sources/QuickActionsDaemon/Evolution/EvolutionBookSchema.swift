@@ -19,7 +19,7 @@ struct EvolutionBookSchema: Equatable, Sendable {
         table: "folder_id", uid: "uid", rev: "Rev", vcard: "vcard", visible: nil,
         revisionQuery: "SELECT value FROM keys WHERE key = 'revision' AND folder_id = 'folder_id'")
 
-    /// `EBookCache` (`e-book-cache.c`, on `e-cache.c`), an online account's `contacts.db` in the
+    /// `EBookCache` (`e-book-cache.c`, on `e-cache.c`), an online account's `cache.db` in the
     /// cache home.
     static let cache = EvolutionBookSchema(
         table: "ECacheObjects", uid: "ECacheUID", rev: "ECacheREV", vcard: "ECacheOBJ", visible: "ECacheState IS NOT 3",

@@ -126,6 +126,7 @@ extension EvolutionEngine {
                     problem: book.fault?.description, indexing: book.deferred != nil ? true : nil)
                 info.kind = registry.kind(of: book.uid)
                 info.account = registry.account(of: book.uid)
+                info.name = registry.sources[book.uid]?.displayName
                 info.skipped = book.skipped
                 return info
             },

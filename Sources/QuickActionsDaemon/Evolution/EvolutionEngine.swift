@@ -260,18 +260,18 @@ final class EvolutionEngine: WatchedSource, FolderWatching {
             needsRefresh = true
             return
         }
-        if Self.endsAWrite(event) { books[uid]?.dirty = true }
+        if let store = books[uid]?.store, Self.endsAWrite(event, in: store) { books[uid]?.dirty = true }
     }
 
     /// An event after which the book may read differently: EDS closed the database it wrote
     /// (`IN_CLOSE_WRITE`), a transaction committed (its journal deleted), or the database itself
     /// appeared, was replaced or went. Not the journal's creation: that starts a transaction,
     /// and reading then would only wait for its lock.
-    static func endsAWrite(_ event: InotifyEvent) -> Bool {
+    static func endsAWrite(_ event: InotifyEvent, in store: EvolutionBookStore) -> Bool {
         switch event.name {
-        case EvolutionLocation.databaseName?:
+        case store.databaseName?:
             return !event.mask.isDisjoint(with: [.closeWrite, .create, .movedTo, .delete, .movedFrom])
-        case EvolutionLocation.journalName?:
+        case store.journalName?:
             return !event.mask.isDisjoint(with: [.delete, .movedFrom])
         default:
             return false

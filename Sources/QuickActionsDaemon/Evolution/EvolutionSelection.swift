@@ -99,9 +99,21 @@ extension EvolutionLocation {
     }
 
     func database(forSource uid: String, in store: EvolutionBookStore = .local) -> String {
-        bookFolder(forSource: uid, in: store) + "/" + Self.databaseName
+        bookFolder(forSource: uid, in: store) + "/" + store.databaseName
+    }
+}
+
+extension EvolutionBookStore {
+    /// The database's file name in the book's folder: `e-book-backend-file` opens `contacts.db`,
+    /// `EBookMetaBackend` its `EBookCache` as `cache.db` in the backend's cache folder.
+    var databaseName: String {
+        switch self {
+        case .local: return "contacts.db"
+        case .cache: return "cache.db"
+        }
     }
 
-    static let databaseName = "contacts.db"
-    static let journalName = "contacts.db-journal"
+    /// The rollback journal beside it: both EDS's databases commit in SQLite's default journal
+    /// mode, deleting the journal.
+    var journalName: String { databaseName + "-journal" }
 }

@@ -17,7 +17,8 @@ enum FaceCardSource: Hashable, Sendable {
     /// A vCard file of the contacts folder.
     case file(String)
     /// The row `uid` of an Evolution address book: in `local`, the book's `contacts.db` in the
-    /// data home, or, for a book EDS keeps a copy of for an online account, in `cache`. EDS's
+    /// data home, or, for a book EDS keeps a copy of for an online account, in `cache` (its
+    /// `cache.db` in the cache home). EDS's
     /// local books keep a photo as a `file:` URI into the book's `photos` folder; the others
     /// inline.
     case evolutionRow(uid: String, local: String, cache: String)
