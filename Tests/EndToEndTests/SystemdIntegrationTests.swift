@@ -104,6 +104,7 @@ final class InstallTests: XCTestCase {
             "share/bash-completion/completions/qactd", "share/bash-completion/completions/qactl",
             "share/fish/vendor_completions.d/qactd.fish", "share/fish/vendor_completions.d/qactl.fish",
             "share/gnome-shell/extensions/quick-actions@qactd.io/extension.js",
+            "share/gnome-shell/extensions/quick-actions@qactd.io/extension/__init__.js",
             "share/gnome-shell/extensions/quick-actions@qactd.io/metadata.json",
             "share/man/man1/qactl.1", "share/man/man5/qactd.conf.5", "share/man/man8/qactd.8",
             "share/zsh/site-functions/_qactd", "share/zsh/site-functions/_qactl",

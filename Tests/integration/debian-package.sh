@@ -38,7 +38,8 @@ install_package() {
         /usr/share/fish/vendor_completions.d/qactl.fish /etc/qactd/qactd.conf /etc/qactd/shortcuts.plist \
         /usr/share/doc/qactd/copyright /usr/share/doc/qactd/changelog.Debian.gz \
         /usr/share/gnome-shell/extensions/quick-actions@qactd.io/metadata.json \
-        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/extension.js; do
+        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/extension.js \
+        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/extension/__init__.js; do
         [[ -f "$path" ]] || fail "the package installed no $path"
     done
     # Every unit of the repository's systemd/ folder is in the package.
