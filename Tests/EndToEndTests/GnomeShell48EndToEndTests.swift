@@ -31,6 +31,7 @@ final class GnomeShell48EndToEndTests: XCTestCase {
         // ExtensionState.ACTIVE from org.gnome.Shell.Extensions.GetExtensionInfo: not OUT OF DATE,
         // and the ES module loaded.
         XCTAssertEqual(report["extensionState"] as? Int, 1, "\(report)")
+        GnomeShellEndToEndTests.assertStatusSaysTheShellsState(report)
 
         let steps = report["steps"] as? [[String: Any]] ?? []
         let live = steps.filter { $0["grid"] != nil }

@@ -23,6 +23,7 @@ final class GnomeShellEndToEndTests: XCTestCase {
         if result.status == 77 { try QuicklistEndToEndTests.missing("gnome-shell.py: \(report["error"] ?? result.stdout)") }
         XCTAssertEqual(result.status, 0, "\(report)")
         XCTAssertEqual(report["extension"] as? Int, 1, "`gnome-extensions enable` enabled it (ExtensionState.ENABLED): \(report)")
+        Self.assertStatusSaysTheShellsState(report)
         let allSteps = report["steps"] as? [[String: Any]] ?? []
 
         // The first export: the shell reads the new copy (a file of its own for the app, about
@@ -136,6 +137,22 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertEqual(emptied["appSystem"] as? [String], [], "\(emptied)")
         XCTAssertEqual(emptied["dash"] as? [String], [], "\(emptied)")
         print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); steps \(allSteps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); running \(running.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+    }
+
+    /// `qactl status` says the extension's state as the shell reports it: active once enabled;
+    /// disabled, with the one command that turns it on, once the shell disabled it.
+    static func assertStatusSaysTheShellsState(_ report: [String: Any], file: StaticString = #filePath, line: UInt = #line) {
+        let active = report["statusActive"] as? [String: Any] ?? [:]
+        XCTAssertEqual(active["state"] as? String, "active", "\(report)", file: file, line: line)
+        XCTAssertEqual(active["shellState"] as? Int, 1, "\(report)", file: file, line: line)
+        XCTAssertNil(active["enable"], "\(report)", file: file, line: line)
+        let disabled = report["statusDisabled"] as? [String: Any] ?? [:]
+        XCTAssertEqual(disabled["state"] as? String, "disabled", "\(report)", file: file, line: line)
+        XCTAssertEqual(disabled["shellState"] as? Int, 2, "\(report)", file: file, line: line)
+        XCTAssertEqual(disabled["enable"] as? String, "gnome-extensions enable quick-actions@qactd.io", "\(report)", file: file, line: line)
+        let text = (report["statusDisabledText"] as? [String] ?? []).joined()
+        XCTAssertTrue(text.hasPrefix("gnome extension") && text.contains("disabled") && text.hasSuffix("gnome-extensions enable quick-actions@qactd.io"),
+                      "\(report)", file: file, line: line)
     }
 
     /// Read off screenshots: with `FavoriteFaces=yes`, the extension's menu in the dash and in the

@@ -9,7 +9,8 @@ second private bus standing in for the system bus (neither activates services), 
 gnome-shell headless (Wayland, a virtual monitor, --unsafe-mode so that org.gnome.Shell.Eval
 answers) with qactd's extension (gnome-shell/quick-actions@qactd.io, installed into the HOME by
 scripts/gnome-shell-extension as `make install` installs it) enabled by `gnome-extensions enable`
-and active as the shell reports it over D-Bus (GetExtensionInfo), the demo app pinned to the dash through GIO's keyfile settings
+and active as the shell reports it over D-Bus (GetExtensionInfo) and as `qactl status` says it
+(again once the extension is disabled: "disabled", with the command that enables it), the demo app pinned to the dash through GIO's keyfile settings
 backend (which the shell reads; the memory backend would keep the pin in this script), and the
 built qactd on the demo contacts.
 
@@ -820,6 +821,8 @@ def main():
         session.eval(COUNT_INSTALLED_JS)
         session.start_daemon()
         session.qactl("resign-active")
+        # `qactl status` says the extension's state as the shell reports it.
+        report["statusActive"] = session.status().get("shellExtension")
         # The extension: the static items from the entry, the favorites from the quicklist.
         session.first_export()
         if arguments.bench:
@@ -853,6 +856,8 @@ def main():
         wait_for("the extension's items to leave the menus",
                  lambda: (lambda read: read.get("dash") is not None and len(read["dash"]) < len(session.displayed()))(session.read()),
                  timeout=LIVE_TIMEOUT)
+        report["statusDisabled"] = session.status().get("shellExtension")
+        report["statusDisabledText"] = [line.strip() for line in session.qactl("status").splitlines() if "gnome extension" in line]
         changed = time.monotonic()
         session.set_extension(True)
         session.live_step("extension enabled again", changed)
