@@ -30,7 +30,14 @@ install_package() {
     while read -r path; do
         [[ -e "$path" ]] && echo "$path"
     done <"$scratch/package-paths" >"$scratch/there-before"
-    dpkg -i "$package" >"$scratch/dpkg.log" 2>&1 || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i failed"; }
+    # As a person installs a downloaded package: dpkg -i, then apt-get -f install for the
+    # libraries it depends on that are not there yet (on another Debian release, under their
+    # names there: libpng16-16t64 provides libpng16-16 on Debian 13).
+    if ! dpkg -i "$package" >"$scratch/dpkg.log" 2>&1; then
+        grep -q 'dependency problems' "$scratch/dpkg.log" || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i failed"; }
+        DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q --no-install-recommends >>"$scratch/dpkg.log" 2>&1 \
+            || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i left dependencies that apt-get -f install cannot resolve"; }
+    fi
     [[ $(dpkg-query -W -f='${Status}' qactd) == "install ok installed" ]] || fail "dpkg does not list qactd as installed"
     for path in /usr/bin/qactd /usr/bin/qactl /usr/lib/systemd/user/qactd.service /usr/lib/systemd/user/qactd.socket \
         /usr/share/man/man1/qactl.1.gz /usr/share/man/man8/qactd.8.gz /usr/share/man/man5/qactd.conf.5.gz \
