@@ -37,6 +37,7 @@ install_package() {
         grep -q 'dependency problems' "$scratch/dpkg.log" || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i failed"; }
         DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q --no-install-recommends >>"$scratch/dpkg.log" 2>&1 \
             || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i left dependencies that apt-get -f install cannot resolve"; }
+        step "apt-get -f install set up what the package depends on: $(sed -n 's/^Setting up \([^ ]*\) .*/\1/p' "$scratch/dpkg.log" | tr '\n' ' ')"
     fi
     [[ $(dpkg-query -W -f='${Status}' qactd) == "install ok installed" ]] || fail "dpkg does not list qactd as installed"
     for path in /usr/bin/qactd /usr/bin/qactl /usr/lib/systemd/user/qactd.service /usr/lib/systemd/user/qactd.socket \

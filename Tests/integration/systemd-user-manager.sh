@@ -232,8 +232,9 @@ step "private /run/systemd, /run/log, /run/user and /home; journald"
 # notification socket: the daemon would answer calls but never become ready.
 mountpoint -q /run || mount --bind /run /run
 mount -t tmpfs -o mode=0755 tmpfs /run/systemd
-# Made by PID 1 at boot: where a service's mount namespace is assembled.
-mkdir -p /run/systemd/system /run/systemd/unit-root /run/log /run/user /home "$open_folder"
+# Made by PID 1 at boot: where a service's mount namespace is assembled (unit-root for
+# systemd 252, mount-rootfs for later ones such as Debian 13's 257).
+mkdir -p /run/systemd/system /run/systemd/unit-root /run/systemd/mount-rootfs /run/log /run/user /home "$open_folder"
 mount -t tmpfs -o mode=0755 tmpfs /run/log
 mount -t tmpfs -o mode=0755 tmpfs /run/user
 mount -t tmpfs -o mode=0755 tmpfs /home
