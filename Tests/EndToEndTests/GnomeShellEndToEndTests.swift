@@ -145,7 +145,8 @@ final class GnomeShellEndToEndTests: XCTestCase {
     }
 
     /// `qactl status` says the extension's state as the shell reports it: active once enabled;
-    /// disabled, with the one command that turns it on, once the shell disabled it.
+    /// disabled, with the one command that turns it on, once the shell disabled it; not
+    /// installed once the shell uninstalled it.
     static func assertStatusSaysTheShellsState(_ report: [String: Any], file: StaticString = #filePath, line: UInt = #line) {
         let active = report["statusActive"] as? [String: Any] ?? [:]
         XCTAssertEqual(active["state"] as? String, "active", "\(report)", file: file, line: line)
@@ -155,6 +156,9 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertEqual(disabled["state"] as? String, "disabled", "\(report)", file: file, line: line)
         XCTAssertEqual(disabled["shellState"] as? Int, 2, "\(report)", file: file, line: line)
         XCTAssertEqual(disabled["enable"] as? String, "gnome-extensions enable quick-actions@qactd.io", "\(report)", file: file, line: line)
+        let uninstalled = report["statusUninstalled"] as? [String: Any] ?? [:]
+        XCTAssertEqual(uninstalled["state"] as? String, "not-installed", "\(report)", file: file, line: line)
+        XCTAssertNil(uninstalled["enable"], "\(report)", file: file, line: line)
         let text = (report["statusDisabledText"] as? [String] ?? []).joined()
         XCTAssertTrue(text.hasPrefix("gnome extension") && text.contains("disabled") && text.hasSuffix("gnome-extensions enable quick-actions@qactd.io"),
                       "\(report)", file: file, line: line)

@@ -10,7 +10,8 @@ gnome-shell headless (Wayland, a virtual monitor, --unsafe-mode so that org.gnom
 answers) with qactd's extension (gnome-shell/quick-actions@qactd.io, installed into the HOME by
 scripts/gnome-shell-extension as `make install` installs it) enabled by `gnome-extensions enable`
 and active as the shell reports it over D-Bus (GetExtensionInfo) and as `qactl status` says it
-(again once the extension is disabled: "disabled", with the command that enables it), the demo app pinned to the dash through GIO's keyfile settings
+(again once the extension is disabled: "disabled", with the command that enables it; and at the
+end, uninstalled through the shell: "not installed"), the demo app pinned to the dash through GIO's keyfile settings
 backend (which the shell reads; the memory backend would keep the pin in this script), and the
 built qactd on the demo contacts.
 
@@ -520,6 +521,18 @@ class Session(ScratchDesktop):
         state = reply.unpack()[0].get("state")
         return int(state) if state is not None else None
 
+    def uninstall_extension(self):
+        """The shell's UninstallExtension (what `gnome-extensions uninstall` asks): the shell forgets
+        the extension, and `qactl status` says it is not installed (no command: nothing to enable)."""
+        removed = self.bus.call_sync("org.gnome.Shell", "/org/gnome/Shell", "org.gnome.Shell.Extensions", "UninstallExtension",
+                                     GLib.Variant("(s)", (EXTENSION_UUID,)), GLib.VariantType("(b)"),
+                                     Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+        if not removed:
+            raise Failure("the shell did not uninstall %s" % EXTENSION_UUID)
+        return wait_for("qactl status to say the extension is not installed", lambda: (
+            lambda shown: shown if shown and shown.get("state") == "not-installed" else None)(self.status().get("shellExtension")),
+            timeout=10, interval=0.1)
+
     def set_extension(self, enabled, uuid=EXTENSION_UUID):
         self.eval("Main.extensionManager.%s(%s)" % ("enableExtension" if enabled else "disableExtension", json.dumps(uuid)))
 
@@ -894,6 +907,7 @@ def main():
         session.set_extension(False, DOCK_UUID)
         wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
         if arguments.live_only:
+            report["statusUninstalled"] = session.uninstall_extension()
             report["ok"] = True
             status = 0
             return status
@@ -957,6 +971,7 @@ def main():
         wait_for("the exported entry to go", lambda: not os.path.exists(session.exported), timeout=10)
         # The app's own entry has no actions of its own: the shell offers none.
         session.step("DesktopFile= emptied", [])
+        report["statusUninstalled"] = session.uninstall_extension()
         report["ok"] = True
         status = 0
     except Unavailable as error:
