@@ -261,7 +261,7 @@ public struct Daemon: Service {
             handlers: [
                 QuickActionsInterface.name: QuickActionsHandler(core: core, reload: { () async throws(QuickActionsCallError) -> ReloadReply in
                     try await reloader.reload()
-                })
+                }, shellExtension: ShellExtensionProbe(environment: options.environment))
             ],
             configuration: serverConfiguration, group: MultiThreadedEventLoopGroup.singleton)
         let inherited: [CInt]

@@ -139,6 +139,19 @@ public enum QuickActionsInterface {
         # "unavailable" (it could not be: message says why); shown counts them.
         type Notifications (state: string, message: ?string, shown: int)
 
+        # qactd's GNOME Shell extension as the shell on the session bus reports it:
+        # state is "not-installed", "disabled", "active", "error", "out-of-date" or
+        # "other"; shellState is the shell's own number (1 active, 2 inactive, 3 error,
+        # 4 out of date, ...), message the shell's error, enable the one command that
+        # turns it on (while it is installed and not active).
+        type ShellExtension (
+          uuid: string,
+          state: string,
+          shellState: ?int,
+          message: ?string,
+          enable: ?string
+        )
+
         # The live quicklist on the session bus (DynamicItems=auto or quicklist): state is
         # "off" (message says why), "waiting" (the bus cannot be reached; retried)
         # or "on"; busName and objectPath are where docks read the dbusmenu menu;
@@ -287,7 +300,9 @@ public enum QuickActionsInterface {
           # What the defaults chose and why.
           choices: ?Choices,
           # Absent when [Contacts] Khard=none.
-          khard: ?Khard
+          khard: ?Khard,
+          # Absent outside GNOME Shell (no org.gnome.Shell on the session bus).
+          shellExtension: ?ShellExtension
         )
 
         # The quick actions: the displayed ones, or with all every item marked

@@ -211,6 +211,62 @@ public struct NotificationsInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// qactd's GNOME Shell extension as the shell on the session bus reports it
+/// (`org.gnome.Shell.Extensions.GetExtensionInfo`): whether the menus of the dash and the app
+/// grid show the live quicklist, and the one command that turns it on when they do not.
+public struct ShellExtensionInfo: Codable, Sendable, Equatable {
+    public enum State: String, Sendable, CaseIterable {
+        /// The shell does not know the extension: not installed where it looks, or installed
+        /// after the shell started (it looks again at the next login).
+        case notInstalled = "not-installed"
+        /// Installed, not enabled.
+        case disabled
+        /// Enabled and running.
+        case active
+        /// The shell could not load or run it: `message` is the shell's error.
+        case error
+        /// Its `metadata.json` does not list this shell's version.
+        case outOfDate = "out-of-date"
+        /// Any other state the shell reports (downloading, initialized, being turned on or off).
+        case other
+
+        /// The state for GNOME Shell's `ExtensionState` number (js/misc/extensionUtils.js:
+        /// 1 active, 2 inactive, 3 error, 4 out of date, 5 downloading, 6 initialized,
+        /// 7 deactivating and 8 activating from GNOME 46, 99 uninstalled).
+        public init(shellState: Int) {
+            switch shellState {
+            case 1: self = .active
+            case 2: self = .disabled
+            case 3: self = .error
+            case 4: self = .outOfDate
+            case 99: self = .notInstalled
+            default: self = .other
+            }
+        }
+    }
+
+    /// The command that enables the extension (`gnome-extensions enable UUID`).
+    public static func enableCommand(uuid: String) -> String { "gnome-extensions enable \(uuid)" }
+
+    public var uuid: String
+    /// One of `State`'s raw values.
+    public var state: String
+    /// The shell's own number for it (nil when the shell does not know the extension).
+    public var shellState: Int?
+    /// The shell's error (state `error`), or why it is out of date.
+    public var message: String?
+    /// The one command that turns it on, when it is installed and not active.
+    public var enable: String?
+
+    public init(uuid: String, state: String, shellState: Int? = nil, message: String? = nil, enable: String? = nil) {
+        self.uuid = uuid
+        self.state = state
+        self.shellState = shellState
+        self.message = message
+        self.enable = enable
+    }
+}
+
 /// The live quicklist on the session bus (`DynamicItems=quicklist`): whether docks can read it,
 /// and where.
 public struct QuicklistInfo: Codable, Sendable, Equatable {
@@ -424,6 +480,9 @@ public struct StatusReply: Codable, Sendable, Equatable {
     public var choices: ChoicesInfo?
     /// nil when `[Contacts] Khard=none` (and from daemons older than the field).
     public var khard: KhardSourcesInfo?
+    /// qactd's GNOME Shell extension as the shell reports it; nil outside GNOME Shell (no
+    /// `org.gnome.Shell` on the session bus) and from daemons older than the field.
+    public var shellExtension: ShellExtensionInfo?
 
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,

@@ -40,6 +40,7 @@ enum Render {
             if let notice = export.notice { rows.append(("export notice", style.yellow(notice))) }
         }
         if let quicklist = status.quicklist { rows.append(("quicklist", quicklistSummary(quicklist, style: style))) }
+        if let shellExtension = status.shellExtension { rows.append(("gnome extension", shellExtensionSummary(shellExtension, style: style))) }
         if let notifications = status.notifications, notifications.state != NotificationsInfo.State.idle.rawValue {
             let shown = "\(notifications.shown) shown"
             switch NotificationsInfo.State(rawValue: notifications.state) {
@@ -161,6 +162,17 @@ enum Render {
             rows.append(("khard", text))
         }
         return rows
+    }
+
+    /// `active`, or the state as the shell says it, why, and the command that turns it on
+    /// (`disabled: the dash shows the favorites as at login; turn it on: gnome-extensions enable …`).
+    static func shellExtensionSummary(_ extensionInfo: ShellExtensionInfo, style: Style) -> String {
+        let state = ShellExtensionInfo.State(rawValue: extensionInfo.state)
+        var text = state == .active ? style.green(extensionInfo.state) : style.yellow(String(extensionInfo.state.map { $0 == "-" ? " " : $0 }))
+        if let message = extensionInfo.message { text += " (\(message))" }
+        if state != .active { text += ": the dash and the app grid show the favorites as the shell read them at login" }
+        if let enable = extensionInfo.enable { text += "; turn it on: " + style.bold(enable) }
+        return text
     }
 
     /// `on: 2 items at :1.42 /io/qactd/QuickActions/menu`, or the state and why.

@@ -23,6 +23,7 @@ final class GnomeShellEndToEndTests: XCTestCase {
         if result.status == 77 { try QuicklistEndToEndTests.missing("gnome-shell.py: \(report["error"] ?? result.stdout)") }
         XCTAssertEqual(result.status, 0, "\(report)")
         XCTAssertEqual(report["extension"] as? Int, 1, "`gnome-extensions enable` enabled it (ExtensionState.ENABLED): \(report)")
+        Self.assertStatusSaysTheShellsState(report)
         let allSteps = report["steps"] as? [[String: Any]] ?? []
 
         // The first export: the shell reads the new copy (a file of its own for the app, about
@@ -32,44 +33,8 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertEqual(first["appSystem"] as? [String], first["static"] as? [String], "only the static items in the entry: \(first)")
         XCTAssertLessThanOrEqual(first["seconds"] as? Double ?? .infinity, 7.0, "\(first)")
 
-        // The extension: the dash's and the grid's menus show exactly `List`'s items, each once,
-        // within 1 s of each change, with the app running with its window.
-        let live = allSteps.filter { $0["grid"] != nil }
-        XCTAssertEqual(live.map { $0["step"] as? String ?? "" }, Self.liveSteps, "\(report)")
-        for step in live {
-            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)")
-            XCTAssertEqual(Set(expected).count, expected.count, "\(step)")
-            XCTAssertEqual(step["dash"] as? [String], expected, "the dash icon's menu: \(step)")
-            XCTAssertEqual(step["grid"] as? [String], expected, "the grid icon's menu: \(step)")
-            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 1.0, "\(step)")
-            XCTAssertEqual(step["state"] as? String, "running", "\(step)")
-            XCTAssertEqual(step["windows"] as? Int, 1, "\(step)")
-            XCTAssertEqual(step["dashIcons"] as? Int, 1, "\(step)")
-        }
-        let titles = live.map { $0["expected"] as? [String] ?? [] }
-        XCTAssertTrue(titles[1].contains("Aaron Added") && titles[2].contains("Aaron Renamed") && !titles[3].contains("Aaron Renamed"), "\(titles)")
-
-        // A click on one of the extension's items goes to qactd, which triggers it (no app is
-        // connected: it becomes the pending launch item).
-        let click = try XCTUnwrap(report["click"] as? [String: Any], "\(report)")
-        XCTAssertEqual((click["pending"] as? [String: Any])?["title"] as? String, click["title"] as? String, "\(click)")
-        XCTAssertEqual((click["pending"] as? [String: Any])?["type"] as? String, "FavoriteAction", "\(click)")
-
-        // Dash to Dock: the entry's actions (static) and the quicklist (favorites) in its icon's
-        // menu, each displayed item once, within 1 s of a change; also after the dock is disabled
-        // and enabled again, when qactd announces the quicklist to it afresh.
+        try Self.assertLiveMenus(report)
         let dock = report["dock"] as? [[String: Any]] ?? []
-        XCTAssertEqual(dock.map { $0["step"] as? String ?? "" }, Self.dockSteps, "\(report)")
-        for step in dock {
-            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)")
-            let menu = step["menu"] as? [String] ?? []
-            XCTAssertEqual(step["quickActions"] as? [String], expected, "\(step)")
-            for title in expected {
-                XCTAssertEqual(menu.filter { $0 == title }.count, 1, "'\(title)' once in the dock's menu: \(step)")
-            }
-            XCTAssertEqual(step["icons"] as? Int, 1, "\(step)")
-            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 1.0, "\(step)")
-        }
 
         // The running app through rewrites of its entry: after each, the shell re-read its
         // applications and kept the app: one dash icon, the same object, running, its window.
@@ -136,6 +101,67 @@ final class GnomeShellEndToEndTests: XCTestCase {
         XCTAssertEqual(emptied["appSystem"] as? [String], [], "\(emptied)")
         XCTAssertEqual(emptied["dash"] as? [String], [], "\(emptied)")
         print("GNOME Shell: shell started in \(report["shellStartSeconds"] ?? "?") s; dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); steps \(allSteps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); running \(running.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+    }
+
+    /// The extension: the dash's and the grid's menus show exactly `List`'s items, each once,
+    /// within 1 s of each change, with the app running with its window. A click on one of the
+    /// extension's items goes to qactd, which triggers it (no app is connected: it becomes the
+    /// pending launch item). Dash to Dock: the entry's actions (static) and the quicklist
+    /// (favorites) in its icon's menu, each displayed item once, within 1 s of a change; also
+    /// after the dock is disabled and enabled again, when qactd announces the quicklist afresh.
+    static func assertLiveMenus(_ report: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws {
+        let live = (report["steps"] as? [[String: Any]] ?? []).filter { $0["grid"] != nil }
+        XCTAssertEqual(live.map { $0["step"] as? String ?? "" }, liveSteps, "\(report)", file: file, line: line)
+        for step in live {
+            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)", file: file, line: line)
+            XCTAssertEqual(Set(expected).count, expected.count, "\(step)", file: file, line: line)
+            XCTAssertEqual(step["dash"] as? [String], expected, "the dash icon's menu: \(step)", file: file, line: line)
+            XCTAssertEqual(step["grid"] as? [String], expected, "the grid icon's menu: \(step)", file: file, line: line)
+            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 1.0, "\(step)", file: file, line: line)
+            XCTAssertEqual(step["state"] as? String, "running", "\(step)", file: file, line: line)
+            XCTAssertEqual(step["windows"] as? Int, 1, "\(step)", file: file, line: line)
+            XCTAssertEqual(step["dashIcons"] as? Int, 1, "\(step)", file: file, line: line)
+        }
+        let titles = live.map { $0["expected"] as? [String] ?? [] }
+        XCTAssertTrue(titles.count == liveSteps.count && titles[1].contains("Aaron Added") && titles[2].contains("Aaron Renamed")
+            && !titles[3].contains("Aaron Renamed"), "\(titles)", file: file, line: line)
+
+        let click = try XCTUnwrap(report["click"] as? [String: Any], "\(report)", file: file, line: line)
+        XCTAssertEqual((click["pending"] as? [String: Any])?["title"] as? String, click["title"] as? String, "\(click)", file: file, line: line)
+        XCTAssertEqual((click["pending"] as? [String: Any])?["type"] as? String, "FavoriteAction", "\(click)", file: file, line: line)
+
+        let dock = report["dock"] as? [[String: Any]] ?? []
+        XCTAssertEqual(dock.map { $0["step"] as? String ?? "" }, dockSteps, "\(report)", file: file, line: line)
+        for step in dock {
+            let expected = try XCTUnwrap(step["expected"] as? [String], "\(step)", file: file, line: line)
+            let menu = step["menu"] as? [String] ?? []
+            XCTAssertEqual(step["quickActions"] as? [String], expected, "\(step)", file: file, line: line)
+            for title in expected {
+                XCTAssertEqual(menu.filter { $0 == title }.count, 1, "'\(title)' once in the dock's menu: \(step)", file: file, line: line)
+            }
+            XCTAssertEqual(step["icons"] as? Int, 1, "\(step)", file: file, line: line)
+            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 1.0, "\(step)", file: file, line: line)
+        }
+    }
+
+    /// `qactl status` says the extension's state as the shell reports it: active once enabled;
+    /// disabled, with the one command that turns it on, once the shell disabled it; not
+    /// installed once the shell uninstalled it.
+    static func assertStatusSaysTheShellsState(_ report: [String: Any], file: StaticString = #filePath, line: UInt = #line) {
+        let active = report["statusActive"] as? [String: Any] ?? [:]
+        XCTAssertEqual(active["state"] as? String, "active", "\(report)", file: file, line: line)
+        XCTAssertEqual(active["shellState"] as? Int, 1, "\(report)", file: file, line: line)
+        XCTAssertNil(active["enable"], "\(report)", file: file, line: line)
+        let disabled = report["statusDisabled"] as? [String: Any] ?? [:]
+        XCTAssertEqual(disabled["state"] as? String, "disabled", "\(report)", file: file, line: line)
+        XCTAssertEqual(disabled["shellState"] as? Int, 2, "\(report)", file: file, line: line)
+        XCTAssertEqual(disabled["enable"] as? String, "gnome-extensions enable quick-actions@qactd.io", "\(report)", file: file, line: line)
+        let uninstalled = report["statusUninstalled"] as? [String: Any] ?? [:]
+        XCTAssertEqual(uninstalled["state"] as? String, "not-installed", "\(report)", file: file, line: line)
+        XCTAssertNil(uninstalled["enable"], "\(report)", file: file, line: line)
+        let text = (report["statusDisabledText"] as? [String] ?? []).joined()
+        XCTAssertTrue(text.hasPrefix("gnome extension") && text.contains("disabled") && text.hasSuffix("gnome-extensions enable quick-actions@qactd.io"),
+                      "\(report)", file: file, line: line)
     }
 
     /// Read off screenshots: with `FavoriteFaces=yes`, the extension's menu in the dash and in the

@@ -14,11 +14,15 @@ final class SystemdUserManagerTests: XCTestCase {
     }
 }
 
-/// Runs `Tests/integration/systemd-user-manager.sh` with `arguments`; its exit status 77 is a skip.
-private func runUserManagerScript(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+/// Runs `Tests/integration/systemd-user-manager.sh` with `arguments`, on this system or, with
+/// `root`, chrooted into that Debian root (`Tests/integration/in-root`, the repository bound
+/// read-only at its own path); its exit status 77 is a skip.
+private func runUserManagerScript(_ arguments: [String], root: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
     let script = DaemonFixture.repository.appendingPathComponent("Tests/integration/systemd-user-manager.sh").path
+    let inRoot = root.map { [DaemonFixture.repository.appendingPathComponent("Tests/integration/in-root").path, $0,
+                             "--ro", DaemonFixture.repository.path, "--"] } ?? []
     // `timeout` bounds the whole run; SIGTERM lets the script's trap stop the manager and journald.
-    let result = DaemonFixture.run("/usr/bin/timeout", ["--signal=TERM", "--kill-after=20", "150", script] + arguments)
+    let result = DaemonFixture.run("/usr/bin/timeout", ["--signal=TERM", "--kill-after=20", "150"] + inRoot + [script] + arguments)
     print(result.stderr)
     // The script itself fails rather than skip under CI=true.
     if result.status == 77 {
@@ -44,6 +48,27 @@ final class DebianPackageTests: XCTestCase {
     }
 
     func testPackageInstalledLikeAUserWould() throws {
+        try runUserManagerScript(["--deb", try newestPackage().path])
+    }
+
+    /// The package built here (Debian 12) on Debian 13, in the root GnomeShell48EndToEndTests
+    /// uses: `dpkg -i` and `apt-get -f install` resolve its dependencies under Debian 13's names,
+    /// its units run under systemd 257's user manager, `qactl status` answers, the purge leaves
+    /// nothing of it.
+    func testPackageInstalledOnDebian13() throws {
+        let package = try newestPackage()
+        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
+            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path,
+            GnomeShell48EndToEndTests.root,
+        ])
+        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
+        XCTAssertEqual(made.status, 0, made.stderr)
+        guard made.status == 0 else { return }
+        try runUserManagerScript(["--deb", package.path], root: GnomeShell48EndToEndTests.root)
+    }
+
+    /// The newest package in out/, which must be newer than the sources.
+    private func newestPackage() throws -> URL {
         let out = DaemonFixture.repository.appendingPathComponent("out")
         let packages = (try? FileManager.default.contentsOfDirectory(at: out, includingPropertiesForKeys: [.contentModificationDateKey])) ?? []
         let dated = packages.filter { $0.lastPathComponent.hasPrefix("qactd_") && $0.pathExtension == "deb" }.map {
@@ -56,7 +81,7 @@ final class DebianPackageTests: XCTestCase {
         guard built >= sources else {
             throw unavailable("\(package.path) is older than the sources: run make deb again")
         }
-        try runUserManagerScript(["--deb", package.path])
+        return package
     }
 }
 
@@ -104,6 +129,7 @@ final class InstallTests: XCTestCase {
             "share/bash-completion/completions/qactd", "share/bash-completion/completions/qactl",
             "share/fish/vendor_completions.d/qactd.fish", "share/fish/vendor_completions.d/qactl.fish",
             "share/gnome-shell/extensions/quick-actions@qactd.io/extension.js",
+            "share/gnome-shell/extensions/quick-actions@qactd.io/extension/__init__.js",
             "share/gnome-shell/extensions/quick-actions@qactd.io/metadata.json",
             "share/man/man1/qactl.1", "share/man/man5/qactd.conf.5", "share/man/man8/qactd.8",
             "share/zsh/site-functions/_qactd", "share/zsh/site-functions/_qactl",

@@ -30,7 +30,15 @@ install_package() {
     while read -r path; do
         [[ -e "$path" ]] && echo "$path"
     done <"$scratch/package-paths" >"$scratch/there-before"
-    dpkg -i "$package" >"$scratch/dpkg.log" 2>&1 || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i failed"; }
+    # As a person installs a downloaded package: dpkg -i, then apt-get -f install for the
+    # libraries it depends on that are not there yet (on another Debian release, under their
+    # names there: libpng16-16t64 provides libpng16-16 on Debian 13).
+    if ! dpkg -i "$package" >"$scratch/dpkg.log" 2>&1; then
+        grep -q 'dependency problems' "$scratch/dpkg.log" || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i failed"; }
+        DEBIAN_FRONTEND=noninteractive apt-get -f install -y -q --no-install-recommends >>"$scratch/dpkg.log" 2>&1 \
+            || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i left dependencies that apt-get -f install cannot resolve"; }
+        step "apt-get -f install set up what the package depends on: $(sed -n 's/^Setting up \([^ ]*\) .*/\1/p' "$scratch/dpkg.log" | tr '\n' ' ')"
+    fi
     [[ $(dpkg-query -W -f='${Status}' qactd) == "install ok installed" ]] || fail "dpkg does not list qactd as installed"
     for path in /usr/bin/qactd /usr/bin/qactl /usr/lib/systemd/user/qactd.service /usr/lib/systemd/user/qactd.socket \
         /usr/share/man/man1/qactl.1.gz /usr/share/man/man8/qactd.8.gz /usr/share/man/man5/qactd.conf.5.gz \
@@ -38,7 +46,8 @@ install_package() {
         /usr/share/fish/vendor_completions.d/qactl.fish /etc/qactd/qactd.conf /etc/qactd/shortcuts.plist \
         /usr/share/doc/qactd/copyright /usr/share/doc/qactd/changelog.Debian.gz \
         /usr/share/gnome-shell/extensions/quick-actions@qactd.io/metadata.json \
-        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/extension.js; do
+        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/extension.js \
+        /usr/share/gnome-shell/extensions/quick-actions@qactd.io/extension/__init__.js; do
         [[ -f "$path" ]] || fail "the package installed no $path"
     done
     # Every unit of the repository's systemd/ folder is in the package.

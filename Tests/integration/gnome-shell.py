@@ -2,13 +2,16 @@
 """GNOME Shell, the real one, with qactd's extension: live quick actions in the dash and the app
 grid, and a running app never detached from its icon.
 
-  gnome-shell.py --bin DIR [--keep]
+  gnome-shell.py --bin DIR [--root DIR] [--live-only] [--keep]
 
 Starts, in a scratch folder with a HOME and XDG folders of its own: a private session bus and a
 second private bus standing in for the system bus (neither activates services), Debian's
 gnome-shell headless (Wayland, a virtual monitor, --unsafe-mode so that org.gnome.Shell.Eval
-answers) with qactd's extension (gnome-shell/quick-actions@qactd.io, copied into the HOME) enabled
-by `gnome-extensions enable`, the demo app pinned to the dash through GIO's keyfile settings
+answers) with qactd's extension (gnome-shell/quick-actions@qactd.io, installed into the HOME by
+scripts/gnome-shell-extension as `make install` installs it) enabled by `gnome-extensions enable`
+and active as the shell reports it over D-Bus (GetExtensionInfo) and as `qactl status` says it
+(again once the extension is disabled: "disabled", with the command that enables it; and at the
+end, uninstalled through the shell: "not installed"), the demo app pinned to the dash through GIO's keyfile settings
 backend (which the shell reads; the memory backend would keep the pin in this script), and the
 built qactd on the demo contacts.
 
@@ -40,6 +43,11 @@ tesseract: with FavoriteFaces=yes and a pure magenta photo on Ada Lovelace's car
 menu in the dash and in the app grid and Dash to Dock's menu show a patch of magenta beside her name and Arnold
 Schönberg's monogram colour beside his (he has no photo); with FavoriteFaces=no neither colour
 ("faces": [{"step", "menu", "counts", ...}]).
+
+With --root DIR the shell and gnome-extensions run in that Debian root (Tests/integration/
+debian-root.sh: Debian 13's GNOME 48 and Dash to Dock 100), everything else here; Eval's code uses
+the names the shell's own D-Bus module has in scope in every version (Main, Shell, Gio), never
+imports.ui, which GNOME 45 and later no longer have. With --live-only it stops after Dash to Dock.
 
 With --bench N it only measures, for scripts/bench: with Recompute=change (settle 0), a contact's
 star toggled N times, each time until the dash's menu shows the change; it prints {"ok", "bench":
@@ -83,8 +91,6 @@ LIVE_TIMEOUT = 5.0
 # the app is running with its window, and whether the dash's icon holds that same app object.
 READ_JS = r"""
 (() => {
-  const Main = imports.ui.main;
-  const Shell = imports.gi.Shell;
   const id = %(id)s;
   const result = {};
   const system = Shell.AppSystem.get_default();
@@ -128,7 +134,7 @@ READ_JS = r"""
 CLICK_JS = r"""
 (() => {
   const id = %(id)s;
-  const icon = imports.ui.main.overview.dash._box.get_children().map(actor => actor.child && actor.child._delegate)
+  const icon = Main.overview.dash._box.get_children().map(actor => actor.child && actor.child._delegate)
     .find(delegate => delegate && delegate.app && delegate.app.get_id() === id);
   icon.popupMenu();
   const item = icon._menu._qactdSection._getMenuItems().find(candidate => candidate.label.text === %(title)s);
@@ -143,8 +149,8 @@ CLICK_JS = r"""
 DOCK_READ_JS = r"""
 (() => {
   const id = %(id)s;
-  const dock = imports.ui.main.extensionManager.lookup(%(uuid)s);
-  const manager = dock && dock.imports.docking.DockManager.getDefault();
+  const dock = Main.extensionManager.lookup(%(uuid)s);
+  const manager = dock && (dock.imports ? dock.imports.docking : global._qactdDocking)?.DockManager.getDefault();
   const mainDock = manager && manager.mainDock;
   if (!mainDock) return JSON.stringify(null);
   const icons = mainDock.dash._box.get_children().map(actor => actor.child)
@@ -160,13 +166,26 @@ DOCK_READ_JS = r"""
 })()
 """
 
+# Dash to Dock's docking module, whose DockManager holds the dock: GNOME 43 and 44 give an
+# extension's modules as its `imports`; GNOME 45 and later import them as ES modules, where the
+# same file imported here is the very module the dock runs once enabled (an Eval's code may await
+# there). Imported before the dock is first enabled, so no step's time includes it.
+DOCK_MODULE_JS = r"""
+(async () => {
+  const dock = Main.extensionManager.lookup(%(uuid)s);
+  if (dock && !dock.imports && !global._qactdDocking)
+    global._qactdDocking = await import(dock.dir.get_child('docking.js').get_uri());
+  return true;
+})()
+"""
+
 # Counts the app system's installed-changed signals: each is a re-read of the applications, after
 # which the shell has replaced every app whose entry it found changed.
 COUNT_INSTALLED_JS = r"""
 (() => {
   if (!global._qactdInstalledChanged) {
     global._qactdInstalledChanged = 0;
-    imports.gi.Shell.AppSystem.get_default().connect('installed-changed', () => global._qactdInstalledChanged++);
+    Shell.AppSystem.get_default().connect('installed-changed', () => global._qactdInstalledChanged++);
   }
   return 'true';
 })()
@@ -175,7 +194,7 @@ COUNT_INSTALLED_JS = r"""
 # What the shell holds for a pinned launcher: an app of its own, with its name and description.
 READ_APP_JS = r"""
 (() => {
-  const app = imports.gi.Shell.AppSystem.get_default().lookup_app(%(id)s);
+  const app = Shell.AppSystem.get_default().lookup_app(%(id)s);
   return JSON.stringify(app ? {name: app.get_name(), description: app.get_description()} : null);
 })()
 """
@@ -190,14 +209,14 @@ FACES_OPEN_JS = r"""
   const where = %(where)s;
   let icon;
   if (where === 'grid') {
-    icon = imports.ui.main.overview._overview._controls._appDisplay._items.get(id);
+    icon = Main.overview._overview._controls._appDisplay._items.get(id);
   } else if (where === 'dock') {
-    const dock = imports.ui.main.extensionManager.lookup(%(uuid)s);
-    const manager = dock && dock.imports.docking.DockManager.getDefault();
+    const dock = Main.extensionManager.lookup(%(uuid)s);
+    const manager = dock && (dock.imports ? dock.imports.docking : global._qactdDocking)?.DockManager.getDefault();
     icon = manager && manager.mainDock && manager.mainDock.dash._box.get_children().map(actor => actor.child)
       .find(child => child && child.app && child.app.get_id() === id);
   } else {
-    icon = imports.ui.main.overview.dash._box.get_children().map(actor => actor.child && actor.child._delegate)
+    icon = Main.overview.dash._box.get_children().map(actor => actor.child && actor.child._delegate)
       .find(delegate => delegate && delegate.app && delegate.app.get_id() === id);
   }
   if (!icon) return JSON.stringify(null);
@@ -225,10 +244,9 @@ FACES_CLOSE_JS = r"""
 # is a GFileIcon), else the icon's name.
 READ_APP_ICON_JS = r"""
 (() => {
-  const app = imports.gi.Shell.AppSystem.get_default().lookup_app(%(id)s);
+  const app = Shell.AppSystem.get_default().lookup_app(%(id)s);
   const icon = app ? app.get_icon() : null;
   if (!icon) return JSON.stringify(null);
-  const Gio = imports.gi.Gio;
   return JSON.stringify(icon instanceof Gio.FileIcon ? {path: icon.get_file().get_path()} : {name: icon.to_string()});
 })()
 """
@@ -237,10 +255,9 @@ READ_APP_ICON_JS = r"""
 # takes it; global._qactdShot says when it is written.
 SCREENSHOT_JS = r"""
 (() => {
-  const Gio = imports.gi.Gio;
   global._qactdShot = null;
   const stream = Gio.File.new_for_path(%(path)s).replace(null, false, Gio.FileCreateFlags.NONE, null);
-  new imports.gi.Shell.Screenshot().screenshot(false, stream, (source, result) => {
+  new Shell.Screenshot().screenshot(false, stream, (source, result) => {
     try {
       source.screenshot_finish(result);
       stream.close(null);
@@ -277,18 +294,34 @@ class Unavailable(Exception):
 
 
 class Session(ScratchDesktop):
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, shell_root=None):
         super().__init__(bin_dir, "qactd-gnome-shell-", {
             "GSETTINGS_BACKEND": "keyfile", "GTK_A11Y": "none", "XDG_SESSION_TYPE": "wayland",
             "XDG_CURRENT_DESKTOP": "GNOME"})
         self.bus = None
+        self.shell_root = shell_root
+
+    def in_shell_root(self, arguments):
+        """`arguments` as run where the shell is: this system's, or the Debian root's (Tests/
+        integration/in-root), with the scratch folder bound at its own path so that the buses, the
+        Wayland socket, the HOME and qactd's exports are the same files on both sides, and the
+        built binaries (the demo app's Exec) read-only."""
+        if not self.shell_root:
+            return arguments
+        return [os.path.join(REPOSITORY, "Tests/integration/in-root"), self.shell_root, "--bind", self.root,
+                "--ro", self.bin, "--", *arguments]
+
+    def root_path(self, path):
+        """`path` of the system the shell runs on."""
+        return os.path.join(self.shell_root, path.lstrip("/")) if self.shell_root else path
 
     def prepare(self):
         super().prepare(["home/.config/glib-2.0/settings"], "quicklist")
         self.source_name, self.source_icon = "qactd Demo", "x-office-address-book"
-        # The extension as `make install` puts it, in the HOME's own extensions folder.
-        shutil.copytree(os.path.join(REPOSITORY, "gnome-shell", EXTENSION_UUID),
-                        self.path("home/.local/share/gnome-shell/extensions/" + EXTENSION_UUID))
+        # The extension as `make install` puts it (one folder for GNOME 43 to 49), in the HOME's
+        # own extensions folder.
+        subprocess.run([os.path.join(REPOSITORY, "scripts/gnome-shell-extension"), os.path.join(REPOSITORY, "gnome-shell", EXTENSION_UUID),
+                        self.path("home/.local/share/gnome-shell/extensions/" + EXTENSION_UUID)], check=True, capture_output=True)
         # The shell reads favorite-apps from GIO's keyfile backend in this HOME.
         self.pin([DESKTOP_ID], write_file=True)
 
@@ -318,14 +351,14 @@ class Session(ScratchDesktop):
 
     def start_shell(self):
         started = time.monotonic()
-        shell = self.start(["gnome-shell", "--headless", "--wayland", "--unsafe-mode", "--no-x11",
-                            "--virtual-monitor", "1024x768"], "gnome-shell.log")
+        shell = self.start(self.in_shell_root(["gnome-shell", "--headless", "--wayland", "--unsafe-mode", "--no-x11",
+                                               "--virtual-monitor", "1024x768"]), "gnome-shell.log")
 
         def answers():
             if shell.poll() is not None:
                 raise Unavailable("gnome-shell exited with %s: %s" % (shell.returncode, self.log_tail("gnome-shell.log")))
             try:
-                return self.eval("!imports.ui.main.layoutManager._startingUp && !!imports.ui.main.overview.dash") == "true"
+                return self.eval("!Main.layoutManager._startingUp && !!Main.overview.dash") == "true"
             except (GLib.Error, Failure):
                 return False
 
@@ -462,7 +495,7 @@ class Session(ScratchDesktop):
         if not json.loads(json.loads(self.eval(CLICK_JS % {"id": json.dumps(DESKTOP_ID), "title": json.dumps(title)}))):
             raise Failure("no item '%s' in the dash's menu" % title)
         pending = wait_for("qactd to take the click on '%s'" % title, lambda: self.status().get("pendingLaunchItem"), timeout=10)
-        self.eval("imports.ui.main.overview.show(); true")
+        self.eval("Main.overview.show(); true")
         return {"title": title, "pending": pending}
 
     def bench(self, toggles):
@@ -479,8 +512,29 @@ class Session(ScratchDesktop):
             seconds.append(round(time.monotonic() - started, 4))
         return {"seconds": seconds}
 
+    def extension_state(self):
+        """The extension's state as the shell reports it over D-Bus (GetExtensionInfo's "state":
+        1 active, 2 inactive, 3 error, 4 out of date, ...; None when the shell does not know it)."""
+        reply = self.bus.call_sync("org.gnome.Shell", "/org/gnome/Shell", "org.gnome.Shell.Extensions", "GetExtensionInfo",
+                                   GLib.Variant("(s)", (EXTENSION_UUID,)), GLib.VariantType("(a{sv})"),
+                                   Gio.DBusCallFlags.NONE, 5000, None)
+        state = reply.unpack()[0].get("state")
+        return int(state) if state is not None else None
+
+    def uninstall_extension(self):
+        """The shell's UninstallExtension (what `gnome-extensions uninstall` asks): the shell forgets
+        the extension, and `qactl status` says it is not installed (no command: nothing to enable)."""
+        removed = self.bus.call_sync("org.gnome.Shell", "/org/gnome/Shell", "org.gnome.Shell.Extensions", "UninstallExtension",
+                                     GLib.Variant("(s)", (EXTENSION_UUID,)), GLib.VariantType("(b)"),
+                                     Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+        if not removed:
+            raise Failure("the shell did not uninstall %s" % EXTENSION_UUID)
+        return wait_for("qactl status to say the extension is not installed", lambda: (
+            lambda shown: shown if shown and shown.get("state") == "not-installed" else None)(self.status().get("shellExtension")),
+            timeout=10, interval=0.1)
+
     def set_extension(self, enabled, uuid=EXTENSION_UUID):
-        self.eval("imports.ui.main.extensionManager.%s(%s)" % ("enableExtension" if enabled else "disableExtension", json.dumps(uuid)))
+        self.eval("Main.extensionManager.%s(%s)" % ("enableExtension" if enabled else "disableExtension", json.dumps(uuid)))
 
     def read_dock(self):
         return json.loads(json.loads(self.eval(DOCK_READ_JS % {"id": json.dumps(DESKTOP_ID), "uuid": json.dumps(DOCK_UUID)})))
@@ -553,18 +607,18 @@ class Session(ScratchDesktop):
         `present`, again (a new screenshot, the menu kept open) until both show, within a deadline."""
         arguments = {"id": json.dumps(DESKTOP_ID), "where": json.dumps(where), "uuid": json.dumps(DOCK_UUID)}
         # In the overview, where Dash to Dock stays shown too (over a window it may hide).
-        self.eval("imports.ui.main.overview.show(); true")
-        wait_for("the overview", lambda: self.eval("imports.ui.main.overview.visible && "
-                                                   "!imports.ui.main.overview.animationInProgress") == "true", timeout=10)
+        self.eval("Main.overview.show(); true")
+        wait_for("the overview", lambda: self.eval("Main.overview.visible && "
+                                                   "!Main.overview.animationInProgress") == "true", timeout=10)
         # The app grid or the windows, as the dash's button shows them, once the move is over (the
         # overview's state 2 or 1). Dash to Dock, which replaces the dash, shows over either.
         if where != "dock":
             # Unchecked first: a button left checked while the overview shows the windows (as an
             # overview hidden from the grid leaves it) moves nothing when checked again.
-            self.eval("imports.ui.main.overview.dash.showAppsButton.checked = false; "
-                      "imports.ui.main.overview.dash.showAppsButton.checked = %s; true" % json.dumps(where == "grid"))
+            self.eval("Main.overview.dash.showAppsButton.checked = false; "
+                      "Main.overview.dash.showAppsButton.checked = %s; true" % json.dumps(where == "grid"))
             wait_for("the overview's %s" % ("app grid" if where == "grid" else "windows"),
-                     lambda: self.eval("imports.ui.main.overview._overview._controls._stateAdjustment.value")
+                     lambda: self.eval("Main.overview._overview._controls._stateAdjustment.value")
                      == ("2" if where == "grid" else "1"), timeout=10)
         record = {"step": step, "menu": where}
         deadline = time.monotonic() + LIVE_TIMEOUT
@@ -694,10 +748,10 @@ class Session(ScratchDesktop):
     def show_grid(self, shown):
         """Shows the overview's app grid, or closes the overview again, and waits until it
         stands still."""
-        self.eval("imports.ui.main.overview.showApps(); true" if shown else
-                  "imports.ui.main.overview.dash.showAppsButton.checked = false; imports.ui.main.overview.hide(); true")
+        self.eval("Main.overview.showApps(); true" if shown else
+                  "Main.overview.dash.showAppsButton.checked = false; Main.overview.hide(); true")
         wait_for("the overview to be %s" % ("shown" if shown else "closed"), lambda: self.eval(
-            "imports.ui.main.overview.visible === %s && !imports.ui.main.overview.animationInProgress" % json.dumps(shown)) == "true",
+            "Main.overview.visible === %s && !Main.overview.animationInProgress" % json.dumps(shown)) == "true",
             timeout=10)
 
     def wait_listed(self, condition):
@@ -711,7 +765,7 @@ class Session(ScratchDesktop):
     def launch(self):
         """Launches the app as a click on its icon does: the process runs the app's own command
         line, with no variable of qactd's added."""
-        self.eval("imports.gi.Shell.AppSystem.get_default().lookup_app(%s).launch(0, -1, imports.gi.Shell.AppLaunchGpu.APP_PREF); true"
+        self.eval("Shell.AppSystem.get_default().lookup_app(%s).launch(0, -1, Shell.AppLaunchGpu.APP_PREF); true"
                   % json.dumps(DESKTOP_ID))
         wait_for("the launched app to connect", lambda: self.status().get("appConnected"), timeout=10)
         wanted = [os.path.join(self.bin, "qactl"), "app", "--socket=" + self.env["QACTD_SOCKET"]]
@@ -739,13 +793,21 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs)")
     parser.add_argument("--bench", type=int, metavar="N", help="only measure N stars toggled (scripts/bench)")
+    parser.add_argument("--root", metavar="DIR", help="run the shell (and gnome-extensions) in this Debian root "
+                        "(Tests/integration/debian-root.sh), the rest here")
+    parser.add_argument("--live-only", action="store_true", help="only the extension's and Dash to Dock's live menus")
     arguments = parser.parse_args()
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (["python3-gi (Gio)"] if gi is None else []) + pil_missing()
+    root = os.path.abspath(arguments.root) if arguments.root else None
+    missing = [tool for tool in TOOLS if tool != "gnome-shell" and shutil.which(tool) is None]
+    missing += [] if os.path.exists(os.path.join(root or "/", "usr/bin/gnome-shell")) else ["gnome-shell"]
+    missing += (["python3-gi (Gio)"] if gi is None else []) + ([] if arguments.live_only else pil_missing())
+    if root and os.geteuid() != 0:
+        missing.append("root (to run the shell in %s)" % root)
     if missing:
         print(json.dumps({"ok": False, "unavailable": True, "error": "missing: " + " ".join(missing)}))
         return 77
 
-    session = Session(os.path.abspath(arguments.bin))
+    session = Session(os.path.abspath(arguments.bin), root)
     session.steps = []
     session.running = []
     session.dock = []
@@ -758,27 +820,36 @@ def main():
         session.start_buses()
         session.start_shell()
         report["shellStartSeconds"] = session.shell_seconds
-        # Enabled as the README says, with the one command.
-        subprocess.run(["gnome-extensions", "enable", EXTENSION_UUID], env=session.env, check=True, capture_output=True)
-        report["extension"] = wait_for("the extension to be enabled", lambda: json.loads(json.loads(session.eval(
-            "JSON.stringify(imports.ui.main.extensionManager.lookup(%s)?.state ?? null)" % json.dumps(EXTENSION_UUID)))) == 1 and 1,
-            timeout=10)
+        report["shellVersion"] = session.bus.call_sync(
+            "org.gnome.Shell", "/org/gnome/Shell", "org.freedesktop.DBus.Properties", "Get",
+            GLib.Variant("(ss)", ("org.gnome.Shell", "ShellVersion")), GLib.VariantType("(v)"),
+            Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+        # Enabled as the README says, with the one command (the shell's own, where it runs).
+        subprocess.run(session.in_shell_root(["gnome-extensions", "enable", EXTENSION_UUID]), env=session.env, check=True,
+                       capture_output=True)
+        try:
+            report["extension"] = wait_for("the extension to be enabled", lambda: session.extension_state() == 1 and 1, timeout=10)
+        finally:
+            report["extensionState"] = session.extension_state()
         session.eval(COUNT_INSTALLED_JS)
         session.start_daemon()
         session.qactl("resign-active")
+        # `qactl status` says the extension's state as the shell reports it.
+        report["statusActive"] = session.status().get("shellExtension")
         # The extension: the static items from the entry, the favorites from the quicklist.
         session.first_export()
         if arguments.bench:
             report["bench"] = session.bench(arguments.bench)
             report["ok"] = True
             return 0
-        # A pinned favorite with FavoriteFaces=yes: the shell's app has its face as its icon,
-        # drawn in the app grid (the overview closed again after).
-        session.pinned_face_step("quicklist")
+        if not arguments.live_only:
+            # A pinned favorite with FavoriteFaces=yes: the shell's app has its face as its icon,
+            # drawn in the app grid (the overview closed again after).
+            session.pinned_face_step("quicklist")
         session.open_window()
         # Unpinned, the running app has an icon in the dash and one in the app grid.
         session.pin([])
-        session.eval("imports.ui.main.overview.showApps(); true")
+        session.eval("Main.overview.showApps(); true")
         wait_for("the app's icon in the grid", lambda: session.read(grid=True).get("grid"), timeout=STEP_TIMEOUT)
         session.live_step("shown", time.monotonic())
         changed = time.monotonic()
@@ -798,6 +869,8 @@ def main():
         wait_for("the extension's items to leave the menus",
                  lambda: (lambda read: read.get("dash") is not None and len(read["dash"]) < len(session.displayed()))(session.read()),
                  timeout=LIVE_TIMEOUT)
+        report["statusDisabled"] = session.status().get("shellExtension")
+        report["statusDisabledText"] = [line.strip() for line in session.qactl("status").splitlines() if "gnome extension" in line]
         changed = time.monotonic()
         session.set_extension(True)
         session.live_step("extension enabled again", changed)
@@ -807,8 +880,9 @@ def main():
         # Dash to Dock: the entry's actions and the quicklist, each item once, live; also after the
         # dock is disabled and enabled again (it keeps nothing and never asks: qactd announces
         # again when the dock takes com.canonical.Unity).
-        if not os.path.isdir("/usr/share/gnome-shell/extensions/" + DOCK_UUID):
+        if not os.path.isdir(session.root_path("/usr/share/gnome-shell/extensions/" + DOCK_UUID)):
             raise Unavailable("Dash to Dock is not installed (gnome-shell-extension-dashtodock)")
+        session.eval(DOCK_MODULE_JS % {"uuid": json.dumps(DOCK_UUID)})
         used = ["Aaron Docked", "Aaron Redocked"]
         changed = time.monotonic()
         session.set_extension(True, DOCK_UUID)
@@ -832,6 +906,11 @@ def main():
         session.dock_step("dock enabled again", changed, used)
         session.set_extension(False, DOCK_UUID)
         wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
+        if arguments.live_only:
+            report["statusUninstalled"] = session.uninstall_extension()
+            report["ok"] = True
+            status = 0
+            return status
 
         # Faces beside the favorites' names, in the extension's menu and in Dash to Dock's.
         session.faces_steps()
@@ -839,7 +918,7 @@ def main():
 
         # The running app: every change rewrites the entry; the app stays one, running, with its window.
         session.pin([DESKTOP_ID])
-        session.eval("imports.ui.main.overview.dash.showAppsButton.checked = false; true")
+        session.eval("Main.overview.dash.showAppsButton.checked = false; true")
 
         def reload_into_entry():
             session.configure(DESKTOP_ID, "desktop-entry")
@@ -892,6 +971,7 @@ def main():
         wait_for("the exported entry to go", lambda: not os.path.exists(session.exported), timeout=10)
         # The app's own entry has no actions of its own: the shell offers none.
         session.step("DesktopFile= emptied", [])
+        report["statusUninstalled"] = session.uninstall_extension()
         report["ok"] = True
         status = 0
     except Unavailable as error:

@@ -39,7 +39,10 @@ skip() {
 
 if [[ "${QACTD_IN_PRIVATE_NAMESPACE:-}" != 1 ]]; then
     [[ $(id -u) -eq 0 ]] || skip "needs root to mount tmpfs on /run/systemd in a private mount namespace"
-    for tool in unshare setpriv mount journalctl systemctl python3 make; do
+    # make only installs BUILDDIR's products; the package needs none of it.
+    tools=(unshare setpriv mount journalctl systemctl python3)
+    [[ -z "$package" ]] && tools+=(make)
+    for tool in "${tools[@]}"; do
         command -v "$tool" >/dev/null || skip "'$tool' is not installed"
     done
     for program in /lib/systemd/systemd /lib/systemd/systemd-journald; do
@@ -229,8 +232,9 @@ step "private /run/systemd, /run/log, /run/user and /home; journald"
 # notification socket: the daemon would answer calls but never become ready.
 mountpoint -q /run || mount --bind /run /run
 mount -t tmpfs -o mode=0755 tmpfs /run/systemd
-# Made by PID 1 at boot: where a service's mount namespace is assembled.
-mkdir -p /run/systemd/system /run/systemd/unit-root /run/log /run/user /home "$open_folder"
+# Made by PID 1 at boot: where a service's mount namespace is assembled (unit-root for
+# systemd 252, mount-rootfs for later ones such as Debian 13's 257).
+mkdir -p /run/systemd/system /run/systemd/unit-root /run/systemd/mount-rootfs /run/log /run/user /home "$open_folder"
 mount -t tmpfs -o mode=0755 tmpfs /run/log
 mount -t tmpfs -o mode=0755 tmpfs /run/user
 mount -t tmpfs -o mode=0755 tmpfs /home

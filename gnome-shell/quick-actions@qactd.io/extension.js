@@ -11,18 +11,20 @@
 // announces its menus again when that name gets an owner, so an extension enabled after qactd
 // started has them at once.
 //
-// Module format: GNOME Shell 43 and 44 (imports.*, init()). GNOME 45 and later load extensions
-// as ES modules; there the differences are the three imports below (`import * as AppMenu from
-// 'resource:///org/gnome/shell/ui/appMenu.js'`, likewise main.js and popupMenu.js, and
-// `import Gio from 'gi://Gio'`, `import GLib from 'gi://GLib'`) and the end of the file (`export
-// default class extends Extension` with the same enable() and disable()). Nothing else changes.
+// One source for GNOME Shell 43 to 49. GNOME 45 and later import this file as an ES module and
+// take its default export; GNOME 43 and 44 load an extension with GJS's legacy importer, which
+// finds a folder named `extension` before `extension.js` and takes `init()` from its
+// `__init__.js`. scripts/gnome-shell-extension writes that file from this one when the extension is
+// installed, each import below becoming its legacy `imports.*` form and the default export a
+// class returned by `init()`, so one installed folder serves every version.
+// Nothing else differs: the app icon's AppMenu, the popup menus and Gio are the same from 43 to 49.
 
-'use strict';
-
-const { Gio, GLib } = imports.gi;
-const AppMenu = imports.ui.appMenu;
-const Main = imports.ui.main;
-const PopupMenu = imports.ui.popupMenu;
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+import * as AppMenu from 'resource:///org/gnome/shell/ui/appMenu.js';
+import * as Main from 'resource:///org/gnome/shell/ui/main.js';
+import * as PopupMenu from 'resource:///org/gnome/shell/ui/popupMenu.js';
+import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
 
 const OWN_NAME = 'io.qactd.ShellExtension';
 const LAUNCHER_ENTRY = 'com.canonical.Unity.LauncherEntry';
@@ -160,7 +162,7 @@ class Quicklists {
     }
 }
 
-class Extension {
+export default class QuickActionsExtension extends Extension {
     enable() {
         this._openMenus = new Set();
         // menu → its signal handler IDs, for every menu given a section
@@ -228,9 +230,4 @@ class Extension {
             section.addMenuItem(menuItem);
         }
     }
-}
-
-// eslint-disable-next-line no-unused-vars
-function init() {
-    return new Extension();
 }

@@ -78,6 +78,7 @@ enum DBusType {
     static let byte = code("y")
     static let string = code("s"), int32 = code("i"), uint32 = code("u"), boolean = code("b")
     static let array = code("a"), structure = code("r"), dictionaryEntry = code("e"), variant = code("v")
+    static let double = code("d")
 
     private static func code(_ letter: Unicode.Scalar) -> CChar { CChar(UInt8(ascii: letter)) }
 }
@@ -190,6 +191,12 @@ struct SdBusMessageReader {
     func readUInt32() throws(SdBusError) -> UInt32 {
         var value: UInt32 = 0
         try readBasic(DBusType.uint32, &value)
+        return value
+    }
+
+    func readDouble() throws(SdBusError) -> Double {
+        var value: Double = 0
+        try readBasic(DBusType.double, &value)
         return value
     }
 

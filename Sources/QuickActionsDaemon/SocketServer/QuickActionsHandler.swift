@@ -12,6 +12,9 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
     let core: DaemonCore
     /// Reload goes through the daemon (it re-reads files and talks to systemd), not the core.
     let reload: @Sendable () async throws(QuickActionsCallError) -> ReloadReply
+    /// In a GNOME session, `Status` asks the shell for the extension's state each time, so it
+    /// is never answered from the core's published reply, which knows nothing of the shell.
+    var shellExtension = ShellExtensionProbe(environment: [:])
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) -> AsyncThrowingStream<VarlinkReply, any Error> {
         guard let method = QuickActionsInterface.Method(rawValue: call.memberName) else {
@@ -48,6 +51,7 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             guard let request = PublishedReplies.ListingRequest(parameters: call.parameters) else { return nil }
             return core.replies.listing(for: request).map { VarlinkReply(encodedParameters: $0) }
         case .status?:
+            if shellExtension.applies { return nil }
             return core.replies.status().map { VarlinkReply(encodedParameters: $0) }
         case .resignActive?:
             guard let appVersion = Self.plainAppVersion(of: call),
@@ -85,6 +89,11 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
     }
 
     private func statusReply() async throws -> VarlinkReply {
+        if shellExtension.applies {
+            var reply = StatusReply(await core.status())
+            reply.shellExtension = shellExtension.read()
+            return VarlinkReply(encodedParameters: try EncodedJSONObject(encoding: reply))
+        }
         if let cached = core.replies.status() { return VarlinkReply(encodedParameters: cached) }
         let snapshot = await core.status()
         let encoded = try EncodedJSONObject(encoding: StatusReply(snapshot))

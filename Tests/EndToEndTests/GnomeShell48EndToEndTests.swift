@@ -1,0 +1,41 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Today's GNOME: Debian 13's GNOME Shell 48 with Dash to Dock 100, in a Debian 13 root the test
+/// makes itself (Tests/integration/debian-root.sh: debootstrap from Debian's archive, the packages
+/// of Tests/integration/trixie-packages.txt, kept in .build/trixie-root and made anew when that
+/// list changes). Tests/integration/gnome-shell.py runs the shell there headless (in a private
+/// mount namespace, chrooted) and everything else here, the built qactd included: the extension,
+/// installed as `make install` installs it, is active as the shell reports it; the dash's and the
+/// app grid's menus, and Dash to Dock's, follow the favorites live.
+final class GnomeShell48EndToEndTests: XCTestCase {
+    static let root = DaemonFixture.repository.appendingPathComponent(".build/trixie-root").path
+
+    func testOnDebian13TheExtensionIsActiveAndLiveAndSoIsDashToDock() throws {
+        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
+            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path, Self.root,
+        ])
+        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
+        XCTAssertEqual(made.status, 0, made.stderr)
+        guard made.status == 0 else { return }
+
+        let result = DaemonFixture.run("/usr/bin/python3", [
+            GnomeShellEndToEndTests.script, "--bin", DaemonFixture.binDirectory.path, "--root", Self.root, "--live-only",
+        ])
+        let report = try XCTUnwrap(
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
+        if result.status == 77 { throw unavailable("GNOME Shell 48 in \(Self.root): \(report["error"] ?? result.stdout)") }
+        XCTAssertEqual(result.status, 0, "\(report)")
+        XCTAssertTrue((report["shellVersion"] as? String ?? "").hasPrefix("48."), "\(report)")
+        // ExtensionState.ACTIVE from org.gnome.Shell.Extensions.GetExtensionInfo: not OUT OF DATE,
+        // and the ES module loaded.
+        XCTAssertEqual(report["extensionState"] as? Int, 1, "\(report)")
+        GnomeShellEndToEndTests.assertStatusSaysTheShellsState(report)
+
+        try GnomeShellEndToEndTests.assertLiveMenus(report)
+        let live = (report["steps"] as? [[String: Any]] ?? []).filter { $0["grid"] != nil }
+        let dock = report["dock"] as? [[String: Any]] ?? []
+        print("GNOME Shell \(report["shellVersion"] ?? "?") in the Debian 13 root: root ready (\(made.stderr.split(separator: "\n").joined(separator: "; "))); shell started in \(report["shellStartSeconds"] ?? "?") s; live \(live.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+    }
+}
