@@ -140,7 +140,11 @@ final class GnomeShellEndToEndTests: XCTestCase {
                 XCTAssertEqual(menu.filter { $0 == title }.count, 1, "'\(title)' once in the dock's menu: \(step)", file: file, line: line)
             }
             XCTAssertEqual(step["icons"] as? Int, 1, "\(step)", file: file, line: line)
-            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, 1.0, "\(step)", file: file, line: line)
+            // A change reaches the dock within 1 s; the steps that enable the dock also count the
+            // dock's own start-up in the shell (seen past 1 s on a loaded machine), which is not
+            // qactd's to shorten: 3 s there.
+            let bound = (step["step"] as? String ?? "").hasPrefix("dock enabled") ? 3.0 : 1.0
+            XCTAssertLessThanOrEqual(step["seconds"] as? Double ?? .infinity, bound, "\(step)", file: file, line: line)
         }
     }
 

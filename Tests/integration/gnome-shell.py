@@ -15,7 +15,7 @@ end, uninstalled through the shell: "not installed"), the demo app pinned to the
 backend (which the shell reads; the memory backend would keep the pin in this script), and the
 built qactd on the demo contacts.
 
-The extension, with DynamicItems=quicklist: after the first export (the static items in the
+The extension, at the default DynamicItems=auto (the favorites leave the entry while it runs): after the first export (the static items in the
 desktop entry, the favorites in the quicklist), the demo app's window is opened (a real GTK window
 whose application ID is the entry's), the app unpinned so that it has an icon both in the dash
 (running) and in the app grid, and at each step — a favorite added, renamed and removed, the
@@ -316,7 +316,7 @@ class Session(ScratchDesktop):
         return os.path.join(self.shell_root, path.lstrip("/")) if self.shell_root else path
 
     def prepare(self):
-        super().prepare(["home/.config/glib-2.0/settings"], "quicklist")
+        super().prepare(["home/.config/glib-2.0/settings"], None)
         self.source_name, self.source_icon = "qactd Demo", "x-office-address-book"
         # The extension as `make install` puts it (one folder for GNOME 43 to 49), in the HOME's
         # own extensions folder.
@@ -500,7 +500,7 @@ class Session(ScratchDesktop):
 
     def bench(self, toggles):
         """Seconds from a star toggled in a contact's card to the dash's menu showing the change."""
-        self.configure(DESKTOP_ID, "quicklist", "Recompute=change\nRecomputeSettleMSec=0\n")
+        self.configure(DESKTOP_ID, None, "Recompute=change\nRecomputeSettleMSec=0\n")
         self.qactl("reload")
         seconds = []
         for number in range(toggles):
@@ -657,7 +657,7 @@ class Session(ScratchDesktop):
         self.photo("ada-lovelace", MAGENTA)
         monogram = None
         for faces in ["yes", "no"]:
-            self.configure(DESKTOP_ID, "quicklist", launcher="FavoriteFaces=%s\n" % faces)
+            self.configure(DESKTOP_ID, None, launcher="FavoriteFaces=%s\n" % faces)
             self.qactl("reload")
             self.wait_listed(lambda titles: PHOTO in titles and NO_PHOTO in titles)
             if faces == "yes":
@@ -670,7 +670,7 @@ class Session(ScratchDesktop):
             self.faces_read("FavoriteFaces=" + faces, "dock", monogram, faces == "yes")
             self.set_extension(False, DOCK_UUID)
             wait_for("the dock to go", lambda: self.read_dock() is None, timeout=LIVE_TIMEOUT)
-        self.configure(DESKTOP_ID, "quicklist")
+        self.configure(DESKTOP_ID, None)
         self.qactl("reload")
     def pinned_face_step(self, mode):
         """FavoriteFaces=yes (added to the configuration, reloaded) and a favorite whose photo is
@@ -845,7 +845,7 @@ def main():
         if not arguments.live_only:
             # A pinned favorite with FavoriteFaces=yes: the shell's app has its face as its icon,
             # drawn in the app grid (the overview closed again after).
-            session.pinned_face_step("quicklist")
+            session.pinned_face_step(None)
         session.open_window()
         # Unpinned, the running app has an icon in the dash and one in the app grid.
         session.pin([])
