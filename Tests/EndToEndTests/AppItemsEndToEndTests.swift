@@ -54,6 +54,60 @@ final class AppItemsEndToEndTests: XCTestCase {
         XCTAssertEqual(try dynamicTitles(fixture), ["Open qactd-notes.txt", "Open qactd-todo.txt", "Open qactd-ideas.txt"])
     }
 
+    /// Wherever the favorites show, the app's own items show: the live quicklist, read with
+    /// libdbusmenu's own client, where a click reaches the running app; and the exported
+    /// desktop entry's actions.
+    func testTheAppsItemsShowInTheQuicklistAndTheExportedEntry() throws {
+        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/python3"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw unavailable("\(tool) is missing (scripts/install-deps --test installs it)")
+        }
+        guard DaemonFixture.run("/usr/bin/python3", ["-c", "import gi; gi.require_version('Dbusmenu', '0.4')"]).status == 0 else {
+            throw unavailable("gir1.2-dbusmenu-glib-0.4 is missing (scripts/install-deps --test installs it)")
+        }
+        let titles = ["Open qactd-notes.txt", "Open qactd-todo.txt", "Open qactd-ideas.txt"]
+        for dynamicItems in ["quicklist", "desktop-entry"] {
+            let fixture = try DaemonFixture(extraConfiguration: """
+                [Launcher]
+                DesktopFile=io.qactd.Test.desktop
+                DynamicItems=\(dynamicItems)
+                [Shortcuts]
+                DisplayLimit=10
+                """)
+            let exported = try fixture.installAppEntry("[Desktop Entry]\nType=Application\nName=Test Editor\nExec=/bin/true\nIcon=accessories-text-editor\n")
+            let bus = try PrivateSessionBus(in: fixture.root)
+            fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            fixture.daemonEnvironment["XDG_RUNTIME_DIR"] = fixture.root.appendingPathComponent("runtime").path
+            try fixture.start()
+            let app = try BackgroundProcess(
+                Self.exampleApp, ["io.qactd.Test"] + files, environment: fixture.environment,
+                outputFile: fixture.root.appendingPathComponent("app.out"))
+            XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("published 3 items") }, app.output + fixture.log())
+
+            if dynamicItems == "desktop-entry" {
+                // Each item is an action of the exported entry, after the static ones, in order.
+                XCTAssertTrue(waitUntil(timeout: 15) {
+                    let text = (try? String(contentsOfFile: exported, encoding: .utf8)) ?? ""
+                    let names = text.split(separator: "\n").filter { $0.hasPrefix("Name=Open ") }.map { String($0.dropFirst("Name=".count)) }
+                    return names == titles
+                }, (try? String(contentsOfFile: exported, encoding: .utf8)) ?? "no export: \(fixture.log())")
+                continue
+            }
+            let quicklist = { ((try? fixture.qactl(["status", "--json"]).json())?["quicklist"] as? [String: Any]) ?? [:] }
+            XCTAssertTrue(waitUntil(timeout: 15) { quicklist()["items"] as? Int == 3 }, "\(quicklist())\n\(fixture.log())")
+            let busName = try XCTUnwrap(quicklist()["busName"] as? String)
+            var environment = ProcessInfo.processInfo.environment
+            environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            let menu = try BackgroundProcess(
+                "/usr/bin/python3", [QuicklistEndToEndTests.clientScript, "follow", busName, QuicklistEndToEndTests.menuPath],
+                environment: environment, outputFile: fixture.root.appendingPathComponent("menu.out"), withInput: true)
+            XCTAssertTrue(waitUntil(timeout: 15) { menu.jsonLines.last { $0["labels"] != nil }?["labels"] as? [String] == titles }, menu.output)
+            // A click in the dock reaches the running app with the item's userInfo.
+            XCTAssertTrue(waitUntil(timeout: 15) { fixture.qactl(["status", "--json"]).stdout.contains(#""appConnected":true"#) })
+            menu.send("click Open qactd-todo.txt")
+            XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("opening /tmp/qactd-todo.txt\n") }, app.output + menu.output)
+        }
+    }
+
     /// The README's "For app developers" snippets: the Swift one is the example app's code
     /// (run by the test above; its lines, in order), the Python one runs as written against the daemon.
     func testTheReadmeSnippetsAreTheExampleAndRun() throws {
