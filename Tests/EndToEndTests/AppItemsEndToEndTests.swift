@@ -54,6 +54,80 @@ final class AppItemsEndToEndTests: XCTestCase {
         XCTAssertEqual(try dynamicTitles(fixture), ["Open qactd-notes.txt", "Open qactd-todo.txt", "Open qactd-ideas.txt"])
     }
 
+    /// Nothing set up: the app, installed as `org.example.Editor.desktop`, finds its instance by
+    /// its desktop-file ID; nothing listens yet, so the library asks the user manager to start
+    /// `qactd@org.example.Editor.socket` (here a `systemctl` standing in for it at the process
+    /// boundary, which starts `qactd --app`), and the instance, with no configuration file,
+    /// serves the app's own items for its entry and starts the app's own `Exec` for a pick.
+    func testAnInstalledAppNeedsNothingSetUp() throws {
+        let fixture = try DaemonFixture(copyDemo: false)
+        let root = fixture.root
+        let bin = root.appendingPathComponent("bin")
+        let runtime = root.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let pidFile = root.appendingPathComponent("qactd.pid")
+        let daemonLog = root.appendingPathComponent("instance.log")
+        let systemctl = bin.appendingPathComponent("systemctl")
+        try """
+            #!/bin/bash
+            # The user manager's part: `systemctl --user start qactd@APP.socket` starts the instance.
+            [ "$1 $2" = "--user start" ] || exit 2
+            app=${3#qactd@}; app=${app%.socket}
+            # As a service it holds none of its starter's descriptors (Foundation's Process waits
+            # for the end of its child's socket, which a daemon left holding it would keep open).
+            for fd in $(seq 3 63); do eval "exec $fd>&-"; done
+            \(DaemonFixture.qactd) --app "$app" >> \(daemonLog.path) 2>&1 < /dev/null &
+            echo $! > \(pidFile.path)
+            for i in $(seq 150); do [ -S "$XDG_RUNTIME_DIR/qactd/$app.sock" ] && exit 0; sleep 0.1; done
+            exit 1
+            """.write(to: systemctl, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(systemctl.path, 0o755), 0)
+        let launched = root.appendingPathComponent("launched.out")
+        let exec = "/bin/sh -c \"exec \(Self.exampleApp) org.example.Editor \(files.joined(separator: " ")) >> \(launched.path)\""
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("share/applications"), withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Example Editor\nExec=\(exec) %U\nIcon=accessories-text-editor\n"
+            .write(to: root.appendingPathComponent("share/applications/org.example.Editor.desktop"), atomically: true, encoding: .utf8)
+
+        var environment = fixture.environment
+        environment["QACTD_SOCKET"] = nil
+        environment["PATH"] = bin.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        environment["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        environment["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
+        environment["XDG_DATA_DIRS"] = root.appendingPathComponent("data/qactd/exports/share").path + ":" + root.appendingPathComponent("share").path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(root.path)/no-session-bus"
+        defer {
+            if let pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                kill(pid, SIGTERM)
+            }
+        }
+        let app = try BackgroundProcess(
+            Self.exampleApp, ["org.example.Editor"] + files, environment: environment, outputFile: root.appendingPathComponent("app.out"))
+        XCTAssertTrue(waitUntil(timeout: 20) { app.output.contains("published 3 items") }, app.output + ((try? String(contentsOf: daemonLog, encoding: .utf8)) ?? ""))
+        let socket = runtime.appendingPathComponent("qactd/org.example.Editor.sock").path
+        let status = try DaemonFixture.run(DaemonFixture.qactl, ["status", "--json", "--socket", socket], environment: environment).json()
+        XCTAssertEqual(status["app"] as? String, "org.example.Editor")
+        XCTAssertNil(status["configFile"] as? String, "no configuration file was written")
+        let exported = try XCTUnwrap((status["desktopEntry"] as? [String: Any])?["path"] as? String, "\(status)")
+        XCTAssertTrue(waitUntil(timeout: 15) {
+            ((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "").contains("Name=Open qactd-ideas.txt")
+        }, (try? String(contentsOfFile: exported, encoding: .utf8)) ?? "")
+
+        // Closed, the app is started by its own Exec for a pick, which it receives.
+        app.process.terminate()
+        XCTAssertNotNil(app.waitForExit())
+        XCTAssertTrue(waitUntil(timeout: 15) {
+            DaemonFixture.run(DaemonFixture.qactl, ["status", "--json", "--socket", socket], environment: environment).stdout.contains(#""appConnected":false"#)
+        })
+        let cold = try DaemonFixture.run(DaemonFixture.qactl, ["trigger", "--type", "recent-0", "--json", "--socket", socket], environment: environment).json()
+        XCTAssertEqual(cold["launchStatus"] as? String, "started", "\(cold)")
+        XCTAssertTrue(waitUntil(timeout: 15) {
+            ((try? String(contentsOf: launched, encoding: .utf8)) ?? "").contains("opening /tmp/qactd-notes.txt (at launch)")
+        }, (try? String(contentsOf: daemonLog, encoding: .utf8)) ?? "")
+        if let pid = cold["launchPID"] as? Int { kill(-Int32(pid), SIGTERM) }
+    }
+
     /// Wherever the favorites show, the app's own items show: the live quicklist, read with
     /// libdbusmenu's own client, where a click reaches the running app; and the exported
     /// desktop entry's actions.
