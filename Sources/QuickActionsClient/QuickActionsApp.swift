@@ -5,6 +5,9 @@ import QuickActionsProtocol
 import Synchronization
 import Varlink
 
+// An app names its items with the model's own types (`ShortcutItem`, `ShortcutIcon`,
+// `PropertyListValue`), the very ones the daemon checks and keeps, so importing the library
+// is enough to use them.
 @_exported import QuickActions
 
 /// An app's door to its quick actions: the app's own qactd instance (`qactd@APP`), reached by
