@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .executable(name: "qactd", targets: ["qactd"]),
         .executable(name: "qactl", targets: ["qactl"]),
+        // For app developers: publish an app's own quick actions and receive the picked ones.
+        .library(name: "QuickActionsClient", targets: ["QuickActionsClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -36,6 +38,10 @@ let package = Package(
             ]
         ),
         .target(name: "QuickActionsProtocol", dependencies: ["Varlink", "QuickActions", "Contacts"]),
+        // The app developer's client: the blocking Varlink client on dispatch threads, no SwiftNIO.
+        .target(name: "QuickActionsClient", dependencies: ["QuickActionsProtocol", "Varlink", "QuickActions", "Contacts"]),
+        // The library's example, which the end-to-end tests run as an app would.
+        .executableTarget(name: "qactd-example-app", dependencies: ["QuickActionsClient"], path: "Examples/qactd-example-app"),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",

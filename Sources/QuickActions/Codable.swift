@@ -13,7 +13,7 @@ extension ShortcutIcon: Codable {
     private enum CodingKeys: String, CodingKey { case kind, name }
 
     /// `{"kind":"system","name":"search"}`, `{"kind":"symbol","name":"star.fill"}`,
-    /// `{"kind":"file","name":"/p/x.png"}`.
+    /// `{"kind":"file","name":"/p/x.png"}`, `{"kind":"themed","name":"document-open"}`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
@@ -26,6 +26,9 @@ extension ShortcutIcon: Codable {
         case .templateFile(let path):
             try container.encode("file", forKey: .kind)
             try container.encode(path, forKey: .name)
+        case .themed(let name):
+            try container.encode("themed", forKey: .kind)
+            try container.encode(name, forKey: .name)
         }
     }
 
@@ -45,10 +48,12 @@ extension ShortcutIcon: Codable {
             self = .symbol(name)
         case "file":
             self = .templateFile(name)
+        case "themed":
+            self = .themed(name)
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .kind, in: container,
-                debugDescription: "Unknown icon kind \"\(kind)\"; expected \"system\", \"symbol\" or \"file\".")
+                debugDescription: "Unknown icon kind \"\(kind)\"; expected \"system\", \"symbol\", \"themed\" or \"file\".")
         }
     }
 }

@@ -56,6 +56,7 @@ public enum FreedesktopIconName {
             let first = symbol.split(separator: ".").first.map(String.init) ?? symbol
             return symbols[first] ?? fallback
         case .templateFile(let path)? where path.hasPrefix("/"): return path
+        case .themed(let name)?: return name
         default: return fallback
         }
     }

@@ -26,7 +26,10 @@ public struct RecomputeOutcome: Hashable, Sendable {
 public struct QuickActionsState: Hashable, Sendable {
     public private(set) var staticItems: [ShortcutItem]
     public private(set) var dynamicItems: [ShortcutItem]
-    /// Bumped each time the dynamic set is replaced by a different one.
+    /// The app's own dynamic items (`SetItems`, `PushItem`, …), shown after the static items
+    /// and before the favorites' items.
+    public private(set) var appItems: AppItemList
+    /// Bumped each time the dynamic set, or the app's own items, are replaced by different ones.
     public private(set) var generation: UInt64
     /// True from the app's first lifecycle message on; until then only static items show.
     public private(set) var launched: Bool
@@ -52,10 +55,12 @@ public struct QuickActionsState: Hashable, Sendable {
     public init(
         staticItems: [ShortcutItem] = [], dynamicItems: [ShortcutItem] = [], generation: UInt64 = 0,
         launched: Bool = false, appVersion: String = "", pendingLaunchItem: ShortcutItem? = nil,
-        usageCounts: [String: Int] = [:], usageHistory: UsageHistory = UsageHistory(), pinBoard: PinBoard = PinBoard()
+        usageCounts: [String: Int] = [:], usageHistory: UsageHistory = UsageHistory(), pinBoard: PinBoard = PinBoard(),
+        appItems: AppItemList = AppItemList()
     ) {
         self.staticItems = staticItems
         self.dynamicItems = dynamicItems
+        self.appItems = appItems
         self.generation = generation
         self.launched = launched
         self.appVersion = appVersion
@@ -104,6 +109,41 @@ public struct QuickActionsState: Hashable, Sendable {
         return RecomputeOutcome(changed: changed, generation: generation, dynamicCount: dynamicItems.count)
     }
 
+    /// Every dynamic item in the order shown: the app's own first, as the app ordered them, then
+    /// the favorites' items. One order for every listing, trigger and launcher.
+    public var shownDynamicItems: [ShortcutItem] {
+        appItems.items.isEmpty ? dynamicItems : appItems.items + dynamicItems
+    }
+
+    /// The app's own items changed by `change` (`AppItemList.set`, `push`, `remove`): the app
+    /// speaks, so it counts as launched, and a list that differs bumps the generation, as a
+    /// new dynamic set does. A change that throws leaves the state as it was.
+    public mutating func changeAppItems<Value>(
+        _ change: (inout AppItemList) throws(AppItemError) -> Value
+    ) throws(AppItemError) -> (result: Value, changed: Bool) {
+        var list = appItems
+        let result = try change(&list)
+        recordLifecycleMessage(appVersion: nil)
+        let changed = list != appItems
+        if changed {
+            appItems = list
+            generation &+= 1
+        }
+        return (result, changed)
+    }
+
+    /// The app reports it did what one of its own items does (Android's `reportShortcutUsed`):
+    /// counted as a trigger of the item is, with nothing delivered.
+    public mutating func reportAppItemUsed(type: String, at time: Int64?) throws(AppItemError) {
+        guard let item = appItems.item(ofType: type) else { throw .noSuchItem(type: type) }
+        recordLifecycleMessage(appVersion: nil)
+        usageCounts[item.usageKey, default: 0] += 1
+        if let time {
+            usageHistory.record(item.usageKey, at: time)
+            usageVersionBox.value &+= 1
+        }
+    }
+
     /// Static items come from the plist; a reload swaps them without touching the
     /// dynamic set or its generation.
     public mutating func replaceStaticItems(_ items: [ShortcutItem]) {
@@ -121,7 +161,7 @@ public struct QuickActionsState: Hashable, Sendable {
     /// `usage`: each row with its item's usage (`ShortcutUsage`), as `List` and `Watch` show it.
     public func listing(all: Bool, limit: Int?, displayLimit: Int, usage: Bool = false) -> [ListedShortcut] {
         var composed = ShortcutListing.compose(
-            staticItems: staticItems, dynamicItems: dynamicItems, launched: launched,
+            staticItems: staticItems, dynamicItems: shownDynamicItems, launched: launched,
             displayLimit: limit ?? displayLimit)
         if !all { composed.removeAll { !$0.displayed } }
         if usage, !usageHistory.isEmpty {
@@ -162,7 +202,7 @@ public struct QuickActionsState: Hashable, Sendable {
     /// what a person pins.
     public func select(_ target: TriggerTarget, displayLimit: Int) -> Result<ListedShortcut, TriggerError> {
         let composed = ShortcutListing.compose(
-            staticItems: staticItems, dynamicItems: dynamicItems, launched: launched, displayLimit: displayLimit)
+            staticItems: staticItems, dynamicItems: shownDynamicItems, launched: launched, displayLimit: displayLimit)
         switch target {
         case .position: return target.select(in: composed)
         case .type: return target.select(in: composed.filter { $0.source == .static || launched })
@@ -218,7 +258,7 @@ public struct QuickActionsState: Hashable, Sendable {
                 resolved[pin.identifier] = (
                     ShortcutItem(type: pin.item.type, title: made.title, subtitle: made.subtitle, icon: made.icon, userInfo: made.userInfo),
                     contact)
-            } else if let item = staticItems.first(where: { $0.type == pin.item.type }) {
+            } else if let item = staticItems.first(where: { $0.type == pin.item.type }) ?? appItems.item(ofType: pin.item.type) {
                 resolved[pin.identifier] = (item, nil)
             }
         }
@@ -288,6 +328,9 @@ public struct PersistedState: Codable, Hashable, Sendable {
     public var usageTimes: [String: [Int64]]
     /// Absent in files written before pinning existed: no pins.
     public var pins: [PinnedItem]
+    /// The app's own items. Absent in files written before apps set their own, and while the
+    /// app has none: none.
+    public var appItems: [ShortcutItem]
 
     public init(_ state: QuickActionsState) {
         formatVersion = Self.currentFormatVersion
@@ -299,10 +342,11 @@ public struct PersistedState: Codable, Hashable, Sendable {
         usageCounts = state.usageCounts
         usageTimes = state.usageHistory.times
         pins = state.pinBoard.pins
+        appItems = state.appItems.items
     }
 
     private enum CodingKeys: String, CodingKey {
-        case formatVersion, generation, launched, appVersion, dynamicItems, pendingLaunchItem, usageCounts, usageTimes, pins
+        case formatVersion, generation, launched, appVersion, dynamicItems, pendingLaunchItem, usageCounts, usageTimes, pins, appItems
     }
 
     /// Refuses other format versions so a newer daemon's file is moved aside, not misread.
@@ -322,9 +366,11 @@ public struct PersistedState: Codable, Hashable, Sendable {
         usageCounts = try container.decodeIfPresent([String: Int].self, forKey: .usageCounts) ?? [:]
         usageTimes = try container.decodeIfPresent([String: [Int64]].self, forKey: .usageTimes) ?? [:]
         pins = try container.decodeIfPresent([PinnedItem].self, forKey: .pins) ?? []
+        appItems = try container.decodeIfPresent([ShortcutItem].self, forKey: .appItems) ?? []
     }
 
-    /// No `pins` key without pins, so a file without them is what it was before pinning existed.
+    /// No `pins` key without pins, nor `appItems` without them, so such a file is what it was
+    /// before either existed.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(formatVersion, forKey: .formatVersion)
@@ -336,6 +382,7 @@ public struct PersistedState: Codable, Hashable, Sendable {
         try container.encode(usageCounts, forKey: .usageCounts)
         if !usageTimes.isEmpty { try container.encode(usageTimes, forKey: .usageTimes) }
         if !pins.isEmpty { try container.encode(pins, forKey: .pins) }
+        if !appItems.isEmpty { try container.encode(appItems, forKey: .appItems) }
     }
 }
 
@@ -346,6 +393,7 @@ extension QuickActionsState {
             staticItems: staticItems, dynamicItems: persisted.dynamicItems, generation: persisted.generation,
             launched: persisted.launched, appVersion: persisted.appVersion,
             pendingLaunchItem: persisted.pendingLaunchItem, usageCounts: persisted.usageCounts,
-            usageHistory: UsageHistory(times: persisted.usageTimes), pinBoard: PinBoard(pins: persisted.pins))
+            usageHistory: UsageHistory(times: persisted.usageTimes), pinBoard: PinBoard(pins: persisted.pins),
+            appItems: AppItemList(persisted.appItems))
     }
 }

@@ -8,9 +8,9 @@ public enum ShortcutIconConfigurationError: Error, Hashable, Sendable, CustomStr
     public var description: String {
         switch self {
         case .missingKind(let value):
-            return "The icon \"\(value)\" has no kind; write \"symbol:NAME\", \"type:NAME\" (or \"system:NAME\") or \"file:PATH\"."
+            return "The icon \"\(value)\" has no kind; write \"symbol:NAME\", \"type:NAME\" (or \"system:NAME\"), \"themed:NAME\" or \"file:PATH\"."
         case .unknownKind(let value, let kind):
-            return "The icon \"\(value)\" has the unknown kind \"\(kind)\"; expected \"symbol\", \"type\", \"system\" or \"file\"."
+            return "The icon \"\(value)\" has the unknown kind \"\(kind)\"; expected \"symbol\", \"type\", \"system\", \"themed\" or \"file\"."
         case .emptyName(let value):
             return "The icon \"\(value)\" names nothing after the colon."
         case .unknownSystemType(let value, let type):
@@ -22,7 +22,7 @@ public enum ShortcutIconConfigurationError: Error, Hashable, Sendable, CustomStr
 extension ShortcutIcon {
     /// Parses the configuration spelling: `symbol:star.fill`, `type:favorite`
     /// (or `system:favorite`, or UIKit's `type:UIApplicationShortcutIconTypeFavorite`)
-    /// and `file:/path/icon.png`. The kind's case is ignored (`Symbol:star`), the name's
+    /// `themed:document-open` and `file:/path/icon.png`. The kind's case is ignored (`Symbol:star`), the name's
     /// is kept. This is the only icon-spelling parser: the daemon's `FavoriteIcon=`
     /// goes through it too, so what the configuration accepts is what can be shown.
     public init(configurationValue value: String) throws(ShortcutIconConfigurationError) {
@@ -35,6 +35,8 @@ extension ShortcutIcon {
             self = .symbol(name)
         case "file":
             self = .templateFile(name)
+        case "themed":
+            self = .themed(name)
         case "type", "system":
             guard let type = SystemIconType(spelling: name) else {
                 throw .unknownSystemType(value: value, type: name)
@@ -51,6 +53,7 @@ extension ShortcutIcon {
         case .system(let type): return "type:\(type.rawValue)"
         case .symbol(let name): return "symbol:\(name)"
         case .templateFile(let path): return "file:\(path)"
+        case .themed(let name): return "themed:\(name)"
         }
     }
 }

@@ -12,4 +12,7 @@ public enum ShortcutIcon: Hashable, Sendable {
     case system(SystemIconType)
     case symbol(String)
     case templateFile(String)
+    /// A name of the icon theme (the freedesktop Icon Naming Specification's, such as
+    /// `document-open-recent`), shown as it is: what a Linux app names its own icons by.
+    case themed(String)
 }

@@ -20,9 +20,10 @@ public enum QuickActionsInterface {
         interface io.qactd.QuickActions
 
         # An item's icon: a system icon type (e.g. "compose"), a symbol name
-        # (e.g. "star.fill") or a template image file path.
+        # (e.g. "star.fill"), a name of the icon theme (themed, e.g.
+        # "document-open-recent") or an image file's absolute path.
         type Icon (
-          kind: (system, symbol, file),
+          kind: (system, symbol, themed, file),
           name: string
         )
 
@@ -417,6 +418,45 @@ public enum QuickActionsInterface {
         # The pins, in the order they were made.
         method Pins() -> (pins: []PinnedItem)
 
+        # The app publishes quick actions of its own (as iOS's shortcutItems and
+        # Android's ShortcutManager). They are shown after the static items and before
+        # the favorites, every one as a dynamic item, all cut at DisplayLimit=; a pick
+        # reaches the app as any item does (its Connect stream, or at launch). Each
+        # item's type is its identity among them. Checked when they arrive: type and
+        # title non-empty, type, title and subtitle at most 1024 bytes without control
+        # characters, a symbol or themed icon name of at most 255 ASCII letters, digits,
+        # ".", "_", "-" and "+", a file icon an absolute path, userInfo at most 16 KiB
+        # without the favorites' contactIdentifier key, at most MaxAppItems= items
+        # (15) of distinct types. A refused call changes nothing. Each call marks the
+        # app launched. The reply comes once the state file holds the change
+        # (persisted), as ResignActive's does.
+
+        # Replace the app's own items with these, in this order.
+        method SetItems(items: []Item) -> (
+          # Whether the list differs from the one before.
+          changed: bool,
+          generation: int,
+          # How many items of its own the app has now.
+          count: int,
+          # The types removed (RemoveItems), or that made room for a pushed item.
+          removed: []string,
+          persisted: bool
+        )
+
+        # Put one item first; an item of its type is replaced, and at MaxAppItems= the
+        # last one makes room (its type is in removed).
+        method PushItem(item: Item) -> (changed: bool, generation: int, count: int, removed: []string, persisted: bool)
+
+        # Remove the app's items of these types; a type it does not have is passed over.
+        method RemoveItems(types: []string) -> (changed: bool, generation: int, count: int, removed: []string, persisted: bool)
+
+        # The app did what its item of this type does (its own menu, not a pick):
+        # counted as a pick is, in Status's usage. NoSuchItem when it has none.
+        method ReportItemUsed(type: string) -> ()
+
+        # The app's own items, as it set them.
+        method Items() -> (items: []Item)
+
         # No item matches the trigger.
         error NoSuchShortcut (message: string)
 
@@ -452,6 +492,16 @@ public enum QuickActionsInterface {
 
         # Nothing can be pinned: DesktopFile= is empty.
         error PinningUnavailable (message: string)
+
+        # An item of the app's own breaks a rule: field names it as the call spelled it
+        # (items[2].title, item.icon.name), message says which rule.
+        error InvalidItem (field: string, message: string)
+
+        # More items than MaxAppItems= were set.
+        error TooManyItems (count: int, maxItems: int)
+
+        # The app has no item of its own of this type.
+        error NoSuchItem (type: string)
 
         # The configuration or the static items file is invalid.
         error InvalidConfiguration (message: string)

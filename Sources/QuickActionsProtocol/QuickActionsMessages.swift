@@ -11,6 +11,8 @@ extension QuickActionsInterface {
         case trigger = "Trigger", connect = "Connect", complete = "Complete", watch = "Watch"
         case reload = "Reload", getContact = "GetContact"
         case pin = "Pin", unpin = "Unpin", pins = "Pins"
+        case setItems = "SetItems", pushItem = "PushItem", removeItems = "RemoveItems"
+        case reportItemUsed = "ReportItemUsed", items = "Items"
 
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
@@ -23,6 +25,7 @@ extension QuickActionsInterface {
         case appDisconnected = "AppDisconnected", appReplaced = "AppReplaced", noSuchAction = "NoSuchAction"
         case commandRefused = "CommandRefused"
         case noSuchPin = "NoSuchPin", pinDisabled = "PinDisabled", pinningUnavailable = "PinningUnavailable"
+        case invalidItem = "InvalidItem", tooManyItems = "TooManyItems", noSuchItem = "NoSuchItem"
 
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
@@ -276,6 +279,8 @@ public enum ParameterLimits {
     public static let identifierBytes = 1024
     /// A language or a `LANGUAGE`-style list.
     public static let languageBytes = 256
+    /// The types one `RemoveItems` names.
+    public static let maxListedTypes = 1024
 }
 
 /// Call parameters that name their first string over its limit.

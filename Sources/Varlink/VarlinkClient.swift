@@ -105,6 +105,13 @@ public final class VarlinkClient {
         close(descriptor)
     }
 
+    /// Ends the connection both ways without closing its descriptor, so a `Replies.next()`
+    /// blocked on another thread returns (`connectionClosed`) and the descriptor is not reused
+    /// under it; the descriptor is closed when the client goes.
+    public func shutDown() {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
     /// Calls a method and returns its reply parameters.
     public func call(_ method: String, parameters: JSONValue? = nil) throws(VarlinkClientError) -> JSONValue {
         try send(VarlinkCall(method: method, parameters: try Self.object(parameters)))

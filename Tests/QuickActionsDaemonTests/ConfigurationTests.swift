@@ -288,7 +288,7 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertEqual(error as? ConfigurationError, .appFileMissing(app: "mail", path: root + "/config/qactd/mail.conf"))
             XCTAssertEqual(
                 "\(error)",
-                "No configuration file \"\(root)/config/qactd/mail.conf\"; write it (see qactd.conf(5)) before starting qactd@mail.")
+                "No configuration file \"\(root)/config/qactd/mail.conf\", and no installed app mail.desktop; write it (see qactd.conf(5)) before starting qactd@mail.")
             XCTAssertEqual(DaemonStartupError.configuration(error as! ConfigurationError).exitStatus, 78)
         }
 
@@ -312,6 +312,33 @@ final class ConfigurationTests: XCTestCase {
             explicitPath: system, environment: environment, systemCandidates: [], instance: mail, userID: 1)
         XCTAssertEqual(explicit.configuration.source, .file(system))
         XCTAssertEqual(explicit.configuration.socketPath, "/run/user/1000/qactd/mail.sock")
+    }
+
+    /// An app installed under its instance's name needs no file: the instance serves the app's
+    /// own items for its entry, and reads no contacts, no book and no plain static items.
+    func testAnInstalledAppsInstanceNeedsNoFile() throws {
+        let root = try makeTemporaryFolder("config")
+        let environment = [
+            "HOME": root + "/home", "XDG_CONFIG_HOME": root + "/config", "XDG_RUNTIME_DIR": "/run/user/1000",
+            "XDG_DATA_HOME": root + "/data", "XDG_DATA_DIRS": root + "/share",
+        ]
+        let editor = InstanceName.app(try AppName(validating: "org.example.Editor"))
+        XCTAssertThrowsError(try ConfigurationLoader.load(explicitPath: nil, environment: environment, systemCandidates: [], instance: editor, userID: 1))
+        try write("[Desktop Entry]\nType=Application\nName=Editor\nExec=\"/opt/my editor/editor\" --new-window %U\n", to: root + "/share/applications/org.example.Editor.desktop")
+        let configuration = try ConfigurationLoader.load(
+            explicitPath: nil, environment: environment, systemCandidates: [], instance: editor, userID: 1).configuration
+        XCTAssertEqual(configuration.source, .builtInDefaults)
+        XCTAssertEqual(configuration.launcherDesktopFileSetting, .named("org.example.Editor.desktop"))
+        XCTAssertEqual(configuration.contactsDirectory, "")
+        XCTAssertEqual(configuration.evolution, .none)
+        XCTAssertEqual(configuration.staticItemsPath, root + "/config/qactd/org.example.Editor.plist")
+        XCTAssertEqual(configuration.socketPath, "/run/user/1000/qactd/org.example.Editor.sock")
+        XCTAssertEqual(configuration.launchCommand, ["/opt/my editor/editor", "--new-window"], "the app's own Exec starts it for a pick")
+        // A file, once written, is read instead.
+        try write("[Shortcuts]\nDisplayLimit=2\n", to: root + "/config/qactd/org.example.Editor.conf")
+        XCTAssertEqual(
+            try ConfigurationLoader.load(explicitPath: nil, environment: environment, systemCandidates: [], instance: editor, userID: 1)
+                .configuration.displayLimit, 2)
     }
 
     func testErrorsFromAFileNameThatFile() throws {

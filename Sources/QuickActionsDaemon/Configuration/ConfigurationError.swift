@@ -20,7 +20,7 @@ enum ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
         case .explicitFileMissing(let path):
             return "The configuration file \"\(path)\" given with --config does not exist."
         case .appFileMissing(let app, let path):
-            return "No configuration file \"\(path)\"; write it (see qactd.conf(5)) before starting qactd@\(app)."
+            return "No configuration file \"\(path)\", and no installed app \(app).desktop; write it (see qactd.conf(5)) before starting qactd@\(app)."
         case .unreadable(let path, let reason):
             return "Cannot read the configuration file \"\(path)\": \(reason)"
         case .notUTF8(let path):

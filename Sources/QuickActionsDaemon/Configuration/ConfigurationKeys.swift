@@ -113,6 +113,11 @@ enum ConfigurationKeys {
             help: "How many favorites become quick actions, the first in Order=; the rest are left out.",
             \.maxDynamicItems, { value throws(ConfigurationError) in try value.positiveInteger() }),
         ConfigurationKey(
+            "Shortcuts", "MaxAppItems", default: .text("15"),
+            help: "How many items of its own the app may set (SetItems, PushItem); shown after the static items"
+                + " and before the favorites, all cut at DisplayLimit=.",
+            \.maxAppItems, { value throws(ConfigurationError) in try value.positiveInteger() }),
+        ConfigurationKey(
             "Shortcuts", "AppVersion", default: .text(""),
             help: "Empty: CFBundleShortVersionString of StaticItems, if any.",
             \.appVersion, { value in value.optionalString() }),

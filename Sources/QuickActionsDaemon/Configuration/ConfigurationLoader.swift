@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import QuickActions
 import QuickActionsProtocol
 import SystemCalls
 
@@ -52,11 +53,20 @@ enum ConfigurationLoader {
         instance: InstanceName = .plain,
         userID: uid_t = getuid()
     ) throws(ConfigurationError) -> LoadedConfiguration {
-        guard
-            let path = try locate(
+        let located: String?
+        do throws(ConfigurationError) {
+            located = try locate(
                 explicitPath: explicitPath, environment: environment, systemCandidates: systemCandidates,
                 instance: instance)
-        else {
+        } catch {
+            guard case .appFileMissing = error, let app = instance.app, let entry = try installedEntry(of: app, environment: environment)
+            else { throw error }
+            let loaded = try parse(text: appOwnItemsDefaults(app), file: nil, environment: environment, userID: userID, instance: instance)
+            var configuration = loaded.configuration
+            configuration.launchCommand = launchCommand(ofEntryAt: entry)
+            return LoadedConfiguration(configuration: configuration, warnings: loaded.warnings)
+        }
+        guard let path = located else {
             return try parse(text: "", file: nil, environment: environment, userID: userID, instance: instance)
         }
         let bytes: [UInt8]?
@@ -70,6 +80,43 @@ enum ConfigurationLoader {
             throw .notUTF8(path: path)
         }
         return try parse(text: text, file: path, environment: environment, userID: userID, instance: instance)
+    }
+
+    /// The configuration of an app's instance that nobody wrote, for an app installed under its
+    /// instance's name (`NAME.desktop`): the app publishes its own items and nothing else is
+    /// read — no contacts, no Evolution book, static items only if `NAME.plist` is put beside
+    /// where `NAME.conf` would be — so an app that only speaks the socket needs nothing set up.
+    static func appOwnItemsDefaults(_ app: AppName) -> String {
+        """
+        [Contacts]
+        Directory=
+        Evolution=none
+        [Shortcuts]
+        StaticItems=\(app.name).plist
+        [Launcher]
+        DesktopFile=\(app.name).desktop
+        """
+    }
+
+    /// The app's own `Exec`, its field codes filled as a launcher starting it with nothing to
+    /// open fills them: what starts the app for a pick while it does not run. Empty when the
+    /// entry cannot be read or has no `Exec` (a pick then waits for the app to be started).
+    static func launchCommand(ofEntryAt path: String) -> [String] {
+        guard let bytes = try? FileIO.readFileIfPresent(path), let text = String(validating: bytes, as: UTF8.self),
+              let document = try? DesktopEntryDocument(parsing: text)
+        else { return [] }
+        let value = { (key: String) in document.value(of: key).map(DesktopEntryEscaping.unescapedValue) }
+        guard let exec = value("Exec"), let arguments = try? DesktopEntryExec.split(exec) else { return [] }
+        return DesktopEntryExec.expand(arguments, .init(icon: value("Icon"), name: value("Name"), location: path))
+    }
+
+    /// The app's desktop entry `NAME.desktop` where launchers look for it, or nil.
+    static func installedEntry(of app: AppName, environment: [String: String]) throws(ConfigurationError) -> String? {
+        for folder in XDGFolders.applications(environment: environment) {
+            let path = folder + "/" + app.name + ".desktop"
+            if try exists(path) { return path }
+        }
+        return nil
     }
 
     /// Validates configuration text. `file` nil means built-in defaults: relative paths then

@@ -111,6 +111,8 @@ struct DaemonConfiguration: Equatable, Sendable {
     var favoriteOrder: FavoriteOrder = .usage
     /// How many favorites become dynamic items, the first in `favoriteOrder`.
     var maxDynamicItems = 0
+    /// How many items of its own the app may set (`MaxAppItems=`).
+    var maxAppItems = 15
     /// nil when unset, so the version from the static-items plist applies.
     var appVersion: String?
     /// Replaces `$(PRODUCT_BUNDLE_IDENTIFIER)` in static item types; when unset, the

@@ -23,6 +23,8 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
     /// The pinned item is gone; the message is what the person was told.
     case pinDisabled(identifier: String, message: String)
     case pinningUnavailable(String)
+    /// The app's own items were refused; nothing changed.
+    case appItemRefused(AppItemError)
 
     var description: String {
         switch self {
@@ -38,6 +40,7 @@ enum QuickActionsCallError: Error, Equatable, CustomStringConvertible {
         case .noSuchPin(let identifier): "No pin '\(identifier)'."
         case .pinDisabled(_, let message): message
         case .pinningUnavailable(let message): message
+        case .appItemRefused(let error): error.description
         case .noSuchAction(let token): "No action with token '\(token)' waits for an answer (unknown, already answered, or timed out)."
         }
     }
@@ -57,6 +60,7 @@ struct DaemonSettings: Sendable {
             favoriteType: configuration.favoriteType, favoriteIcon: configuration.favoriteIcon, order: configuration.favoriteOrder,
             maxItems: configuration.maxDynamicItems)
     }
+    var appItemRules: AppItemRules { AppItemRules(maxItems: configuration.maxAppItems) }
     /// The app version the files declare: `AppVersion=` wins over `CFBundleShortVersionString`.
     var declaredAppVersion: String? {
         configuration.appVersion ?? staticItems.appVersion

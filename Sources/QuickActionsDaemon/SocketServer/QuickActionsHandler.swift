@@ -166,6 +166,22 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
             case .pins:
                 _ = try call.decodeBoundedParameters(NoParameters.self)
                 return try VarlinkReply(encoding: PinsReply(pins: await core.pins()))
+            case .setItems:
+                let parameters = try call.decodeBoundedParameters(SetItemsParameters.self)
+                return try VarlinkReply(encoding: AppItemsReply(try await core.changeAppItems(.set(parameters.items))))
+            case .pushItem:
+                let parameters = try call.decodeBoundedParameters(PushItemParameters.self)
+                return try VarlinkReply(encoding: AppItemsReply(try await core.changeAppItems(.push(parameters.item))))
+            case .removeItems:
+                let parameters = try call.decodeBoundedParameters(RemoveItemsParameters.self)
+                return try VarlinkReply(encoding: AppItemsReply(try await core.changeAppItems(.remove(types: parameters.types))))
+            case .reportItemUsed:
+                let parameters = try call.decodeBoundedParameters(ReportItemUsedParameters.self)
+                try await core.reportAppItemUsed(type: parameters.type)
+                return VarlinkReply()
+            case .items:
+                _ = try call.decodeBoundedParameters(NoParameters.self)
+                return try VarlinkReply(encoding: ItemsReply(items: await core.appItems))
             case .connect, .watch:
                 throw VarlinkError.expectedMore
             }
@@ -240,6 +256,14 @@ extension TriggerParameters {
         case (.some, .some): throw .invalidParameter(name: "type")
         case (nil, nil): throw .invalidParameter(name: "position")
         }
+    }
+}
+
+extension AppItemsReply {
+    init(_ outcome: AppItemsOutcome) {
+        self.init(
+            changed: outcome.changed, generation: outcome.generation, count: outcome.count, removed: outcome.removed,
+            persisted: outcome.persisted)
     }
 }
 
@@ -331,6 +355,10 @@ extension QuickActionsCallError {
         case .noSuchPin(let identifier): named(.noSuchPin, ["identifier": .string(identifier)])
         case .pinDisabled(let identifier, let message): named(.pinDisabled, ["identifier": .string(identifier), "message": .string(message)])
         case .pinningUnavailable(let message): named(.pinningUnavailable, ["message": .string(message)])
+        case .appItemRefused(.invalid(let field, let reason)): named(.invalidItem, ["field": .string(field), "message": .string(reason)])
+        case .appItemRefused(.tooMany(let count, let maxItems)):
+            named(.tooManyItems, ["count": .int(Int64(count)), "maxItems": .int(Int64(maxItems))])
+        case .appItemRefused(.noSuchItem(let type)): named(.noSuchItem, ["type": .string(type)])
         }
     }
 }

@@ -1,0 +1,343 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// An app's own quick actions, as an app developer uses them: the library's example app
+/// publishes its recent files through the real daemon, a pick reaches it while it runs and
+/// starts it when it does not, the items outlive a restart, and a hostile client changes nothing.
+final class AppItemsEndToEndTests: XCTestCase {
+    static var exampleApp: String { DaemonFixture.binDirectory.appendingPathComponent("qactd-example-app").path }
+    private let files = ["/tmp/qactd-notes.txt", "/tmp/qactd-todo.txt", "/tmp/qactd-ideas.txt"]
+
+    private func dynamicTitles(_ fixture: DaemonFixture) throws -> [String] {
+        let listing = try fixture.qactl(["list", "--json"]).json()
+        let rows = listing["items"] as? [[String: Any]] ?? []
+        return rows.filter { $0["source"] as? String == "dynamic" }.compactMap { ($0["item"] as? [String: Any])?["title"] as? String }
+    }
+
+    func testTheExampleAppPublishesItsItemsAndOpensThePickedOneRunningOrNot() throws {
+        let fixture = try DaemonFixture()
+        // The launched app's output goes to the daemon's log, which the test reads.
+        try fixture.writeConfiguration("""
+            [Shortcuts]
+            DisplayLimit=10
+            [App]
+            LaunchCommand=\(Self.exampleApp) org.example.Editor \(files.joined(separator: " "))
+            """)
+        try fixture.start()
+        let app = try BackgroundProcess(
+            Self.exampleApp, ["org.example.Editor"] + files, environment: fixture.environment,
+            outputFile: fixture.root.appendingPathComponent("app.out"))
+        XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("published 3 items") }, app.output + fixture.log())
+        XCTAssertEqual(try dynamicTitles(fixture), ["Open qactd-notes.txt", "Open qactd-todo.txt", "Open qactd-ideas.txt"])
+
+        // Running: the pick reaches the app through its connection, with the item's userInfo.
+        XCTAssertTrue(waitUntil(timeout: 15) { fixture.qactl(["status", "--json"]).stdout.contains(#""appConnected":true"#) })
+        let warm = try fixture.qactl(["trigger", "--type", "recent-1", "--json"]).json()
+        XCTAssertEqual(warm["delivery"] as? String, "running", fixture.log())
+        XCTAssertEqual(warm["handled"] as? Bool, true)
+        XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("opening /tmp/qactd-todo.txt\n") }, app.output)
+
+        // Closed: a pick starts it (its LaunchCommand) and it receives the item at connect.
+        app.process.terminate()
+        XCTAssertNotNil(app.waitForExit())
+        XCTAssertTrue(waitUntil(timeout: 15) { fixture.qactl(["status", "--json"]).stdout.contains(#""appConnected":false"#) })
+        let cold = try fixture.qactl(["trigger", "--type", "recent-2", "--json"]).json()
+        XCTAssertEqual(cold["delivery"] as? String, "launch")
+        XCTAssertEqual(cold["launchStatus"] as? String, "started", fixture.log())
+        XCTAssertTrue(waitUntil(timeout: 15) { fixture.log().contains("opening /tmp/qactd-ideas.txt (at launch)") }, fixture.log())
+        if let pid = cold["launchPID"] as? Int { kill(-Int32(pid), SIGTERM) }
+
+        // A restart keeps them.
+        XCTAssertEqual(fixture.stop(), 0)
+        try fixture.start()
+        XCTAssertEqual(try dynamicTitles(fixture), ["Open qactd-notes.txt", "Open qactd-todo.txt", "Open qactd-ideas.txt"])
+    }
+
+    /// Nothing set up: the app, installed as `org.example.Editor.desktop`, finds its instance by
+    /// its desktop-file ID; nothing listens yet, so the library asks the user manager to start
+    /// `qactd@org.example.Editor.socket` (here a `systemctl` standing in for it at the process
+    /// boundary, which starts `qactd --app`), and the instance, with no configuration file,
+    /// serves the app's own items for its entry and starts the app's own `Exec` for a pick.
+    func testAnInstalledAppNeedsNothingSetUp() throws {
+        let fixture = try DaemonFixture(copyDemo: false)
+        let root = fixture.root
+        let bin = root.appendingPathComponent("bin")
+        let runtime = root.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let pidFile = root.appendingPathComponent("qactd.pid")
+        let daemonLog = root.appendingPathComponent("instance.log")
+        let systemctl = bin.appendingPathComponent("systemctl")
+        try """
+            #!/bin/bash
+            # The user manager's part: `systemctl --user start qactd@APP.socket` starts the instance.
+            [ "$1 $2" = "--user start" ] || exit 2
+            app=${3#qactd@}; app=${app%.socket}
+            # As a service it holds none of its starter's descriptors (Foundation's Process waits
+            # for the end of its child's socket, which a daemon left holding it would keep open).
+            for fd in $(seq 3 63); do eval "exec $fd>&-"; done
+            \(DaemonFixture.qactd) --app "$app" >> \(daemonLog.path) 2>&1 < /dev/null &
+            echo $! > \(pidFile.path)
+            for i in $(seq 150); do [ -S "$XDG_RUNTIME_DIR/qactd/$app.sock" ] && exit 0; sleep 0.1; done
+            exit 1
+            """.write(to: systemctl, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(systemctl.path, 0o755), 0)
+        let launched = root.appendingPathComponent("launched.out")
+        let exec = "/bin/sh -c \"exec \(Self.exampleApp) org.example.Editor \(files.joined(separator: " ")) >> \(launched.path)\""
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("share/applications"), withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Example Editor\nExec=\(exec) %U\nIcon=accessories-text-editor\n"
+            .write(to: root.appendingPathComponent("share/applications/org.example.Editor.desktop"), atomically: true, encoding: .utf8)
+
+        var environment = fixture.environment
+        environment["QACTD_SOCKET"] = nil
+        environment["PATH"] = bin.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        environment["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        environment["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
+        environment["XDG_DATA_DIRS"] = root.appendingPathComponent("data/qactd/exports/share").path + ":" + root.appendingPathComponent("share").path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(root.path)/no-session-bus"
+        defer {
+            if let pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                kill(pid, SIGTERM)
+            }
+        }
+        let app = try BackgroundProcess(
+            Self.exampleApp, ["org.example.Editor"] + files, environment: environment, outputFile: root.appendingPathComponent("app.out"))
+        XCTAssertTrue(waitUntil(timeout: 20) { app.output.contains("published 3 items") }, app.output + ((try? String(contentsOf: daemonLog, encoding: .utf8)) ?? ""))
+        let socket = runtime.appendingPathComponent("qactd/org.example.Editor.sock").path
+        let status = try DaemonFixture.run(DaemonFixture.qactl, ["status", "--json", "--socket", socket], environment: environment).json()
+        XCTAssertEqual(status["app"] as? String, "org.example.Editor")
+        XCTAssertNil(status["configFile"] as? String, "no configuration file was written")
+        let exported = try XCTUnwrap((status["desktopEntry"] as? [String: Any])?["path"] as? String, "\(status)")
+        XCTAssertTrue(waitUntil(timeout: 15) {
+            ((try? String(contentsOfFile: exported, encoding: .utf8)) ?? "").contains("Name=Open qactd-ideas.txt")
+        }, (try? String(contentsOfFile: exported, encoding: .utf8)) ?? "")
+
+        // Closed, the app is started by its own Exec for a pick, which it receives.
+        app.process.terminate()
+        XCTAssertNotNil(app.waitForExit())
+        XCTAssertTrue(waitUntil(timeout: 15) {
+            DaemonFixture.run(DaemonFixture.qactl, ["status", "--json", "--socket", socket], environment: environment).stdout.contains(#""appConnected":false"#)
+        })
+        let cold = try DaemonFixture.run(DaemonFixture.qactl, ["trigger", "--type", "recent-0", "--json", "--socket", socket], environment: environment).json()
+        XCTAssertEqual(cold["launchStatus"] as? String, "started", "\(cold)")
+        XCTAssertTrue(waitUntil(timeout: 15) {
+            ((try? String(contentsOf: launched, encoding: .utf8)) ?? "").contains("opening /tmp/qactd-notes.txt (at launch)")
+        }, (try? String(contentsOf: daemonLog, encoding: .utf8)) ?? "")
+        if let pid = cold["launchPID"] as? Int { kill(-Int32(pid), SIGTERM) }
+    }
+
+    /// Wherever the favorites show, the app's own items show: the live quicklist, read with
+    /// libdbusmenu's own client, where a click reaches the running app; and the exported
+    /// desktop entry's actions.
+    func testTheAppsItemsShowInTheQuicklistAndTheExportedEntry() throws {
+        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/python3"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw unavailable("\(tool) is missing (scripts/install-deps --test installs it)")
+        }
+        guard DaemonFixture.run("/usr/bin/python3", ["-c", "import gi; gi.require_version('Dbusmenu', '0.4')"]).status == 0 else {
+            throw unavailable("gir1.2-dbusmenu-glib-0.4 is missing (scripts/install-deps --test installs it)")
+        }
+        let titles = ["Open qactd-notes.txt", "Open qactd-todo.txt", "Open qactd-ideas.txt"]
+        for dynamicItems in ["quicklist", "desktop-entry"] {
+            let fixture = try DaemonFixture(extraConfiguration: """
+                [Launcher]
+                DesktopFile=io.qactd.Test.desktop
+                DynamicItems=\(dynamicItems)
+                [Shortcuts]
+                DisplayLimit=10
+                """)
+            let exported = try fixture.installAppEntry("[Desktop Entry]\nType=Application\nName=Test Editor\nExec=/bin/true\nIcon=accessories-text-editor\n")
+            let bus = try PrivateSessionBus(in: fixture.root)
+            fixture.daemonEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            fixture.daemonEnvironment["XDG_RUNTIME_DIR"] = fixture.root.appendingPathComponent("runtime").path
+            try fixture.start()
+            let app = try BackgroundProcess(
+                Self.exampleApp, ["io.qactd.Test"] + files, environment: fixture.environment,
+                outputFile: fixture.root.appendingPathComponent("app.out"))
+            XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("published 3 items") }, app.output + fixture.log())
+
+            if dynamicItems == "desktop-entry" {
+                // Each item is an action of the exported entry, after the static ones, in order.
+                XCTAssertTrue(waitUntil(timeout: 15) {
+                    let text = (try? String(contentsOfFile: exported, encoding: .utf8)) ?? ""
+                    let names = text.split(separator: "\n").filter { $0.hasPrefix("Name=Open ") }.map { String($0.dropFirst("Name=".count)) }
+                    return names == titles
+                }, (try? String(contentsOfFile: exported, encoding: .utf8)) ?? "no export: \(fixture.log())")
+                continue
+            }
+            let quicklist = { ((try? fixture.qactl(["status", "--json"]).json())?["quicklist"] as? [String: Any]) ?? [:] }
+            XCTAssertTrue(waitUntil(timeout: 15) { quicklist()["items"] as? Int == 3 }, "\(quicklist())\n\(fixture.log())")
+            let busName = try XCTUnwrap(quicklist()["busName"] as? String)
+            var environment = ProcessInfo.processInfo.environment
+            environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+            let menu = try BackgroundProcess(
+                "/usr/bin/python3", [QuicklistEndToEndTests.clientScript, "follow", busName, QuicklistEndToEndTests.menuPath],
+                environment: environment, outputFile: fixture.root.appendingPathComponent("menu.out"), withInput: true)
+            XCTAssertTrue(waitUntil(timeout: 15) { menu.jsonLines.last { $0["labels"] != nil }?["labels"] as? [String] == titles }, menu.output)
+            // A click in the dock reaches the running app with the item's userInfo.
+            XCTAssertTrue(waitUntil(timeout: 15) { fixture.qactl(["status", "--json"]).stdout.contains(#""appConnected":true"#) })
+            menu.send("click Open qactd-todo.txt")
+            XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("opening /tmp/qactd-todo.txt\n") }, app.output + menu.output)
+        }
+    }
+
+    /// The README's "For app developers" snippets: the Swift one is the example app's code
+    /// (run by the test above; its lines, in order), the Python one runs as written against the daemon.
+    func testTheReadmeSnippetsAreTheExampleAndRun() throws {
+        let readme = try String(contentsOf: DaemonFixture.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try XCTUnwrap(readme.components(separatedBy: "## For app developers\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let swift = try XCTUnwrap(ConfigurationExamplesEndToEndTests.fencedBlocks(section, language: "swift").first?.text)
+        let example = try String(contentsOf: DaemonFixture.repository.appendingPathComponent("Examples/qactd-example-app/main.swift"), encoding: .utf8)
+        // Line for line, in order, with the example's other lines between.
+        var rest = example.split(separator: "\n", omittingEmptySubsequences: false)[...]
+        for line in swift.split(separator: "\n") {
+            guard let found = rest.firstIndex(of: line) else { return XCTFail("the README's line is not the example's next: \(line)") }
+            rest = rest[(found + 1)...]
+        }
+
+        let python = try XCTUnwrap(ConfigurationExamplesEndToEndTests.fencedBlocks(section, language: "python").first?.text)
+        let fixture = try DaemonFixture(extraConfiguration: "[Shortcuts]\nDisplayLimit=10")
+        try fixture.start()
+        let script = fixture.root.appendingPathComponent("snippet.py")
+        try python.write(to: script, atomically: true, encoding: .utf8)
+        var environment = fixture.environment
+        environment["PYTHONPATH"] = DaemonFixture.repository.appendingPathComponent("python").path
+        let app = try BackgroundProcess("/usr/bin/python3", [script.path], environment: environment, outputFile: fixture.root.appendingPathComponent("py.out"))
+        XCTAssertTrue(waitUntil(timeout: 15) { (try? self.dynamicTitles(fixture).count) == 3 }, app.output + fixture.log())
+        XCTAssertEqual(try dynamicTitles(fixture), ["Open notes.txt", "Open todo.txt", "Open ideas.txt"])
+        XCTAssertTrue(waitUntil(timeout: 15) { fixture.qactl(["status", "--json"]).stdout.contains(#""appConnected":true"#) })
+        let warm = try fixture.qactl(["trigger", "--type", "recent-1", "--json"]).json()
+        XCTAssertEqual(warm["handled"] as? Bool, true, fixture.log())
+        XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("opening /tmp/todo.txt\n") }, app.output)
+    }
+
+    /// The Python module's GTK 4 example, a real GTK app under Xvfb: it publishes its recent
+    /// files, a pick opens one while it runs, and a pick starts it when it does not.
+    func testTheGTKExampleAppPublishesAndOpensThePickedFile() throws {
+        for tool in ["/usr/bin/xvfb-run", "/usr/bin/python3", "/usr/bin/dbus-run-session"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw unavailable("\(tool) is missing (scripts/install-deps --test installs it)")
+        }
+        guard DaemonFixture.run("/usr/bin/python3", ["-c", "import gi; gi.require_version('Gtk', '4.0'); from gi.repository import Gtk"]).status == 0 else {
+            throw unavailable("GTK 4's introspection data is missing (gir1.2-gtk-4.0)")
+        }
+        let example = DaemonFixture.repository.appendingPathComponent("python/examples/recent_files.py").path
+        let command = ["/usr/bin/dbus-run-session", "--", "/usr/bin/xvfb-run", "-a", "/usr/bin/python3", example, "org.example.Notes"] + files
+        let fixture = try DaemonFixture()
+        try fixture.writeConfiguration("""
+            [Shortcuts]
+            DisplayLimit=10
+            [App]
+            LaunchCommand=\(command.joined(separator: " "))
+            """)
+        try fixture.start()
+        // Started as a process group of its own (as `Process` starts every child), so the app,
+        // Xvfb and the bus end together.
+        let app = try BackgroundProcess(command[0], Array(command.dropFirst()), environment: fixture.environment, outputFile: fixture.root.appendingPathComponent("gtk.out"))
+        XCTAssertTrue(waitUntil(timeout: 30) { app.output.contains("published 3 items") }, app.output + fixture.log())
+        XCTAssertEqual(try dynamicTitles(fixture), ["Open qactd-notes.txt", "Open qactd-todo.txt", "Open qactd-ideas.txt"])
+        XCTAssertTrue(waitUntil(timeout: 15) { fixture.qactl(["status", "--json"]).stdout.contains(#""appConnected":true"#) })
+        let warm = try fixture.qactl(["trigger", "--type", "recent-0", "--json"]).json()
+        XCTAssertEqual(warm["handled"] as? Bool, true, fixture.log())
+        XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("opening /tmp/qactd-notes.txt\n") }, app.output)
+
+        kill(-app.process.processIdentifier, SIGTERM)
+        XCTAssertNotNil(app.waitForExit())
+        XCTAssertTrue(waitUntil(timeout: 15) { fixture.qactl(["status", "--json"]).stdout.contains(#""appConnected":false"#) }, app.output)
+        let cold = try fixture.qactl(["trigger", "--type", "recent-2", "--json"]).json()
+        XCTAssertEqual(cold["launchStatus"] as? String, "started", fixture.log())
+        XCTAssertTrue(waitUntil(timeout: 30) { fixture.log().contains("opening /tmp/qactd-ideas.txt (at launch)") }, fixture.log())
+        // The launched app runs in a session of its own (the daemon's children do).
+        if let pid = cold["launchPID"] as? Int { kill(-Int32(pid), SIGTERM) }
+    }
+
+    /// Raw calls, as a hostile or careless client sends them: each gets an error and the items
+    /// stay as they were.
+    func testAHostileClientGetsAnErrorAndChangesNothing() throws {
+        let fixture = try DaemonFixture(extraConfiguration: "[Shortcuts]\nDisplayLimit=10\nMaxAppItems=5")
+        try fixture.start()
+        let good = #"{"method":"io.qactd.QuickActions.SetItems","parameters":{"items":[{"type":"a","title":"A","icon":{"kind":"themed","name":"document-open"}}]}}"#
+        XCTAssertTrue(try rawCall(fixture, Data(good.utf8)).contains(#""count":1"#))
+        let itemsCall = Data(#"{"method":"io.qactd.QuickActions.Items"}"#.utf8)
+        let before = try rawCall(fixture, itemsCall)
+
+        let item = #"{"type":"b","title":"B"}"#
+        let cases: [(String, Data, String)] = [
+            ("empty title", Data(#"{"method":"io.qactd.QuickActions.SetItems","parameters":{"items":[{"type":"b","title":""}]}}"#.utf8),
+             #""field":"items[0].title""#),
+            ("too many", Data(#"{"method":"io.qactd.QuickActions.SetItems","parameters":{"items":[\#(Array(repeating: item, count: 6).joined(separator: ","))]}}"#.utf8),
+             "io.qactd.QuickActions.TooManyItems"),
+            ("bad icon", Data(#"{"method":"io.qactd.QuickActions.PushItem","parameters":{"item":{"type":"b","title":"B","icon":{"kind":"themed","name":"../x"}}}}"#.utf8),
+             #""field":"item.icon.name""#),
+            ("unknown icon kind", Data(#"{"method":"io.qactd.QuickActions.PushItem","parameters":{"item":{"type":"b","title":"B","icon":{"kind":"emoji","name":"x"}}}}"#.utf8),
+             "org.varlink.service.InvalidParameter"),
+            ("a 10 MB image", Data(#"{"method":"io.qactd.QuickActions.PushItem","parameters":{"item":{"type":"b","title":"B","userInfo":{"image":""#.utf8)
+                + Data(repeating: UInt8(ascii: "A"), count: 10 << 20) + Data(#""}}}}"#.utf8),
+             "MessageTooLarge"),
+            ("invalid UTF-8", Data(#"{"method":"io.qactd.QuickActions.PushItem","parameters":{"item":{"type":"b","title":""#.utf8)
+                + Data([0xC3, 0x28, 0xFF]) + Data(#""}}}"#.utf8),
+             "error"),
+        ]
+        for (label, call, expected) in cases {
+            let reply = try rawCall(fixture, call)
+            XCTAssertTrue(reply.contains(expected), "\(label): \(reply)")
+        }
+        XCTAssertEqual(try rawCall(fixture, itemsCall), before, "a refused call changes nothing")
+        // A flood of pushes stays within MaxAppItems=.
+        let flood = (0..<1000).map { #"{"method":"io.qactd.QuickActions.PushItem","parameters":{"item":{"type":"f\#($0)","title":"F"}}}"# }
+        let replies = try rawCall(fixture, Data(flood.joined(separator: "\0").utf8))
+        XCTAssertEqual(replies.components(separatedBy: #""count":5"#).count - 1, 997, "every push is answered, the list at its cap")
+        let items = try rawCall(fixture, itemsCall)
+        XCTAssertEqual(items.components(separatedBy: #""type":"#).count - 1, 5, items)
+        XCTAssertTrue(items.contains(#""type":"f999""#), items)
+    }
+
+    func testAnotherUserCannotSetTheItems() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            throw unavailable("needs root and setpriv to run a client as another user")
+        }
+        let fixture = try DaemonFixture()
+        try fixture.start()
+        let socketFolder = (fixture.socketPath as NSString).deletingLastPathComponent
+        XCTAssertEqual(chmod(socketFolder, 0o755), 0)
+        XCTAssertEqual(chmod(fixture.socketPath, 0o666), 0)
+        XCTAssertEqual(chmod(fixture.root.path, 0o755), 0)
+        let call = #"{"method":"io.qactd.QuickActions.SetItems","parameters":{"items":[{"type":"x","title":"Intruder"}]}}"#
+        let reply = try rawCall(fixture, Data(call.utf8), asUser: 65534)
+        XCTAssertTrue(reply.contains("org.varlink.service.PermissionDenied"), reply)
+        XCTAssertEqual(try rawCall(fixture, Data(#"{"method":"io.qactd.QuickActions.Items"}"#.utf8)), #"{"parameters":{"items":[]}}"#)
+    }
+
+    /// Sends the calls' bytes (NUL between calls) on one connection and returns the replies'
+    /// text, NUL between replies (what came before the daemon closed, if it did).
+    private func rawCall(_ fixture: DaemonFixture, _ call: Data, asUser uid: Int? = nil) throws -> String {
+        let file = fixture.root.appendingPathComponent("call-\(UUID().uuidString.prefix(8))")
+        try call.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sys.argv[1])
+            calls = open(sys.argv[2], "rb").read() + b"\\0"
+            try:
+                s.sendall(calls)
+            except OSError:
+                pass
+            reply = b""
+            while reply.count(b"\\0") < calls.count(b"\\0"):
+                try:
+                    chunk = s.recv(65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                reply += chunk
+            sys.stdout.buffer.write(reply.rstrip(b"\\0"))
+            """
+        let python = ["/usr/bin/python3", "-c", script, fixture.socketPath, file.path]
+        let command = uid.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] + python } ?? python
+        let result = DaemonFixture.run(command[0], Array(command.dropFirst()))
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result.stdout
+    }
+}
