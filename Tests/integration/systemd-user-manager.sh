@@ -737,6 +737,47 @@ assert apps["beta"]["answering"], apps["beta"]
 ((SECONDS - apps_started < 15)) || fail "qactl apps took $((SECONDS - apps_started))s beside a failed instance"
 sctl stop qactd@gamma.socket qactd@gamma.service >/dev/null 2>&1 || true
 
+# An app developer's app on a person's desktop: nothing set up, no NAME.conf. The example app
+# (QuickActionsClient) finds no socket, asks this user manager to start qactd@ID.socket itself,
+# and publishes its three recent files; qactd exports them on the app's entry. Closed, the app is
+# started by its own Exec for a pick, which it receives at launch.
+step "an app with nothing set up: its library starts qactd@org.example.Editor.socket through the user manager; closed, a pick starts it"
+example=$builddir/qactd-example-app
+[[ -x "$example" ]] || fail "$example is not built"
+editor_share=$home/.local/share/qactd-editor
+launched=$home/editor-launched.out
+mkdir -p "$editor_share/applications"
+printf '[Desktop Entry]\nType=Application\nName=Example Editor\nExec=/bin/sh -c "exec %s org.example.Editor /tmp/qactd-notes.txt /tmp/qactd-todo.txt /tmp/qactd-ideas.txt >> %s" %%U\nIcon=accessories-text-editor\n' \
+    "$example" "$launched" >"$editor_share/applications/org.example.Editor.desktop"
+chown -R "$uid:$gid" "$editor_share"
+rm -f "$home/.config/qactd/org.example.Editor.conf"
+editor_dirs="$home/.local/share/qactd/exports/share:$editor_share:/usr/local/share:/usr/share"
+sctl set-environment XDG_DATA_DIRS="$editor_dirs"
+[[ $(property qactd@org.example.Editor.socket ActiveState) != active ]] || fail "qactd@org.example.Editor.socket listened before the app asked"
+spawn_as_user "$scratch/editor.out" env XDG_DATA_DIRS="$editor_dirs" "$example" org.example.Editor /tmp/qactd-notes.txt /tmp/qactd-todo.txt /tmp/qactd-ideas.txt
+editor_pid=${daemon_pids[-1]}
+wait_for 20 "the example app to publish its three items" grep -q "published 3 items" "$scratch/editor.out"
+[[ $(property qactd@org.example.Editor.socket ActiveState) == active ]] || fail "the library did not start qactd@org.example.Editor.socket"
+wait_for 10 "qactd@org.example.Editor.service to run" app_running org.example.Editor
+editor_status=$(qactl status --json --app org.example.Editor) || fail "qactl status --app org.example.Editor failed"
+python3 - "$editor_status" <<'PYTHON' || fail "the app's instance does not serve it as it is: $editor_status"
+import json, sys
+status = json.loads(sys.argv[1])
+assert status["app"] == "org.example.Editor", status.get("app")
+assert status.get("configFile") is None, status.get("configFile")
+assert status["desktopEntry"]["path"].endswith("/qactd/exports/share/applications/org.example.Editor.desktop"), status["desktopEntry"]
+PYTHON
+wait_for 15 "the exported entry to offer the app's item 'Open qactd-ideas.txt'" \
+    grep -qx "Name=Open qactd-ideas.txt" "$home/.local/share/qactd/exports/share/applications/org.example.Editor.desktop"
+kill -TERM "$editor_pid"
+editor_disconnected() { qactl status --json --app org.example.Editor | grep -q '"appConnected" *: *false'; }
+wait_for 15 "the closed app to be disconnected" editor_disconnected
+cold=$(qactl trigger --type recent-0 --json --app org.example.Editor) || fail "qactl trigger of the app's own item failed: $cold"
+[[ $(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["launchStatus"])' "$cold") == started ]] || fail "the pick did not start the app: $cold"
+wait_for 15 "the app started for the pick to receive it" grep -q "opening /tmp/qactd-notes.txt (at launch)" "$launched"
+sctl stop qactd@org.example.Editor.socket qactd@org.example.Editor.service >/dev/null 2>&1 || true
+sctl unset-environment XDG_DATA_DIRS
+
 step "no configuration: a favorite starred through EDS is on the mail app of mimeapps.list within 2 s, and opens a mail"
 # What a person has: a mail app installed in a data folder of the session, chosen for mailto:
 # links in ~/.config/mimeapps.list, and EDS on their session bus (dbus-user-session's socket),
