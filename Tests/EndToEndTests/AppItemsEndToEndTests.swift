@@ -219,15 +219,7 @@ final class AppItemsEndToEndTests: XCTestCase {
     }
 
     func testAnotherUserCannotSetTheItems() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
-            throw unavailable("needs root and setpriv to run a client as another user")
-        }
-        let fixture = try DaemonFixture()
-        try fixture.start()
-        let socketFolder = (fixture.socketPath as NSString).deletingLastPathComponent
-        XCTAssertEqual(chmod(socketFolder, 0o755), 0)
-        XCTAssertEqual(chmod(fixture.socketPath, 0o666), 0)
-        XCTAssertEqual(chmod(fixture.root.path, 0o755), 0)
+        let fixture = try DaemonFixture.startedReachableByAnotherUser()
         let call = #"{"method":"io.qactd.QuickActions.SetItems","parameters":{"items":[{"type":"x","title":"Intruder"}]}}"#
         let reply = try rawCall(fixture, Data(call.utf8), asUser: 65534)
         XCTAssertTrue(reply.contains("org.varlink.service.PermissionDenied"), reply)

@@ -6,20 +6,11 @@ import XCTest
 /// with SO_PEERCRED.
 final class OtherUserEndToEndTests: XCTestCase {
     func testAnotherUserIsRefusedWithAClearErrorEveryTimeAndTheRefusalIsLogged() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
-            throw unavailable("needs root and setpriv to run a client as another user")
-        }
-        let fixture = try DaemonFixture()
-        try fixture.start()
-        // Made reachable for the test only: the daemon itself keeps them 0700 and 0600.
-        let socketFolder = (fixture.socketPath as NSString).deletingLastPathComponent
-        XCTAssertEqual(chmod(socketFolder, 0o755), 0)
-        XCTAssertEqual(chmod(fixture.socketPath, 0o666), 0)
+        let fixture = try DaemonFixture.startedReachableByAnotherUser()
         // A copy of qactl that nobody may run, wherever the build put the original.
         let qactl = fixture.root.appendingPathComponent("qactl-for-nobody").path
         try FileManager.default.copyItem(atPath: DaemonFixture.qactl, toPath: qactl)
         XCTAssertEqual(chmod(qactl, 0o755), 0)
-        XCTAssertEqual(chmod(fixture.root.path, 0o755), 0)
 
         // The daemon answers a refused peer and closes at once, often before the call is sent:
         // the client must still report the refusal, not "closed the connection", every time.
@@ -51,5 +42,24 @@ final class OtherUserEndToEndTests: XCTestCase {
         XCTAssertEqual(chmod(socketFolder, 0o700), 0)
         try fixture.start()
         XCTAssertEqual(fixture.log().components(separatedBy: "has mode 0").count, 2, "a 0700 folder is not warned about")
+    }
+}
+
+extension DaemonFixture {
+    /// A started daemon whose socket, its folder and the fixture's folder are opened to every
+    /// user for the test only (the daemon itself keeps them 0700 and 0600), so that a client run
+    /// as another user (through setpriv, as root) reaches it and the daemon's own peer check is
+    /// what refuses it.
+    static func startedReachableByAnotherUser(file: StaticString = #filePath, line: UInt = #line) throws -> DaemonFixture {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            throw unavailable("needs root and setpriv to run a client as another user")
+        }
+        let fixture = try DaemonFixture()
+        try fixture.start()
+        let socketFolder = (fixture.socketPath as NSString).deletingLastPathComponent
+        XCTAssertEqual(chmod(socketFolder, 0o755), 0, file: file, line: line)
+        XCTAssertEqual(chmod(fixture.socketPath, 0o666), 0, file: file, line: line)
+        XCTAssertEqual(chmod(fixture.root.path, 0o755), 0, file: file, line: line)
+        return fixture
     }
 }
