@@ -534,7 +534,7 @@ final class DesktopEntryExportTests: XCTestCase {
         XCTAssertEqual(try settings("[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nBundleIdentifier=com.other\n").configuration.bundleIdentifier, "com.other")
         XCTAssertEqual(try settings("[Launcher]\nDesktopFile=none\n").configuration.bundleIdentifier, "", "neither set: types stay as written")
         XCTAssertThrowsError(try settings("[Launcher]\nDynamicItems=dock\n")) { error in
-            XCTAssertEqual("\(error)", "\(folder)/qactd.conf:2: [Launcher] DynamicItems: \"dock\" is not one of \"desktop-entry\" or \"quicklist\"")
+            XCTAssertEqual("\(error)", "\(folder)/qactd.conf:2: [Launcher] DynamicItems: \"dock\" is not one of \"auto\", \"desktop-entry\" or \"quicklist\"")
         }
         XCTAssertThrowsError(try settings("[Launcher]\nDesktopFile=Contacts\n")) { error in
             XCTAssertTrue("\(error)".contains("qactd.conf:2: [Launcher] DesktopFile: \"Contacts\" is not auto, none, a desktop-file ID"), "\(error)")

@@ -164,8 +164,11 @@ final class QuicklistMenuTests: XCTestCase {
         guard case .on(let content) = byPath else { return XCTFail("\(byPath)") }
         XCTAssertEqual(content.applicationURI, "application://org.example.Contacts.desktop", "docks match the file's name")
 
-        XCTAssertEqual(QuicklistExporter.wanted(for: try publication("DesktopFile=org.example.Contacts.desktop\n", displayed: rows)),
+        XCTAssertEqual(QuicklistExporter.wanted(for: try publication("DesktopFile=org.example.Contacts.desktop\nDynamicItems=desktop-entry\n", displayed: rows)),
                        .off(reason: "DynamicItems=desktop-entry: the favorites are in the desktop entry"))
+        // The default, auto: the quicklist is served as with quicklist (the desktop-entry writer
+        // decides whether the entry holds them too).
+        XCTAssertEqual(QuicklistExporter.wanted(for: try publication("DesktopFile=org.example.Contacts.desktop\n", displayed: rows)), wanted)
         XCTAssertEqual(QuicklistExporter.wanted(for: try publication("DynamicItems=quicklist\n", displayed: rows)),
                        .off(reason: "DesktopFile= is empty"))
     }
