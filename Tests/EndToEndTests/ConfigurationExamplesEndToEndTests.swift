@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Every configuration the documentation shows works as shown: each `ini` block of README.md,
+/// Every configuration the documentation shows works as shown: each `ini` block of README.md and docs/*.md,
 /// each literal block of the man pages that holds a `[Section]`, and every file under `etc/`
 /// ending in `.conf` goes through `qactd --check-config`, the daemon's own loading code, which a
 /// person can run too.
@@ -40,6 +40,16 @@ final class ConfigurationExamplesEndToEndTests: XCTestCase {
         let readmeBlocks = Self.fencedBlocks(readme, language: "ini")
         XCTAssertGreaterThanOrEqual(readmeBlocks.count, 5, "README.md's ini blocks")
         examples += readmeBlocks.map { ("README.md:\($0.line)", $0.text) }
+
+        let docs = repository.appendingPathComponent("docs")
+        var docsBlocks = 0
+        for page in try FileManager.default.contentsOfDirectory(atPath: docs.path).sorted() where page.hasSuffix(".md") {
+            let text = try String(contentsOf: docs.appendingPathComponent(page), encoding: .utf8)
+            let blocks = Self.fencedBlocks(text, language: "ini")
+            docsBlocks += blocks.count
+            examples += blocks.map { ("docs/\(page):\($0.line)", $0.text) }
+        }
+        XCTAssertGreaterThanOrEqual(docsBlocks, 5, "docs/*.md's ini blocks")
 
         let man = repository.appendingPathComponent("man")
         var manBlocks = 0
