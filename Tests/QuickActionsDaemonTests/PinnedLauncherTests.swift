@@ -19,7 +19,8 @@ final class PinnedLauncherTests: XCTestCase {
     private var systemData: String { folder + "/system-data" }
     private var exportsShare: String { dataHome + "/qactd/exports/share" }
     private var applications: String { exportsShare + "/applications" }
-    private let qactl = "/opt/qactd tools/bin/qactl"
+    /// The `qactl` the launchers run: a path with a space, where `GLibLaunchOracle` puts its recorder.
+    private var qactl: String { folder + "/qactd tools/bin/qactl" }
     private let search = ShortcutItem(type: "SearchAction", title: "SEARCH_TITLE", icon: .system(.search))
     private let configuration = "[Launcher]\nDesktopFile=org.example.Contacts.desktop\n[Shortcuts]\nDisplayLimit=10\n"
 
@@ -93,7 +94,7 @@ final class PinnedLauncherTests: XCTestCase {
         let adaFace = try XCTUnwrap(ada.value(of: "Icon"))
         XCTAssertTrue(adaFace.hasPrefix(dataHome + "/qactd/faces/org.example.Contacts.desktop/face-") && adaFace.hasSuffix(".svg"), adaFace)
         XCTAssertTrue(try String(contentsOfFile: adaFace, encoding: .utf8).contains(">AL</text>"), adaFace)
-        XCTAssertEqual(ada.value(of: "Exec"), "\"/opt/qactd tools/bin/qactl\" trigger --socket=\(folder)/run/qactd.sock --pinned=FavoriteAction-ada-lovelace")
+        XCTAssertEqual(ada.value(of: "Exec"), "\"\(folder)/qactd tools/bin/qactl\" trigger --socket=\(folder)/run/qactd.sock --pinned=FavoriteAction-ada-lovelace")
         XCTAssertEqual(try launcher("SearchAction").value(of: "Name"), "Search")
         XCTAssertTrue(FileManager.default.fileExists(atPath: applications + "/org.example.Contacts.desktop"), "beside the exported entry")
 
@@ -292,8 +293,10 @@ final class PinnedLauncherTests: XCTestCase {
         let document = try DesktopEntryDocument(parsing: String(contentsOfFile: path, encoding: .utf8))
         XCTAssertEqual(document.groupNames, ["Desktop Entry"])
         XCTAssertEqual(document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue), hostileName)
-        let exec = try DesktopEntryExec.literalArguments(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec"))))
-        XCTAssertEqual(exec, [qactl, "trigger", "--socket=\(folder)/run/qactd.sock", "--pinned=\(pin.identifier)"])
+        // Launched by GLib, the launcher runs qactl with exactly these arguments.
+        let oracle = try GLibLaunchOracle(folder: folder)
+        XCTAssertEqual(oracle.program, qactl)
+        XCTAssertEqual(try oracle.arguments(desktopFile: path, launch: nil), ["trigger", "--socket=\(folder)/run/qactd.sock", "--pinned=\(pin.identifier)"])
         try assertDesktopFileValid(path)
         // The hostile contact removed: the disabled launcher is valid too.
         await core.applyWatcherUpdate(removed("eve.vcf"))

@@ -39,15 +39,24 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertEqual(DesktopEntryEscaping.value("a\\b\nc"), "a\\\\b\\nc")
     }
 
-    /// The `Exec` value, read back the way GLib does (unescape, then split by the quoting
-    /// rules, then `%%` → `%`), gives exactly the arguments, however hostile.
-    func testExecArgumentsReadBackExactly() {
-        for name in Self.hostileNames where !name.unicodeScalars.contains(where: { $0 == "\u{7}" }) {
-            let arguments = ["/opt/my qactl/bin/qactl", "trigger", "--socket=/run/user/1000/qactd/qactd.sock", "--type=FavoriteAction", "--contact=\(name)"]
-            let exec = DesktopEntryEscaping.exec(arguments)
+    /// The `Exec` value, read by GLib and launched (GIO's `GDesktopAppInfo`, a recorder as the
+    /// program), gives the program exactly the arguments, however hostile.
+    func testExecArgumentsReadBackExactly() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-exec-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let oracle = try GLibLaunchOracle(folder: folder)
+        let names = Self.hostileNames.filter { !$0.unicodeScalars.contains(where: { $0 == "\u{7}" }) }
+        var entry = "[Desktop Entry]\nType=Application\nName=Oracle\nExec=/bin/true\nActions=\(names.indices.map { "a\($0);" }.joined())\n"
+        var expected: [[String]] = []
+        for (number, name) in names.enumerated() {
+            let arguments = ["trigger", "--socket=/run/user/1000/qactd/qactd.sock", "--type=FavoriteAction", "--contact=\(name)"]
+            let exec = DesktopEntryEscaping.exec([oracle.program] + arguments)
             XCTAssertFalse(exec.contains("\n"), exec.debugDescription)
-            XCTAssertEqual(try DesktopEntryExec.literalArguments(readValue(exec)), arguments, exec)
+            entry += "\n[Desktop Action a\(number)]\nName=a\(number)\nExec=\(exec)\n"
+            expected.append(arguments)
         }
+        try entry.write(toFile: folder + "/oracle.desktop", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try oracle.arguments(desktopFile: folder + "/oracle.desktop", launches: names.indices.map { "a\($0)" }), expected)
         XCTAssertEqual(DesktopEntryEscaping.execArgument("plain-arg_1.x"), "plain-arg_1.x")
         XCTAssertEqual(DesktopEntryEscaping.execArgument("100%"), "100%%")
         XCTAssertEqual(DesktopEntryEscaping.execArgument("a\"b"), "\"a\\\"b\"")
@@ -98,9 +107,9 @@ final class DesktopEntryTests: XCTestCase {
         let keys = composed.lines.compactMap { line -> String? in if case .entry(let key, _, _) = line { return key } else { return nil } }
         XCTAssertEqual(keys.filter { $0 == "Exec" }.count, 4, "one Exec per group, no more")
         XCTAssertEqual(readValue(try XCTUnwrap(composed.value(of: "Name", in: "Desktop Action qactd-FavoriteAction-ann"))), Self.hostileNames[0])
-        XCTAssertEqual(
-            try DesktopEntryExec.literalArguments(readValue(try XCTUnwrap(composed.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-ann")))),
-            ["/usr/bin/qactl", "trigger", "--contact=\(Self.hostileNames[1])"])
+        XCTAssertEqual(composed.value(of: "Exec", in: "Desktop Action qactd-FavoriteAction-ann"),
+                       #"/usr/bin/qactl trigger "--contact=Bob\nExec=/bin/sh -c 'touch /tmp/pwned'""#,
+                       "the name's newline escaped, the argument quoted (GLib reads such lines back in testExecArgumentsReadBackExactly)")
         // The mark goes at the end of [Desktop Entry]'s keys, before the blank line and the next group.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let mark = try XCTUnwrap(lines.firstIndex(of: "X-Qactd-Generated=true"))

@@ -163,6 +163,58 @@ final class JSONTextTests: XCTestCase {
         XCTAssertEqual(left, right, file: file, line: line)
     }
 
+    /// The listing's text, byte for byte, against text written by hand from JSON's rules (RFC 8259):
+    /// keys sorted, `"` and `\` escaped, a control character as `\n`, `\t` or `\u0001`, `/`
+    /// and non-ASCII text as they are; a date as ISO 8601, data as base64.
+    func testListingTextIsTheFixedText() throws {
+        let item = ShortcutItem(type: "T", title: "Zoë \"Z\" \\ /path\n\t\u{01} 🙂", subtitle: "s", icon: .themed("document-open"), userInfo: [
+            "blob": .data(Data([0, 1, 2, 255])), "list": .array([.integer(1), .array([]), .dictionary([:])]), "n": .integer(-42),
+            "r": .real(1.5), "when": .date(Date(timeIntervalSince1970: 1_700_000_000)), "yes": .bool(true),
+        ])
+        let listing = QuickActionsListing(generation: 7, launched: true, items: [ListedShortcut(item: item, source: .static, displayed: true, position: 1)])
+        let expected = #"{"generation":7,"items":[{"displayed":true,"item":{"icon":{"kind":"themed","name":"document-open"},"subtitle":"s","title":"Zoë \"Z\" \\ /path\n\t\u0001 🙂","type":"T","userInfo":{"blob":"AAEC/w==","list":[1,[],{}],"n":-42,"r":1.5,"when":"2023-11-14T22:13:20Z","yes":true}},"position":1,"source":"static"}],"launched":true}"#
+        XCTAssertEqual(String(decoding: try listing.jsonText(pretty: false), as: UTF8.self), expected)
+    }
+
+    /// The state file's text, byte for byte, against text written by hand: two-space indentation,
+    /// `"key" : value`, keys sorted, no key for what is absent (pins, app items, a launch item).
+    func testStateTextIsTheFixedText() throws {
+        let ada = ShortcutItem(type: "FavoriteAction", title: "Ada", icon: .symbol("star.fill"), userInfo: ["contactIdentifier": .string("ada")])
+        let state = QuickActionsState(dynamicItems: [ada], generation: 3, launched: true, appVersion: "1.0",
+                                      usageCounts: ["FavoriteAction/ada": 2], usageHistory: UsageHistory(times: ["FavoriteAction/ada": [5, 9]]))
+        let expected = """
+            {
+              "appVersion" : "1.0",
+              "dynamicItems" : [
+                {
+                  "icon" : {
+                    "kind" : "symbol",
+                    "name" : "star.fill"
+                  },
+                  "title" : "Ada",
+                  "type" : "FavoriteAction",
+                  "userInfo" : {
+                    "contactIdentifier" : "ada"
+                  }
+                }
+              ],
+              "formatVersion" : 1,
+              "generation" : 3,
+              "launched" : true,
+              "usageCounts" : {
+                "FavoriteAction/ada" : 2
+              },
+              "usageTimes" : {
+                "FavoriteAction/ada" : [
+                  5,
+                  9
+                ]
+              }
+            }
+            """
+        XCTAssertEqual(String(decoding: try PersistedState(state).jsonText(pretty: true), as: UTF8.self), expected)
+    }
+
     func testListingTextIsWhatCodableWritesAndReadsBack() throws {
         let listing = QuickActionsListing(generation: 7, launched: true, items: ShortcutListing.compose(
             staticItems: Array(items.prefix(2)), dynamicItems: [items[2]], launched: true, displayLimit: 2))

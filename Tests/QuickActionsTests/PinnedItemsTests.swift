@@ -124,7 +124,12 @@ final class PinnedItemsTests: XCTestCase {
             DynamicItemUserInfoKey.contactIdentifier: .string(hostileContact),
         ])
         let pin = PinnedItem(identifier: PinnedItem.identifier(for: item), item: item)
-        let command = ["/opt/qactd tools/bin/qactl", "trigger", "--socket=/run/user/1000/qactd %s.sock", "--pinned=\(pin.identifier)"]
+        // GLib reads and launches the launcher: its program is a recorder (a path with a space).
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-pin-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let oracle = try GLibLaunchOracle(folder: folder)
+        let arguments = ["trigger", "--socket=/run/user/1000/qactd %s.sock", "--pinned=\(pin.identifier)"]
+        let command = [oracle.program] + arguments
         for state in [PinnedItem.State.enabled, .disabled] {
             var shown = pin
             shown.state = state
@@ -143,7 +148,8 @@ final class PinnedItemsTests: XCTestCase {
             XCTAssertEqual(read.item.title, hostileName)
             XCTAssertEqual(read.state, state)
             XCTAssertEqual(document.value(of: "Name").map(DesktopEntryEscaping.unescapedValue), hostileName)
-            XCTAssertEqual(try DesktopEntryExec.literalArguments(DesktopEntryEscaping.unescapedValue(try XCTUnwrap(document.value(of: "Exec")))), command)
+            try text.write(toFile: folder + "/pin.desktop", atomically: true, encoding: .utf8)
+            XCTAssertEqual(try oracle.arguments(desktopFile: folder + "/pin.desktop", launch: nil), arguments)
             XCTAssertEqual(document.value(of: "X-Qactd-Pin-State"), state.rawValue)
             XCTAssertEqual(document.value(of: "Comment").map(DesktopEntryEscaping.unescapedValue),
                            state == .enabled ? "e=ve;@example.org\n[X]" : "This contact is no longer in your contacts.")
