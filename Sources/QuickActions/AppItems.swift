@@ -38,6 +38,30 @@ public struct AppItemRules: Hashable, Sendable {
     public static let maxUserInfoBytes = 16 * 1024
     /// `userInfo` nested deeper than this is refused before anything recurses further.
     public static let maxUserInfoDepth = 16
+    /// An icon image file: a launcher draws it at menu size, so a larger one is a mistake (or an
+    /// attempt to make every dock read megabytes at each change).
+    public static let maxImageBytes = 1 << 20
+
+    /// Whether an icon image file's first bytes (at least 512, or the whole file) are an image a
+    /// launcher draws: PNG, JPEG, or SVG (XML text with an `<svg` element near its start).
+    public static func isImage(head: [UInt8]) -> Bool {
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return true }
+        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return true }
+        let text = String(decoding: head.prefix(512), as: UTF8.self)
+        return text.contains("<svg")
+    }
+
+    /// Why an icon image file at `field` is refused, as `validate` says it: `size` its bytes, `head`
+    /// its first bytes; nil when it is fine. The caller looks at the file (this type does no I/O).
+    public static func imageProblem(size: Int, head: [UInt8], field: String) -> AppItemError? {
+        if size > maxImageBytes {
+            return .invalid(field: field, reason: "names an image of \(size) bytes; an icon image may be at most \(maxImageBytes) bytes")
+        }
+        if !isImage(head: head) {
+            return .invalid(field: field, reason: "names a file that is not a PNG, JPEG or SVG image")
+        }
+        return nil
+    }
 
     public init(maxItems: Int = 15) {
         self.maxItems = maxItems

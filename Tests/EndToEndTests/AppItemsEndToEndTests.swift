@@ -138,6 +138,47 @@ final class AppItemsEndToEndTests: XCTestCase {
         XCTAssertTrue(waitUntil(timeout: 15) { app.output.contains("opening /tmp/todo.txt\n") }, app.output)
     }
 
+    /// The Python module's calls besides `set_items`, as an app makes them: a push puts an item
+    /// first and replaces its type's, a removal takes items out, a reported use ranks an item, and
+    /// a refusal is a `QuickActionsError` naming the Varlink error and the field.
+    func testThePythonModulePushesRemovesReportsAndNamesRefusals() throws {
+        let fixture = try DaemonFixture(extraConfiguration: "[Shortcuts]\nDisplayLimit=10\nMaxAppItems=3")
+        try fixture.start()
+        let script = fixture.root.appendingPathComponent("calls.py")
+        try """
+            import json, qactd
+            app = qactd.QuickActionsApp("org.example.Editor", start_instance=False)
+            app.set_items([qactd.item("a", "A"), qactd.item("b", "B")])
+            app.push_item(qactd.item("c", "C", subtitle="sub", icon=("system", "compose")))
+            app.push_item(qactd.item("a", "A again"))
+            print("after pushes", json.dumps([i["type"] for i in app.items()]))
+            reply = app.push_item(qactd.item("d", "D"))
+            print("made room", json.dumps(reply["removed"]))
+            app.remove_items(["c"])
+            app.report_item_used("a")
+            print("after removal", json.dumps([(i["type"], i["title"]) for i in app.items()]))
+            for call, arguments in [(app.push_item, qactd.item("e", "")), (app.report_item_used, "zz"),
+                                    (app.set_items, [qactd.item(str(n), "N") for n in range(4)])]:
+                try:
+                    call(arguments)
+                    print("accepted", arguments)
+                except qactd.QuickActionsError as error:
+                    print("refused", error.name, json.dumps(error.parameters.get("field")))
+            """.write(to: script, atomically: true, encoding: .utf8)
+        var environment = fixture.environment
+        environment["PYTHONPATH"] = DaemonFixture.repository.appendingPathComponent("python").path
+        let result = DaemonFixture.run("/usr/bin/python3", [script.path], environment: environment)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertEqual(result.stdout.split(separator: "\n").map(String.init), [
+            #"after pushes ["a", "c", "b"]"#,
+            #"made room ["b"]"#,
+            #"after removal [["d", "D"], ["a", "A again"]]"#,
+            #"refused InvalidItem "item.title""#,
+            #"refused NoSuchItem null"#,
+            #"refused TooManyItems null"#,
+        ], result.stderr)
+    }
+
     /// The Python module's GTK 4 example, a real GTK app under Xvfb: it publishes its recent
     /// files, a pick opens one while it runs, and a pick starts it when it does not.
     func testTheGTKExampleAppPublishesAndOpensThePickedFile() throws {
@@ -188,7 +229,20 @@ final class AppItemsEndToEndTests: XCTestCase {
         let before = try rawCall(fixture, itemsCall)
 
         let item = #"{"type":"b","title":"B"}"#
+        // Icon files: a 10 MB PNG, a FIFO (which must not hang the daemon), a text file, one missing.
+        let images = fixture.root.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
+        try (Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(count: 10 << 20)).write(to: images.appendingPathComponent("big.png"))
+        XCTAssertEqual(mkfifo(images.appendingPathComponent("fifo.png").path, 0o600), 0)
+        try Data("not an image".utf8).write(to: images.appendingPathComponent("text.png"))
+        func pushIcon(_ name: String) -> Data {
+            Data(#"{"method":"io.qactd.QuickActions.PushItem","parameters":{"item":{"type":"b","title":"B","icon":{"kind":"file","name":"\#(images.path)/\#(name)"}}}}"#.utf8)
+        }
         let cases: [(String, Data, String)] = [
+            ("a 10 MB image file", pushIcon("big.png"), #"names an image of 10485768 bytes; an icon image may be at most 1048576 bytes"#),
+            ("a FIFO as the image", pushIcon("fifo.png"), #""field":"item.icon.name""#),
+            ("a text file as the image", pushIcon("text.png"), "not a PNG, JPEG or SVG image"),
+            ("a missing image", pushIcon("missing.png"), #""field":"item.icon.name""#),
             ("empty title", Data(#"{"method":"io.qactd.QuickActions.SetItems","parameters":{"items":[{"type":"b","title":""}]}}"#.utf8),
              #""field":"items[0].title""#),
             ("too many", Data(#"{"method":"io.qactd.QuickActions.SetItems","parameters":{"items":[\#(Array(repeating: item, count: 6).joined(separator: ","))]}}"#.utf8),

@@ -130,4 +130,18 @@ final class AppItemsTests: XCTestCase {
         let none = String(decoding: try PersistedState(QuickActionsState()).jsonText(pretty: false), as: UTF8.self)
         XCTAssertFalse(none.contains("appItems"), "a state without the app's items is written as before")
     }
+
+    /// An icon image file: PNG, JPEG or SVG by its first bytes, at most 1 MiB.
+    func testAnIconImageIsAPNGJPEGOrSVGOfAtMostOneMebibyte() {
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
+        XCTAssertNil(AppItemRules.imageProblem(size: 1 << 20, head: png, field: "item.icon.name"))
+        XCTAssertNil(AppItemRules.imageProblem(size: 900, head: [0xFF, 0xD8, 0xFF, 0xE0], field: "item.icon.name"))
+        XCTAssertNil(AppItemRules.imageProblem(size: 300, head: Array(#"<?xml version="1.0"?> <svg xmlns="http://www.w3.org/2000/svg"/>"#.utf8), field: "f"))
+        XCTAssertEqual(AppItemRules.imageProblem(size: (1 << 20) + 1, head: png, field: "items[2].icon.name"),
+                       .invalid(field: "items[2].icon.name", reason: "names an image of 1048577 bytes; an icon image may be at most 1048576 bytes"))
+        XCTAssertEqual(AppItemRules.imageProblem(size: 12, head: Array("GIF89a......".utf8), field: "item.icon.name"),
+                       .invalid(field: "item.icon.name", reason: "names a file that is not a PNG, JPEG or SVG image"))
+        XCTAssertNotNil(AppItemRules.imageProblem(size: 0, head: [], field: "item.icon.name"), "an empty file is no image")
+        XCTAssertNotNil(AppItemRules.imageProblem(size: 4, head: [0x89, 0x50, 0x4E, 0x47], field: "f"), "a PNG's signature is eight bytes")
+    }
 }

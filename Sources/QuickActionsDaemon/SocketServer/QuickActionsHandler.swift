@@ -168,9 +168,11 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
                 return try VarlinkReply(encoding: PinsReply(pins: await core.pins()))
             case .setItems:
                 let parameters = try call.decodeBoundedParameters(SetItemsParameters.self)
+                try checkImages(parameters.items) { "items[\($0)]" }
                 return try VarlinkReply(encoding: AppItemsReply(try await core.changeAppItems(.set(parameters.items))))
             case .pushItem:
                 let parameters = try call.decodeBoundedParameters(PushItemParameters.self)
+                try checkImages([parameters.item]) { _ in "item" }
                 return try VarlinkReply(encoding: AppItemsReply(try await core.changeAppItems(.push(parameters.item))))
             case .removeItems:
                 let parameters = try call.decodeBoundedParameters(RemoveItemsParameters.self)
@@ -192,6 +194,15 @@ struct QuickActionsHandler: VarlinkInterfaceHandler {
 
     /// The `Trigger` reply; for a `running` delivery it waits, outside the core actor, for
     /// the app's answer.
+    /// The image files the items name, looked at before the core checks and keeps them.
+    private func checkImages(_ items: [ShortcutItem], field: (Int) -> String) throws(QuickActionsCallError) {
+        do throws(AppItemError) {
+            try AppItemImages.check(items, field: field)
+        } catch {
+            throw .appItemRefused(error)
+        }
+    }
+
     private func triggerReply(_ outcome: TriggerOutcome, position: Int?) async throws -> TriggerReply {
         let resolution = outcome.resolution
         var reply = TriggerReply(
