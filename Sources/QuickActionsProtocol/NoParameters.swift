@@ -1,0 +1,4 @@
+/// Decodes any of `{}`, `null` or omitted parameters: the methods that take none.
+public struct NoParameters: Codable, Sendable, Equatable {
+    public init() {}
+}
