@@ -2,6 +2,7 @@
 /// `org.varlink.service.InvalidParameter` naming it: the daemon keeps `appVersion` and copies
 /// it into every dynamic item, so an unbounded one would grow its memory and state file.
 public enum ParameterLimits {
+    /// The app's version.
     public static let appVersionBytes = 256
     /// An item type, a contact identifier or a token.
     public static let identifierBytes = 1024
@@ -26,18 +27,22 @@ extension BoundedParameters {
 }
 
 extension NoParameters: BoundedParameters {
+    /// Always nil: there is no parameter.
     public var oversizedParameter: String? { nil }
 }
 
 extension ListParameters: BoundedParameters {
+    /// `language` when it is longer than `ParameterLimits.languageBytes`.
     public var oversizedParameter: String? { Self.name("language", of: language, ifOver: ParameterLimits.languageBytes) }
 }
 
 extension AppVersionParameters: BoundedParameters {
+    /// `appVersion` when it is longer than `ParameterLimits.appVersionBytes`.
     public var oversizedParameter: String? { Self.name("appVersion", of: appVersion, ifOver: ParameterLimits.appVersionBytes) }
 }
 
 extension TriggerParameters: BoundedParameters {
+    /// The first of `type`, `contactIdentifier` and `pinned` longer than `ParameterLimits.identifierBytes`.
     public var oversizedParameter: String? {
         Self.name("type", of: type, ifOver: ParameterLimits.identifierBytes)
             ?? Self.name("contactIdentifier", of: contactIdentifier, ifOver: ParameterLimits.identifierBytes)
@@ -46,13 +51,16 @@ extension TriggerParameters: BoundedParameters {
 }
 
 extension UnpinParameters: BoundedParameters {
+    /// `identifier` when it is longer than `ParameterLimits.identifierBytes`.
     public var oversizedParameter: String? { Self.name("identifier", of: identifier, ifOver: ParameterLimits.identifierBytes) }
 }
 
 extension CompleteParameters: BoundedParameters {
+    /// `token` when it is longer than `ParameterLimits.identifierBytes`.
     public var oversizedParameter: String? { Self.name("token", of: token, ifOver: ParameterLimits.identifierBytes) }
 }
 
 extension GetContactParameters: BoundedParameters {
+    /// `identifier` when it is longer than `ParameterLimits.identifierBytes`.
     public var oversizedParameter: String? { Self.name("identifier", of: identifier, ifOver: ParameterLimits.identifierBytes) }
 }

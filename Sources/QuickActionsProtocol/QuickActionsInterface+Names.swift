@@ -2,6 +2,7 @@
 /// both sides agree on the wire by construction. Field names of the messages follow the interface
 /// description in `QuickActionsInterfaceDescription.swift`.
 extension QuickActionsInterface {
+    /// The interface's methods, by their names on the wire.
     public enum Method: String, CaseIterable, Sendable {
         case status = "Status", list = "List", resignActive = "ResignActive"
         case becomeActive = "BecomeActive", enterBackground = "EnterBackground"
@@ -11,6 +12,7 @@ extension QuickActionsInterface {
         case setItems = "SetItems", pushItem = "PushItem", removeItems = "RemoveItems"
         case reportItemUsed = "ReportItemUsed", items = "Items"
 
+        /// The method's fully qualified name (`io.qactd.QuickActions.List`).
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
 
@@ -24,6 +26,7 @@ extension QuickActionsInterface {
         case noSuchPin = "NoSuchPin", pinDisabled = "PinDisabled", pinningUnavailable = "PinningUnavailable"
         case invalidItem = "InvalidItem", tooManyItems = "TooManyItems", noSuchItem = "NoSuchItem"
 
+        /// The error's fully qualified name (`io.qactd.QuickActions.NoSuchShortcut`).
         public var qualifiedName: String { "\(QuickActionsInterface.name).\(rawValue)" }
     }
 }

@@ -1,12 +1,18 @@
 import Contacts
 import QuickActions
 
+/// `Trigger` (and `Pin`): an item by displayed position, by type (plus a favorite's contact identifier), or a
+/// pin's launcher; exactly one of `position`, `type` and `pinned`.
 public struct TriggerParameters: Codable, Sendable, Equatable {
+    /// The item's 1-based position among the displayed ones.
     public var position: Int?
+    /// The item's type.
     public var type: String?
+    /// With `type`: the favorite's contact identifier.
     public var contactIdentifier: String?
     /// A pin's identifier: the launcher of a pinned item was chosen.
     public var pinned: String?
+    /// Parameters naming the item one way.
     public init(position: Int? = nil, type: String? = nil, contactIdentifier: String? = nil, pinned: String? = nil) {
         self.position = position
         self.type = type
@@ -15,6 +21,7 @@ public struct TriggerParameters: Codable, Sendable, Equatable {
     }
 }
 
+/// The reply of `Trigger`: the item, how it was delivered, and what came of it.
 public struct TriggerReply: Codable, Sendable, Equatable {
     /// What became of the `LaunchCommand` on a `launch` delivery.
     public enum LaunchStatus: String, Codable, Sendable {
@@ -28,11 +35,18 @@ public struct TriggerReply: Codable, Sendable, Equatable {
         /// No `LaunchCommand` is configured: the item waits until the app is started by other means.
         case notConfigured
     }
+    /// The item chosen.
     public var item: ShortcutItem
+    /// The favorite's contact, when the item is a favorite's.
     public var contact: Contact?
+    /// `running` (to the connected app), `launch` (kept for the app's next `Connect`) or `command` (an
+    /// `[Actions]` command ran).
     public var delivery: TriggerDelivery
+    /// Whether the app reported the action as handled.
     public var handled: Bool
+    /// The item was made for another app version than the current one.
     public var stale: Bool
+    /// The item's 1-based position among the displayed ones, when it has one.
     public var position: Int?
     /// The token the action was delivered with (`running` only).
     public var token: String?
@@ -42,14 +56,18 @@ public struct TriggerReply: Codable, Sendable, Equatable {
     public var launchPID: Int?
     /// The user manager's unit the launched app runs in, when it was started as one.
     public var launchUnit: String?
+    /// `launch` only: why the `LaunchCommand` could not start.
     public var launchError: String?
     /// `command` only: the program of the item's `[Actions]` command, its pid once started,
     /// or why it could not start.
     public var commandProgram: String?
+    /// The command's process, when it was started directly.
     public var commandPID: Int?
     /// The user manager's unit the command runs in, when it was started as one (then no pid).
     public var commandUnit: String?
+    /// Why the command could not start.
     public var commandError: String?
+    /// A reply with each field; the `launch` and `command` ones are nil unless given.
     public init(
         item: ShortcutItem, contact: Contact?, delivery: TriggerDelivery, handled: Bool, stale: Bool, position: Int?,
         token: String? = nil, launchStatus: LaunchStatus? = nil, launchPID: Int? = nil, launchError: String? = nil,
