@@ -17,7 +17,8 @@ public enum JSONValue: Hashable, Sendable {
 }
 
 extension JSONValue: Codable {
-    /// Decodes any JSON value; throws `DecodingError.dataCorrupted` when it is none of null, bool, number, string, array or object.
+    /// Decodes any JSON value; throws `DecodingError.dataCorrupted` when it is none of null, bool, number,
+    /// string, array or object.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {

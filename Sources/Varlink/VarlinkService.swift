@@ -112,7 +112,8 @@ public struct VarlinkServiceDispatcher: Sendable {
     private let interfaces: [String: VarlinkServiceInfo.Interface]
     private let methods: [String: Set<String>]
 
-    /// A dispatcher for the service `info` describes; of two interfaces with one name the first is kept, and `org.varlink.service` always comes first.
+    /// A dispatcher for the service `info` describes; of two interfaces with one name the first is kept, and
+    /// `org.varlink.service` always comes first.
     public init(info: VarlinkServiceInfo) {
         self.info = info
         var interfaces: [String: VarlinkServiceInfo.Interface] = [:]
@@ -131,7 +132,8 @@ public struct VarlinkServiceDispatcher: Sendable {
         return ([VarlinkServiceInterface.name] + info.interfaces.map(\.name)).filter { seen.insert($0).inserted }
     }
 
-    /// Where `call` goes: `org.varlink.service`'s methods and the errors for unknown interfaces and undeclared methods are answered here; every other call goes to its interface's handler.
+    /// Where `call` goes: `org.varlink.service`'s methods and the errors for unknown interfaces and undeclared
+    /// methods are answered here; every other call goes to its interface's handler.
     public func route(_ call: VarlinkCall) -> Route {
         guard let interfaceName = call.interfaceName, !interfaceName.isEmpty else {
             return .reply(VarlinkReply(error: .interfaceNotFound(call.method)))
