@@ -20,6 +20,7 @@ public enum ContactFileProblem: Error, Hashable, Sendable, CustomStringConvertib
         }
     }
 
+    /// One full sentence about the file's content, without its path.
     public var description: String {
         switch self {
         case .parse(let error):

@@ -1,29 +1,40 @@
 /// What the index answers: its paths, contacts and favorites, and the files it skipped and the
 /// duplicates it ignored, each with a sentence to log.
 extension ContactIndex {
+    /// A file that contributes no contacts, and why.
     public struct InvalidFile: Hashable, Sendable, CustomStringConvertible {
+        /// The file's path, as the index was given it.
         public var path: String
+        /// Why the file contributes no contacts.
         public var reason: ContactFileProblem
 
+        /// The file at `path` and its problem.
         public init(path: String, reason: ContactFileProblem) {
             self.path = path
             self.reason = reason
         }
 
+        /// The sentence to log: the quoted path and the problem.
         public var description: String { "Skipped contact file \"\(path)\": \(reason.description)" }
     }
 
+    /// A contact identifier two files define: the index keeps one file's contact and ignores the other's.
     public struct Duplicate: Hashable, Sendable, CustomStringConvertible {
+        /// The identifier both files define.
         public var identifier: String
+        /// The file whose contact the index keeps.
         public var keptPath: String
+        /// The file whose contact is ignored.
         public var ignoredPath: String
 
+        /// The duplicate `identifier`, kept from `keptPath` and ignored in `ignoredPath`.
         public init(identifier: String, keptPath: String, ignoredPath: String) {
             self.identifier = identifier
             self.keptPath = keptPath
             self.ignoredPath = ignoredPath
         }
 
+        /// The sentence to log, naming the identifier and both paths, ending "ignoring the duplicate."
         public var description: String {
             "The contact identifier \"\(identifier)\" in \"\(ignoredPath)\" is already used in \"\(keptPath)\"; ignoring the duplicate."
         }
@@ -37,11 +48,13 @@ extension ContactIndex {
     /// Distinct contacts (duplicates count once).
     public var contactCount: Int { claims.count }
 
+    /// How many distinct contacts are favorites.
     public var favoriteCount: Int { sortedFavorites.count }
 
     /// Favorites in display order: by name, case- and accent-insensitive, ties broken by identifier.
     public var favorites: [Contact] { sortedFavorites }
 
+    /// The contact the index keeps for `identifier`, or nil when no file defines it.
     public func contact(identifier: String) -> Contact? {
         claims.firstIndex(of: .probe(identifier)).flatMap { claims[$0].winner }?.contact
     }
@@ -65,6 +78,7 @@ extension ContactIndex {
         return .success(file.contacts.map(\.contact))
     }
 
+    /// The files that contribute no contacts, each with its problem, in the code-point order of their paths.
     public var invalidFiles: [InvalidFile] {
         invalidPaths.sorted(by: precedesByCodePoint).compactMap { path in
             guard let problem = file(path: path)?.problem else { return nil }

@@ -19,6 +19,7 @@ public struct ContactIndex: Sendable {
     private var favoriteKeys: [FavoriteSortKey] = []
     private(set) var sortedFavorites: [Contact] = []
 
+    /// How many contacts the index ignored because another file already defines their identifier.
     public private(set) var duplicateCount = 0
 
     /// Names one state of `favorites`: it changes whenever the favorites may have changed, so
@@ -29,8 +30,10 @@ public struct ContactIndex: Sendable {
         let changes: UInt64
     }
 
+    /// The current state of `favorites`, to compare with the one a derived value was made from.
     public private(set) var favoritesVersion = FavoritesVersion(origin: .random(in: .min ... .max), changes: 0)
 
+    /// An empty index.
     public init() {}
 
     // MARK: Updates

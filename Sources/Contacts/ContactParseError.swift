@@ -17,6 +17,7 @@ public enum ContactParseError: Error, Hashable, Sendable, CustomStringConvertibl
     case jsonNotAnObject
     case jsonWrongType(key: String, expected: String)
 
+    /// One sentence about the file's content (the line when there is one), without its path.
     public var description: String {
         switch self {
         case .binaryData(let offset):

@@ -8,12 +8,15 @@ public struct ContactParsingOptions: Hashable, Sendable {
     /// rules are the vdir tools' own.
     public var folksFavourite: Bool
 
+    /// The categories that mark a favorite unless configured otherwise: `favorite`, `favorites` and `starred`.
     public static let defaultFavoriteCategories: Set<String> = ["favorite", "favorites", "starred"]
 
+    /// Options with these categories (compared lowercased) and whether `X-FOLKS-FAVOURITE:true` marks a favorite.
     public init(favoriteCategories: Set<String> = ContactParsingOptions.defaultFavoriteCategories, folksFavourite: Bool = false) {
         self.favoriteCategories = Set(favoriteCategories.map { $0.lowercased() })
         self.folksFavourite = folksFavourite
     }
 
+    /// The default categories, and `X-FOLKS-FAVOURITE` not read.
     public static let `default` = ContactParsingOptions()
 }

@@ -25,6 +25,7 @@ public enum ContactPhotoProblem: Error, Hashable, Sendable, CustomStringConverti
     case notBase64(line: Int)
     case unsupportedURI(String)
 
+    /// The reason as a clause, naming the line or the size in bytes where there is one.
     public var description: String {
         switch self {
         case .tooLarge(let bytes): "the photo is \(bytes) bytes, more than the \(ContactPhoto.maxBytes) read"

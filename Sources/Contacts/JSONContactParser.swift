@@ -15,6 +15,8 @@ public enum JSONContactParser {
         var favorite: Bool?
     }
 
+    /// The one contact of a JSON file's bytes; `fileStem` (the name without its extension) stands in for a
+    /// missing identifier. Throws `ContactParseError` for binary data, invalid JSON or a key of the wrong type.
     public static func parse(_ bytes: [UInt8], fileStem: String) throws(ContactParseError) -> [Contact] {
         let body = TextDecoding.withoutByteOrderMark(bytes)
         if let nulOffset = body.firstIndex(of: 0) {

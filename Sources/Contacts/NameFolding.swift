@@ -7,6 +7,8 @@
 /// Latin Extended Additional (which holds Vietnamese); decomposed input is handled by
 /// dropping combining marks. The result only orders names; it is never shown.
 public enum NameFolding {
+    /// `text` lowercased with the diacritics of Latin letters removed (`Émile` → `emile`): the key names are
+    /// sorted by.
     public static func foldedKey(_ text: String) -> String {
         var key = String.UnicodeScalarView()
         for scalar in text.lowercased().unicodeScalars {

@@ -27,6 +27,7 @@ public enum TextDecoding {
         case decodingNeeded(UnsafeBufferPointer<UInt8>)
     }
 
+    /// Whether a whole file is binary, ASCII or text still to decode, in one pass over its bytes.
     public static func scanFile(_ bytes: UnsafeBufferPointer<UInt8>) -> FileText {
         let bodyStart = bytes.starts(with: utf8ByteOrderMark) ? utf8ByteOrderMark.count : 0
         var ascii = true
@@ -63,6 +64,7 @@ public enum TextDecoding {
         }
     }
 
+    /// `bytes` as Windows-1252 (ISO-8859-1 where the two agree).
     public static func decodeWindows1252(_ bytes: some Collection<UInt8>) -> String {
         var scalars = String.UnicodeScalarView()
         for byte in bytes {

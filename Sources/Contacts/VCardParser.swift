@@ -4,6 +4,9 @@
 /// Only what a contact's identity, name, emails and favorite flag need is decoded, so a
 /// malformed value in a property nobody reads (a photo, a note) does not cost the contact.
 public enum VCardParser {
+    /// The contacts of every card in a vCard file's bytes, in the file's order; `fileStem` (the name without its
+    /// extension) stands in for a missing `UID`. Throws `ContactParseError` naming the line when the file is not
+    /// vCard.
     public static func parse(
         _ bytes: [UInt8], fileStem: String, options: ContactParsingOptions = .default
     ) throws(ContactParseError) -> [Contact] {

@@ -3,6 +3,8 @@
 /// its card). Lines end in LF or CRLF; the names are matched in any case. The cards are in the
 /// order of the file, the order `VCardParser` gives its contacts in.
 public enum VCardSplitting {
+    /// The byte range of each card in `bytes`, from its `BEGIN:VCARD` line to the end of its `END:VCARD` line, in
+    /// the file's order.
     public static func cardRanges(in bytes: [UInt8]) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
         var depth = 0

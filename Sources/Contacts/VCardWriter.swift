@@ -2,6 +2,7 @@
 /// card when the contact did not come from a vCard file. Values are escaped as RFC 6350 says
 /// (`\\`, `,`, `;`, line breaks), so whatever a field holds stays inside its property.
 public enum VCardWriter {
+    /// The vCard 4.0 text of `contact`: `UID`, `FN` and each email, lines ending in CRLF.
     public static func card(of contact: Contact) -> String {
         var lines = ["BEGIN:VCARD", "VERSION:4.0", "UID:" + escaped(contact.identifier), "FN:" + escaped(contact.name)]
         let emails = contact.emails.isEmpty ? contact.email.map { [$0] } ?? [] : contact.emails

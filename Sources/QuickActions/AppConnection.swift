@@ -2,11 +2,15 @@
 /// "the stream ended" from a replaced session can never disconnect its successor —
 /// not even when the same socket connection calls `Connect` again.
 public struct AppSessionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The session's number, counted from 1 in one daemon run.
     public var rawValue: UInt64
 
+    /// The session numbered `rawValue`.
     public init(_ rawValue: UInt64) { self.rawValue = rawValue }
 
+    /// Orders sessions by their numbers, the later one greater.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// "app session N", for logs.
     public var description: String { "app session \(rawValue)" }
 }
 
@@ -32,6 +36,7 @@ public enum AppDeliveryFailure: Hashable, Sendable {
 /// the timeout. The daemon carries the returned actions out; this type does no I/O
 /// and keeps no clock (the daemon reports `responseTimedOut` when a timer fires).
 public struct AppConnectionStateMachine: Hashable, Sendable {
+    /// What happens to the app's connection, as the daemon reports it.
     public enum Event: Hashable, Sendable {
         /// An app process called `Connect`.
         case appConnected
@@ -48,6 +53,7 @@ public struct AppConnectionStateMachine: Hashable, Sendable {
         case responseTimedOut(token: String)
     }
 
+    /// What the daemon must do after an event.
     public enum Action: Hashable, Sendable {
         /// Start serving `session`. If another app was connected, end its stream with
         /// `AppReplaced` and fail `abandonedTokens` with `appDisconnected`.
@@ -78,12 +84,15 @@ public struct AppConnectionStateMachine: Hashable, Sendable {
     /// that outlived a restart cannot answer an unrelated new action.
     private let tokenPrefix: String
 
+    /// A machine with no app connected; `tokenPrefix` begins every token it makes.
     public init(tokenPrefix: String) {
         self.tokenPrefix = tokenPrefix
     }
 
+    /// Whether an app's `Connect` stream is being served.
     public var isAppConnected: Bool { connectedApp != nil }
 
+    /// Applies `event` and returns what the daemon must carry out.
     public mutating func handle(_ event: Event) -> Action {
         switch event {
         case .appConnected:

@@ -9,6 +9,7 @@ public enum AppItemError: Error, Hashable, Sendable, CustomStringConvertible {
     /// No item of the app's own has this type.
     case noSuchItem(type: String)
 
+    /// One sentence naming the field, the counts or the type.
     public var description: String {
         switch self {
         case .invalid(let field, let reason): "\(field): \(reason)"
@@ -63,6 +64,7 @@ public struct AppItemRules: Hashable, Sendable {
         return nil
     }
 
+    /// Rules allowing at most `maxItems` items (`[Shortcuts] MaxAppItems=`, 15 by default).
     public init(maxItems: Int = 15) {
         self.maxItems = maxItems
     }
@@ -173,8 +175,10 @@ public struct AppItemRules: Hashable, Sendable {
 /// `RemoveItems` takes from. Checked by `AppItemRules` before any change, so a refused call
 /// changes nothing.
 public struct AppItemList: Hashable, Sendable {
+    /// The app's items, in the order it set them (a pushed one first).
     public private(set) var items: [ShortcutItem]
 
+    /// A list holding `items` as they are (they were checked before).
     public init(_ items: [ShortcutItem] = []) {
         self.items = items
     }

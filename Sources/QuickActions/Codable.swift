@@ -32,6 +32,7 @@ extension ShortcutIcon: Codable {
         }
     }
 
+    /// Decodes `{kind, name}`; throws `DecodingError` for an unknown kind or a system type with no spelling.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let kind = try container.decode(String.self, forKey: .kind)
@@ -71,6 +72,7 @@ extension ShortcutItem: Codable {
         if !userInfo.isEmpty { try container.encode(userInfo, forKey: .userInfo) }
     }
 
+    /// Decodes the IDL's `Item`; omitted `subtitle`, `icon` and `userInfo` are nil, nil and empty.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -96,6 +98,7 @@ extension ListedShortcut: Codable {
         try container.encodeIfPresent(usage, forKey: .usage)
     }
 
+    /// Decodes the IDL's `ListedItem`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -117,6 +120,7 @@ extension ShortcutUsage: Codable {
         try container.encode(score, forKey: .score)
     }
 
+    /// Decodes the IDL's `Usage`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(score: try container.decode(Double.self, forKey: .score), lastUsed: try container.decode(Int64.self, forKey: .lastUsed))
@@ -135,6 +139,7 @@ extension RecomputeOutcome: Codable {
         try container.encode(persisted, forKey: .persisted)
     }
 
+    /// Decodes `ResignActive`'s reply; an omitted `persisted` is true.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -152,6 +157,7 @@ extension RecomputeOutcome: Codable {
 /// number decodes as `.integer`, any other as `.real` (so a whole-valued `.real`
 /// such as 2.0, which JSON writes as `2`, comes back as `.integer(2)`).
 extension PropertyListValue: Codable {
+    /// Encodes the value as the JSON value it maps to (a date as its ISO 8601 string, data as base64).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -166,6 +172,8 @@ extension PropertyListValue: Codable {
         }
     }
 
+    /// Decodes a JSON value: a Boolean as `.bool`, a whole number as `.integer`, any other number as `.real`;
+    /// throws `DecodingError` for `null`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         // Bool first: decoders refuse to read a JSON bool as a number, but the

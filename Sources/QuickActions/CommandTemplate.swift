@@ -27,6 +27,7 @@ public enum CommandTemplateError: Error, Hashable, Sendable, CustomStringConvert
     /// The program is chosen by the configuration alone, never by a contact's field.
     case fieldInProgram(String)
 
+    /// The clause that follows the key's name in the configuration's error.
     public var description: String {
         switch self {
         case .empty:
@@ -44,14 +45,22 @@ public enum CommandTemplateError: Error, Hashable, Sendable, CustomStringConvert
 /// The values a triggered item fills a template with; empty when the item has none (a static
 /// item has no contact).
 public struct CommandTemplateValues: Hashable, Sendable {
+    /// `{name}`: the contact's name.
     public var name: String
+    /// `{email}`: the contact's email.
     public var email: String
+    /// `{identifier}`: the contact's identifier.
     public var identifier: String
+    /// `{title}`: the item's title.
     public var title: String
+    /// `{subtitle}`: the item's subtitle.
     public var subtitle: String
+    /// `{type}`: the item's type.
     public var type: String
+    /// `{file}`: the path of a file holding the contact's card.
     public var file: String
 
+    /// Values for each field; a field not given is empty.
     public init(
         name: String = "", email: String = "", identifier: String = "", title: String = "", subtitle: String = "",
         type: String = "", file: String = ""
@@ -65,6 +74,7 @@ public struct CommandTemplateValues: Hashable, Sendable {
         self.file = file
     }
 
+    /// The value `field` expands to (the `:uri` fields percent-encoded).
     public func value(of field: CommandTemplateField) -> String {
         switch field {
         case .name: name
@@ -89,6 +99,7 @@ public enum CommandTemplateExpansionError: Error, Hashable, Sendable, CustomStri
     /// The argument would be longer than Linux lets one argument be (`MAX_ARG_STRLEN`).
     case tooLong(field: CommandTemplateField, bytes: Int)
 
+    /// The clause that names the field and what is wrong with its value.
     public var description: String {
         switch self {
         case .leadingDash(let field, let argument):
@@ -107,6 +118,7 @@ public enum CommandTemplateExpansionError: Error, Hashable, Sendable, CustomStri
 /// shell word, whatever it holds. As with the Desktop Entry specification's field codes, an
 /// argument that is exactly one field and expands to nothing is dropped.
 public struct CommandTemplate: Hashable, Sendable {
+    /// A part of one argument: literal text, or a field filled in at trigger time.
     public enum Piece: Hashable, Sendable {
         case text(String)
         case field(CommandTemplateField)
@@ -118,6 +130,8 @@ public struct CommandTemplate: Hashable, Sendable {
     /// One entry per argument; the first is the program, which holds no field.
     public let arguments: [[Piece]]
 
+    /// Parses `{field}` in each argument (`{{` and `}}` for the braces themselves); throws `CommandTemplateError`
+    /// for no program, a field in the program, an unknown field or an unbalanced brace.
     public init(arguments: [String]) throws(CommandTemplateError) {
         guard let program = arguments.first, !program.isEmpty else { throw .empty }
         var parsed: [[Piece]] = []

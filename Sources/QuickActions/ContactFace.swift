@@ -78,13 +78,18 @@ public enum ContactFace: Hashable, Sendable {
 /// header is read here: the pixels are decoded by the daemon's picture maker, which reads the
 /// size again from its decoder before it allocates anything.
 public struct FaceImage: Hashable, Sendable {
+    /// The image formats a face is made from.
     public enum Kind: String, Hashable, Sendable {
         case jpeg, png
     }
 
+    /// The image's format.
     public var kind: Kind
+    /// The width in pixels, from the header.
     public var width: Int
+    /// The height in pixels, from the header.
     public var height: Int
+    /// The encoded image, as the card holds it.
     public var bytes: [UInt8]
 
     /// Larger files are not decoded (the most a card's photo is read).
@@ -93,6 +98,7 @@ public struct FaceImage: Hashable, Sendable {
     /// decoder would allocate before the picture is scaled down to a face.
     public static let maxSide = 4096
 
+    /// Why a photo gives no face (and the monogram is used instead).
     public enum Problem: Error, Hashable, Sendable, CustomStringConvertible {
         case tooLarge(bytes: Int)
         case tooManyPixels(width: Int, height: Int)
@@ -100,6 +106,7 @@ public struct FaceImage: Hashable, Sendable {
         /// The header was fine, the image is not: the decoder's words (a truncated file, bad data).
         case undecodable(String)
 
+        /// The reason as a clause, with the size in bytes or pixels where there is one.
         public var description: String {
             switch self {
             case .tooLarge(let bytes): "the photo is \(bytes) bytes, more than \(FaceImage.maxBytes)"

@@ -1,6 +1,7 @@
 /// A desktop entry read as lines, each kept byte for byte, so a copy keeps every key, group,
 /// comment and translation of the app's own file.
 public struct DesktopEntryDocument: Hashable, Sendable {
+    /// One line of the file.
     public enum Line: Hashable, Sendable {
         case groupHeader(name: String, text: String)
         /// `key` includes any `[locale]`; `value` is the raw text after `=`, blanks trimmed.
@@ -8,6 +9,7 @@ public struct DesktopEntryDocument: Hashable, Sendable {
         /// A comment, a blank line, or anything else, kept as it is.
         case other(text: String)
 
+        /// The line as it was read.
         public var text: String {
             switch self {
             case .groupHeader(_, let text), .entry(_, _, let text), .other(let text): return text
@@ -15,12 +17,15 @@ public struct DesktopEntryDocument: Hashable, Sendable {
         }
     }
 
+    /// Every line, in the file's order.
     public var lines: [Line]
 
+    /// Why a text is not a desktop entry.
     public enum ParseError: Error, Equatable, Sendable, CustomStringConvertible {
         case noDesktopEntryGroup
         case entryBeforeFirstGroup(line: Int)
 
+        /// One sentence; the line is 1-based.
         public var description: String {
             switch self {
             case .noDesktopEntryGroup: return "its first group is not [Desktop Entry]"
@@ -29,6 +34,7 @@ public struct DesktopEntryDocument: Hashable, Sendable {
         }
     }
 
+    /// Reads `text`; throws `ParseError` when it has no `[Desktop Entry]` group first, or a key before any group.
     public init(parsing text: String) throws(ParseError) {
         var lines: [Line] = []
         var sawGroup = false
@@ -77,6 +83,7 @@ public struct DesktopEntryDocument: Hashable, Sendable {
         return DesktopEntryList.split(list)
     }
 
+    /// The file's text: every line as it was read, each ending in a line feed.
     public var text: String {
         lines.map(\.text).joined(separator: "\n") + "\n"
     }
@@ -85,6 +92,7 @@ public struct DesktopEntryDocument: Hashable, Sendable {
 /// The specification's lists: items separated by `;` (escaped as `\;` inside an item), the
 /// last one optionally followed by `;`.
 public enum DesktopEntryList {
+    /// The items of a list value (`a;b\;c;` gives `a` and `b;c`).
     public static func split(_ raw: String) -> [String] {
         var items: [String] = []
         var current = ""
@@ -111,6 +119,7 @@ public enum DesktopEntryList {
 /// Desktop-file IDs as the Desktop Entry Specification defines them: a file's path below an
 /// `applications` folder with each `/` written as `-`, ending in ".desktop".
 public enum DesktopFileID {
+    /// The ending of every desktop-file ID.
     public static let suffix = ".desktop"
 
     /// A name ending in ".desktop" with something before it, no `/`, no control characters,

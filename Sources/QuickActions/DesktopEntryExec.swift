@@ -3,12 +3,14 @@
 /// launcher fills them. The one reader of `Exec` lines: the daemon runs an app's own `Exec` with a
 /// `mailto:` URI through it, and the tests read the `Exec` lines qactd writes with it.
 public enum DesktopEntryExec {
+    /// Why an `Exec` value gives no command.
     public enum Problem: Error, Hashable, Sendable, CustomStringConvertible {
         case empty
         case unterminatedQuote
         /// The command takes no URL (`%u` or `%U`), so it has no place for a `mailto:` URI.
         case takesNoURL(String)
 
+        /// One sentence naming the problem.
         public var description: String {
             switch self {
             case .empty: return "its Exec is empty"
@@ -78,6 +80,7 @@ public enum DesktopEntryExec {
         /// The entry's path, for `%k`.
         public var location: String?
 
+        /// Fields with each value; nil or empty ones fill nothing.
         public init(urls: [String] = [], icon: String? = nil, name: String? = nil, location: String? = nil) {
             self.urls = urls
             self.icon = icon

@@ -2,23 +2,30 @@
 public struct DesktopQuickAction: Hashable, Sendable {
     /// A `Name[locale]=` line.
     public struct LocalizedName: Hashable, Sendable {
+        /// The locale, as the key's brackets write it (`fr`, `pt_BR`).
         public var locale: String
+        /// The name in that locale.
         public var name: String
 
+        /// A `Name[locale]=name` line.
         public init(locale: String, name: String) {
             self.locale = locale
             self.name = name
         }
     }
 
+    /// The action's identifier, in `Actions=` and its group's name.
     public var identifier: String
+    /// `Name=`: the untranslated title.
     public var name: String
     /// `Name[locale]`, in the order written.
     public var localizedNames: [LocalizedName]
     /// An icon name or an absolute path; nil: no `Icon` key.
     public var icon: String?
+    /// `Exec=`: the program and its arguments, escaped when written.
     public var command: [String]
 
+    /// An action with each key.
     public init(identifier: String, name: String, localizedNames: [LocalizedName] = [], icon: String?, command: [String]) {
         self.identifier = identifier
         self.name = name
@@ -43,6 +50,7 @@ public struct DesktopQuickAction: Hashable, Sendable {
 public enum DesktopEntryExport {
     /// The key that marks a file qactd wrote, so it never overwrites one it did not.
     public static let generatedMarkKey = "X-Qactd-Generated"
+    /// The key naming the app's own entry the file was made from.
     public static let sourceKey = "X-Qactd-Source"
     /// The socket of the daemon that wrote the file, so a daemon finds its own leftovers.
     public static let socketKey = "X-Qactd-Socket"

@@ -2,7 +2,9 @@ import Contacts
 
 /// How favorites become dynamic items; set from `[Shortcuts]` in the configuration.
 public struct DynamicItemConfiguration: Hashable, Sendable {
+    /// The type of every favorite's item (`[Shortcuts] FavoriteType=`).
     public var favoriteType: String
+    /// The icon of every favorite's item (`[Shortcuts] FavoriteIcon=`); nil: none.
     public var favoriteIcon: ShortcutIcon?
     /// The order of the favorites' items (`UsageHistory.ordered`).
     public var order: FavoriteOrder
@@ -10,6 +12,7 @@ public struct DynamicItemConfiguration: Hashable, Sendable {
     /// Android caps an app's dynamic shortcuts. Nil: every favorite.
     public var maxItems: Int?
 
+    /// A configuration with each setting; the defaults are the configuration file's.
     public init(
         favoriteType: String = "FavoriteAction", favoriteIcon: ShortcutIcon? = .symbol("star.fill"), order: FavoriteOrder = .name,
         maxItems: Int? = nil
@@ -31,7 +34,9 @@ public struct DynamicItemConfiguration: Hashable, Sendable {
 
 /// The `userInfo` keys a dynamic item carries.
 public enum DynamicItemUserInfoKey {
+    /// The favorite's contact identifier.
     public static let contactIdentifier = "contactIdentifier"
+    /// The app version the item was made for.
     public static let appVersion = "appVersion"
 }
 

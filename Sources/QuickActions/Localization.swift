@@ -9,6 +9,8 @@ public struct LanguagePreference: Hashable, Sendable {
     /// Normalized (`pt-BR` and `pt_BR` are both `pt_BR`), without duplicates.
     public var languages: [String]
 
+    /// The languages given, normalized, duplicates dropped and each followed by its base language; `C` and
+    /// `POSIX` dropped.
     public init(languages: [String]) {
         var seen: Set<String> = []
         var ordered: [String] = []
@@ -61,6 +63,7 @@ public struct LanguagePreference: Hashable, Sendable {
 public struct Localization: Hashable, Sendable {
     /// Keyed by the `.lproj` folder's language, normalized like `LanguagePreference`'s entries.
     public private(set) var tables: [String: [String: String]]
+    /// `CFBundleDevelopmentRegion`: the language a missing translation falls back to first.
     public var developmentRegion: String?
 
     /// `tables` is keyed by language (`fr`, `pt-BR`, `Base`), as the `.lproj` folder names it.
@@ -74,6 +77,7 @@ public struct Localization: Hashable, Sendable {
         self.developmentRegion = developmentRegion
     }
 
+    /// Whether there are no translations at all.
     public var isEmpty: Bool { tables.isEmpty }
 
     /// The strings file each `<lang>.lproj` folder beside the static-items file holds.
@@ -119,6 +123,8 @@ public struct Localization: Hashable, Sendable {
         return localized
     }
 
+    /// `item` with its title and subtitle, which are localization keys, translated for `preference`; the rest
+    /// kept.
     public func localizing(_ item: ShortcutItem, for preference: LanguagePreference) -> ShortcutItem {
         ShortcutItem(
             type: item.type, title: string(for: item.title, preference: preference),

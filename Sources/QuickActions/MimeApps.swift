@@ -2,10 +2,14 @@
 /// reads them, and its choice of the default application for a MIME type. Pure: the shell
 /// reads the files and says which desktop entries exist.
 public struct MimeAppsList: Hashable, Sendable {
+    /// The group naming each MIME type's default applications.
     public static let defaultApplications = "Default Applications"
+    /// The group adding applications to a MIME type.
     public static let addedAssociations = "Added Associations"
+    /// The group taking applications away from a MIME type.
     public static let removedAssociations = "Removed Associations"
 
+    /// The file the list was read from.
     public let path: String
     /// Group → MIME type → desktop-file IDs, in the file's order.
     public private(set) var groups: [String: [String: [String]]] = [:]
@@ -30,6 +34,7 @@ public struct MimeAppsList: Hashable, Sendable {
         }
     }
 
+    /// The desktop-file IDs `group` names for `mimeType` (compared lowercased), in the file's order.
     public func identifiers(in group: String, for mimeType: String) -> [String] {
         groups[group]?[mimeType.lowercased()] ?? []
     }
@@ -84,6 +89,7 @@ public enum XDGFolders {
 
 /// Which application handles a MIME type, and why.
 public struct MimeAppsChoice: Hashable, Sendable {
+    /// Which rule of the specification chose the application.
     public enum Reason: Hashable, Sendable {
         /// The first installed ID of `[Default Applications]` in the most preferred list that names one.
         case defaultApplication(list: String)
@@ -94,9 +100,12 @@ public struct MimeAppsChoice: Hashable, Sendable {
         case declaredByEntry
     }
 
+    /// The chosen application's desktop-file ID.
     public let desktopFileID: String
+    /// Which rule chose it.
     public let reason: Reason
 
+    /// The choice of `desktopFileID` by `reason`.
     public init(desktopFileID: String, reason: Reason) {
         self.desktopFileID = desktopFileID
         self.reason = reason

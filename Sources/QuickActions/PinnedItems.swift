@@ -16,8 +16,10 @@ public struct PinnedItem: Codable, Hashable, Sendable {
     public var identifier: String
     /// The item as it was last seen (a static item's title is its localization key).
     public var item: ShortcutItem
+    /// Whether the item behind the pin exists.
     public var state: State
 
+    /// A pin with each field, enabled unless told.
     public init(identifier: String, item: ShortcutItem, state: State = .enabled) {
         self.identifier = identifier
         self.item = item
@@ -40,12 +42,15 @@ public struct PinnedItem: Codable, Hashable, Sendable {
 /// The pins of one app and every rule that changes them: events in, actions out, no I/O. The
 /// daemon persists the board with the state and writes one desktop entry per pin.
 public struct PinBoard: Codable, Hashable, Sendable {
+    /// The pins, in the order they were made.
     public private(set) var pins: [PinnedItem]
 
+    /// A board holding `pins`.
     public init(pins: [PinnedItem] = []) {
         self.pins = pins
     }
 
+    /// What happens to the pins, as the daemon reports it.
     public enum Event: Hashable, Sendable {
         /// A person pins a displayed item (already resolved from its position or type).
         case pin(ShortcutItem)
@@ -61,6 +66,7 @@ public struct PinBoard: Codable, Hashable, Sendable {
         case adopt([PinnedItem])
     }
 
+    /// What the daemon must do to the pins' launchers after an event.
     public enum Action: Hashable, Sendable {
         /// A new pin, or one whose title, icon or state changed: its launcher is (re)written.
         case write(PinnedItem)
@@ -68,10 +74,12 @@ public struct PinBoard: Codable, Hashable, Sendable {
         case remove(identifier: String)
     }
 
+    /// Why an event changed nothing.
     public enum Refusal: Error, Hashable, Sendable {
         case noSuchPin(String)
     }
 
+    /// The pin with `identifier`, if there is one.
     public func pin(identifier: String) -> PinnedItem? {
         pins.first { $0.identifier == identifier }
     }
@@ -135,6 +143,7 @@ public enum PinnedDesktopEntry {
     /// The item's type and, for a favorite, its contact: what the pin is, so a daemon that lost
     /// its state can take the pin back (`pin(from:)`) instead of removing its launcher.
     public static let typeKey = "X-Qactd-Pin-Type"
+    /// The key holding a favorite's contact identifier.
     public static let contactKey = "X-Qactd-Pin-Contact"
     /// Between the app's ID and the pin's in a pinned launcher's file name.
     public static let infix = ".pinned."

@@ -13,6 +13,7 @@ public enum PropertyListError: Error, Hashable, Sendable, CustomStringConvertibl
     /// trailer) and what is wrong.
     case binary(problem: String)
 
+    /// One sentence naming the line or the key path and what is wrong.
     public var description: String {
         switch self {
         case .empty:

@@ -5,13 +5,16 @@ public struct RecomputeOutcome: Hashable, Sendable {
     /// False when the derived set equals the current one: nothing was replaced
     /// and nothing needs persisting or announcing.
     public var changed: Bool
+    /// The generation of the set after the recompute.
     public var generation: UInt64
+    /// How many dynamic items the set holds.
     public var dynamicCount: Int
     /// Whether the state file holds this state. The pure core cannot know and says true;
     /// the daemon sets false when the write failed (disk full, read-only), so a generation
     /// that exists only in memory is never reported as saved.
     public var persisted: Bool
 
+    /// An outcome with each field; `persisted` is true unless told.
     public init(changed: Bool, generation: UInt64, dynamicCount: Int, persisted: Bool = true) {
         self.changed = changed
         self.generation = generation
@@ -24,7 +27,9 @@ public struct RecomputeOutcome: Hashable, Sendable {
 /// mutating method, so tests drive it with no I/O and the daemon only persists
 /// and announces what the methods report.
 public struct QuickActionsState: Hashable, Sendable {
+    /// The items of the static-items file, in its order.
     public private(set) var staticItems: [ShortcutItem]
+    /// The favorites' items, as last derived.
     public private(set) var dynamicItems: [ShortcutItem]
     /// The app's own dynamic items (`SetItems`, `PushItem`, …), shown after the static items
     /// and before the favorites' items.
@@ -52,6 +57,7 @@ public struct QuickActionsState: Hashable, Sendable {
     /// costs the same with ten favorites or ten thousand. Not part of the state's value.
     private var lastDerivation = DerivationMemo()
 
+    /// A state with each field; the defaults are a daemon's first start.
     public init(
         staticItems: [ShortcutItem] = [], dynamicItems: [ShortcutItem] = [], generation: UInt64 = 0,
         launched: Bool = false, appVersion: String = "", pendingLaunchItem: ShortcutItem? = nil,
@@ -314,14 +320,22 @@ private struct DerivationMemo: Hashable, Sendable {
 /// are absent on purpose:
 /// they come from the plist, so editing it takes effect without a stale copy.
 public struct PersistedState: Codable, Hashable, Sendable {
+    /// The `formatVersion` this version writes.
     public static let currentFormatVersion = 1
 
+    /// The format of the file, so a later version can read an older one.
     public var formatVersion: Int
+    /// The set's generation.
     public var generation: UInt64
+    /// Whether the app has sent its first lifecycle message.
     public var launched: Bool
+    /// The app version the dynamic items were made for.
     public var appVersion: String
+    /// The favorites' items.
     public var dynamicItems: [ShortcutItem]
+    /// The item waiting for the app to connect, if any.
     public var pendingLaunchItem: ShortcutItem?
+    /// Triggers per item, keyed by `ShortcutItem.usageKey`.
     public var usageCounts: [String: Int]
     /// Each item's recent trigger times (`UsageHistory.times`). Absent in files written before
     /// favorites were ranked by use, and when nothing was triggered since: none.
@@ -332,6 +346,7 @@ public struct PersistedState: Codable, Hashable, Sendable {
     /// app has none: none.
     public var appItems: [ShortcutItem]
 
+    /// The persisted part of `state`, in the current format.
     public init(_ state: QuickActionsState) {
         formatVersion = Self.currentFormatVersion
         generation = state.generation

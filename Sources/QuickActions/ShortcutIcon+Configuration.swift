@@ -5,6 +5,7 @@ public enum ShortcutIconConfigurationError: Error, Hashable, Sendable, CustomStr
     case emptyName(value: String)
     case unknownSystemType(value: String, type: String)
 
+    /// One sentence naming the value and what is wrong with it.
     public var description: String {
         switch self {
         case .missingKind(let value):

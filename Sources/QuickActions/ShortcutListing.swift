@@ -8,13 +8,18 @@ public enum ShortcutSource: String, Hashable, Sendable, Codable {
 /// file order, then dynamic items), and because the displayed items are always a
 /// prefix, a displayed item's position is also its displayed position.
 public struct ListedShortcut: Hashable, Sendable {
+    /// The item.
     public var item: ShortcutItem
+    /// Whether it is a static item or a dynamic one.
     public var source: ShortcutSource
+    /// Whether it is within the display limit.
     public var displayed: Bool
+    /// Its 1-based position in the full list (static items first).
     public var position: Int
     /// How much the item was used; nil when it never was, and in the launchers' copy.
     public var usage: ShortcutUsage?
 
+    /// A row with each field.
     public init(item: ShortcutItem, source: ShortcutSource, displayed: Bool, position: Int, usage: ShortcutUsage? = nil) {
         self.item = item
         self.source = source
@@ -51,10 +56,14 @@ public enum ShortcutListing {
 /// whether the app has launched (before that only static items are displayed), and the rows.
 /// The model's value is also the wire message, so the two cannot drift apart.
 public struct QuickActionsListing: Hashable, Sendable, Codable {
+    /// The generation of the set listed.
     public var generation: UInt64
+    /// Whether the app has sent its first lifecycle message.
     public var launched: Bool
+    /// The rows, in display order.
     public var items: [ListedShortcut]
 
+    /// A listing with each field.
     public init(generation: UInt64, launched: Bool, items: [ListedShortcut]) {
         self.generation = generation
         self.launched = launched

@@ -2,6 +2,7 @@
 /// (Swift's `Hasher` is seeded), for names made from what they name (action identifiers,
 /// faces' and cards' files).
 public enum StableHash {
+    /// The 64-bit FNV-1a hash of `bytes`, as 16 lowercase hexadecimal digits.
     @inlinable
     public static func hex(_ bytes: some Sequence<UInt8>) -> String {
         var value: UInt64 = 0xcbf2_9ce4_8422_2325

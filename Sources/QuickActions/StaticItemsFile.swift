@@ -1,26 +1,39 @@
 /// The static quick actions read from an `Info.plist`-compatible file, so an iOS app's
 /// `UIApplicationShortcutItems` can be used as they are.
 public struct StaticItemsFile: Hashable, Sendable {
+    /// The key of the array of static items.
     public static let shortcutItemsKey = "UIApplicationShortcutItems"
+    /// The key of the app's version in a whole Info.plist.
     public static let appVersionKey = "CFBundleShortVersionString"
+    /// The key of the language a missing translation falls back to.
     public static let developmentRegionKey = "CFBundleDevelopmentRegion"
 
+    /// The keys of one item's dictionary.
     public enum ItemKey {
+        /// The item's type (required).
         public static let type = "UIApplicationShortcutItemType"
+        /// The item's title (required).
         public static let title = "UIApplicationShortcutItemTitle"
+        /// The item's subtitle.
         public static let subtitle = "UIApplicationShortcutItemSubtitle"
+        /// A system icon type (`UIApplicationShortcutIconTypeCompose`).
         public static let iconType = "UIApplicationShortcutItemIconType"
+        /// An image file's path, for the icon.
         public static let iconFile = "UIApplicationShortcutItemIconFile"
+        /// A symbol name, for the icon.
         public static let iconSymbolName = "UIApplicationShortcutItemIconSymbolName"
+        /// The item's `userInfo` dictionary.
         public static let userInfo = "UIApplicationShortcutItemUserInfo"
     }
 
+    /// The static items, in the file's order.
     public var items: [ShortcutItem]
     /// `CFBundleShortVersionString`, when the file is a whole Info.plist that has one.
     public var appVersion: String?
     /// `CFBundleDevelopmentRegion`: the language a missing translation falls back to first.
     public var developmentRegion: String?
 
+    /// A file's contents with each field.
     public init(items: [ShortcutItem], appVersion: String? = nil, developmentRegion: String? = nil) {
         self.items = items
         self.appVersion = appVersion
@@ -172,6 +185,7 @@ public enum StaticItemProblem: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
+    /// One sentence naming the key and what is wrong.
     public var description: String {
         switch self {
         case .notADictionary(let found):
@@ -199,6 +213,7 @@ public enum StaticItemsError: Error, Hashable, Sendable, CustomStringConvertible
     /// `index` is the 0-based position in the `UIApplicationShortcutItems` array.
     case invalidItem(fileName: String, index: Int, problem: StaticItemProblem)
 
+    /// The file the error is about.
     public var fileName: String {
         switch self {
         case .unreadable(let fileName, _), .rootNotDictionaryOrArray(let fileName, _),
@@ -208,6 +223,7 @@ public enum StaticItemsError: Error, Hashable, Sendable, CustomStringConvertible
         }
     }
 
+    /// One sentence beginning with the file's name.
     public var description: String {
         let items = StaticItemsFile.shortcutItemsKey
         switch self {

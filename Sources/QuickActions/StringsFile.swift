@@ -79,18 +79,21 @@ public enum StringsFileError: Error, Hashable, Sendable, CustomStringConvertible
     case invalidEncoding(fileName: String, line: Int, encoding: String)
     case syntax(fileName: String, line: Int, message: String)
 
+    /// The file the error is about.
     public var fileName: String {
         switch self {
         case .invalidEncoding(let fileName, _, _), .syntax(let fileName, _, _): return fileName
         }
     }
 
+    /// The 1-based line the error is on.
     public var line: Int {
         switch self {
         case .invalidEncoding(_, let line, _), .syntax(_, let line, _): return line
         }
     }
 
+    /// One sentence naming the file, the line and what is wrong.
     public var description: String {
         switch self {
         case .invalidEncoding(let fileName, let line, let encoding):

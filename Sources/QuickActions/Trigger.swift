@@ -20,15 +20,19 @@ public enum TriggerDelivery: String, Hashable, Sendable, Codable {
     case command = "command"
 }
 
+/// The item a trigger names, and how it is to be delivered.
 public struct TriggerResolution: Hashable, Sendable {
+    /// The item named.
     public var item: ShortcutItem
     /// The favorite's contact, for dynamic items.
     public var contact: Contact?
     /// The item was made for another app version than the current one: the app
     /// was updated and has not yet recomputed its set.
     public var stale: Bool
+    /// How the item reaches the app or its command.
     public var delivery: TriggerDelivery
 
+    /// A resolution with each field.
     public init(item: ShortcutItem, contact: Contact?, stale: Bool, delivery: TriggerDelivery) {
         self.item = item
         self.contact = contact
@@ -37,12 +41,14 @@ public struct TriggerResolution: Hashable, Sendable {
     }
 }
 
+/// Why a trigger names no item.
 public enum TriggerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The associated text says which item was asked for and what exists.
     case noSuchShortcut(String)
     /// The favorite's contact is gone from the contacts directory.
     case contactRemoved(String)
 
+    /// One sentence saying which item was asked for and why it cannot be.
     public var description: String {
         switch self {
         case .noSuchShortcut(let detail):

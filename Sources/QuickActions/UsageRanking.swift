@@ -34,10 +34,12 @@ public struct UsageHistory: Hashable, Sendable {
     /// Trigger times per item, oldest first, keyed by `ShortcutItem.usageKey`.
     public private(set) var times: [String: [Int64]]
 
+    /// A history of these trigger times (seconds since 1970), each item's latest `timesKept` kept.
     public init(times: [String: [Int64]] = [:]) {
         self.times = times.mapValues { Array($0.sorted().suffix(Self.timesKept)) }
     }
 
+    /// Whether no item was ever triggered.
     public var isEmpty: Bool { times.isEmpty }
 
     /// A trigger of the item counted under `key`, at `time`.
@@ -109,9 +111,12 @@ public struct UsageHistory: Hashable, Sendable {
 /// `lastUsed` (seconds since 1970); `score(at:)` is what it has decayed to since. Both stay the
 /// same until the item is chosen again, so a listing can be kept and sent again unchanged.
 public struct ShortcutUsage: Hashable, Sendable {
+    /// The score at `lastUsed`: 1 per trigger, each halved every `UsageHistory.halfLifeSeconds` since.
     public var score: Double
+    /// When the item was last chosen, in seconds since 1970.
     public var lastUsed: Int64
 
+    /// A usage with each field.
     public init(score: Double, lastUsed: Int64) {
         self.score = score
         self.lastUsed = lastUsed

@@ -92,7 +92,8 @@ public struct Daemon: Service {
     private func start() async throws(DaemonStartupError) -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let loader = SettingsLoader(
             environment: options.environment, explicitConfigPath: options.configPath,
-            systemCandidates: SettingsLoader.systemCandidates(), logger: logger, instance: options.instance)
+            systemCandidates: SettingsLoader.systemCandidates(), logger: logger,
+            desktopDefaults: Self.desktopDefaults, instance: options.instance)
         let settings: DaemonSettings
         do {
             settings = try loader.load()
@@ -285,5 +286,13 @@ public struct Daemon: Service {
             throw .socket(error)
         }
         return server
+    }
+}
+
+extension Daemon {
+    /// How every settings loader completes `DesktopFile=auto`: the person's mail app, found
+    /// among the launchers' desktop entries (`Launchers/DefaultMailApp`).
+    static let desktopDefaults: SettingsLoader.DesktopDefaults = { configuration, environment, instance in
+        DefaultMailApp.resolve(&configuration, environment: environment, instance: instance)
     }
 }

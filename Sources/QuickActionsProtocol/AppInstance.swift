@@ -9,14 +9,18 @@
 /// digit (no `/`, no hidden or `..` file, nothing that reads as an option), at most `maxLength`
 /// bytes, which keeps the socket's path well inside a Unix socket address.
 public struct AppName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The validated name.
     public let name: String
 
+    /// The longest name, in UTF-8 bytes.
     public static let maxLength = 64
 
     /// The plain instance's file names (`qactd.conf`, `qactd.sock`) are `qactd`, so an app of that
     /// name would take the plain daemon's configuration and socket.
     public static let reservedName = "qactd"
 
+    /// The name, if it is one; throws `AppNameError` saying why it is not (empty, too long, a character not
+    /// allowed, a bad first character, or `qactd`).
     public init(validating name: String) throws(AppNameError) {
         guard let first = name.unicodeScalars.first else { throw .empty }
         guard name.utf8.count <= Self.maxLength else { throw .tooLong(name: name, limit: Self.maxLength) }
@@ -28,8 +32,10 @@ public struct AppName: Hashable, Sendable, Comparable, CustomStringConvertible {
         self.name = name
     }
 
+    /// The name itself.
     public var description: String { name }
 
+    /// Orders names by their text.
     public static func < (lhs: AppName, rhs: AppName) -> Bool { lhs.name < rhs.name }
 
     /// The instance's configuration file, in the user's qactd configuration folder.
@@ -43,6 +49,7 @@ public struct AppName: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// The systemd user units that run this instance.
     public var serviceUnit: String { "qactd@\(name).service" }
+    /// The socket unit that starts the instance on its first connection.
     public var socketUnit: String { "qactd@\(name).socket" }
 
     private static func isLetterOrDigit(_ scalar: Unicode.Scalar) -> Bool {
@@ -62,6 +69,7 @@ public enum AppNameError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidFirstCharacter(name: String)
     case reserved(name: String)
 
+    /// One sentence naming the string and what an app name is.
     public var description: String {
         let allowed = "letters, digits, \".\", \"_\" and \"-\", beginning with a letter or digit"
         switch self {
@@ -86,6 +94,7 @@ public enum InstanceName: Hashable, Sendable, Comparable, CustomStringConvertibl
     case plain
     case app(AppName)
 
+    /// The app, or nil for the plain instance.
     public var app: AppName? {
         if case .app(let app) = self { return app }
         return nil
@@ -94,6 +103,7 @@ public enum InstanceName: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// The stem of the instance's socket and configuration file names.
     public var fileStem: String { app?.name ?? AppName.reservedName }
 
+    /// The instance's socket file name, in the runtime folder (`qactd.sock`, `NAME.sock`).
     public var socketFileName: String { fileStem + InstancePaths.socketSuffix }
 
     /// The instance a socket file in the runtime folder belongs to: the plain one for
@@ -110,6 +120,7 @@ public enum InstanceName: Hashable, Sendable, Comparable, CustomStringConvertibl
         }
     }
 
+    /// The app's name, or "the plain instance".
     public var description: String { app?.name ?? "the plain instance" }
 
     /// The plain instance first, then the apps by name.
@@ -124,6 +135,7 @@ public enum InstanceName: Hashable, Sendable, Comparable, CustomStringConvertibl
 
 /// Where the instances' sockets live, for the daemon's default `[Daemon] Socket=` and for qactl.
 public enum InstancePaths {
+    /// The ending of every instance's socket file name.
     public static let socketSuffix = ".sock"
 
     /// `$XDG_RUNTIME_DIR/qactd`; a process started without `XDG_RUNTIME_DIR` (or with a relative

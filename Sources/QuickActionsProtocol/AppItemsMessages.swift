@@ -6,25 +6,33 @@ import QuickActions
 
 /// `SetItems`: the app's whole list, replacing the one before.
 public struct SetItemsParameters: Codable, Sendable, Equatable {
+    /// The app's items, in the order it wants them shown.
     public var items: [ShortcutItem]
+    /// Parameters replacing the app's items with `items`.
     public init(items: [ShortcutItem]) { self.items = items }
 }
 
 /// `PushItem`: one item, put first.
 public struct PushItemParameters: Codable, Sendable, Equatable {
+    /// The item; one of the same type is replaced.
     public var item: ShortcutItem
+    /// Parameters putting `item` first.
     public init(item: ShortcutItem) { self.item = item }
 }
 
 /// `RemoveItems`: the types of the items to remove.
 public struct RemoveItemsParameters: Codable, Sendable, Equatable {
+    /// The types to remove; a type the app does not have is passed over.
     public var types: [String]
+    /// Parameters removing the items of these types.
     public init(types: [String]) { self.types = types }
 }
 
 /// `ReportItemUsed`: the type of the item the app just did the work of.
 public struct ReportItemUsedParameters: Codable, Sendable, Equatable {
+    /// The item's type.
     public var type: String
+    /// Parameters reporting the item of `type` used.
     public init(type: String) { self.type = type }
 }
 
@@ -41,6 +49,7 @@ public struct AppItemsReply: Codable, Sendable, Equatable {
     /// Whether the state file holds the change.
     public var persisted: Bool
 
+    /// A reply with each field.
     public init(changed: Bool, generation: UInt64, count: Int, removed: [String], persisted: Bool) {
         self.changed = changed
         self.generation = generation
@@ -52,7 +61,9 @@ public struct AppItemsReply: Codable, Sendable, Equatable {
 
 /// The reply of `Items`: the app's own items, in its order.
 public struct ItemsReply: Codable, Sendable, Equatable {
+    /// The app's items, in its order.
     public var items: [ShortcutItem]
+    /// A reply with the app's items.
     public init(items: [ShortcutItem]) { self.items = items }
 }
 
@@ -62,6 +73,7 @@ extension SetItemsParameters: BoundedParameters {
 }
 
 extension PushItemParameters: BoundedParameters {
+    /// Always nil: the item's own limits are checked by `AppItemRules`.
     public var oversizedParameter: String? { nil }
 }
 
@@ -76,5 +88,6 @@ extension RemoveItemsParameters: BoundedParameters {
 }
 
 extension ReportItemUsedParameters: BoundedParameters {
+    /// `type` when it is longer than `ParameterLimits.identifierBytes`.
     public var oversizedParameter: String? { Self.name("type", of: type, ifOver: ParameterLimits.identifierBytes) }
 }

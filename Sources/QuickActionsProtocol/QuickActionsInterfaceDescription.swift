@@ -5,6 +5,7 @@ import Varlink
 /// Served verbatim by `org.varlink.service.GetInterfaceDescription`, so every Varlink client
 /// (the Python `varlink` package included) can list and call it.
 public enum QuickActionsInterface {
+    /// `io.qactd.QuickActions`.
     public static let name = "io.qactd.QuickActions"
 
     /// The interface as a Varlink service lists and serves it.

@@ -2,22 +2,29 @@ import Contacts
 import QuickActions
 
 // The reply of `Status` and its parts: what the daemon serves, watches and chose, and what is
-// wrong while it lasts. Shared by the daemon and `qactl`; `QuickActionsMessages.swift` has the
-// other messages.
+// wrong while it lasts. Shared by the daemon and `qactl`; the other messages are in files
+// named after their methods.
 
+/// A contact file that was skipped, and why.
 public struct InvalidFileInfo: Codable, Sendable, Equatable {
+    /// The file's path (or `eds:UID/ROW` for an Evolution row).
     public var path: String
+    /// Why it was skipped, as a sentence.
     public var reason: String
+    /// The skipped file at `path` and why.
     public init(path: String, reason: String) {
         self.path = path
         self.reason = reason
     }
 }
 
+/// The health of the contacts folder's watcher.
 public struct WatchHealthInfo: Codable, Sendable, Equatable {
     /// `watching`, `degraded` (periodic rescans instead of inotify somewhere), `reattaching`, or `starting` before the first scan.
     public var state: String
+    /// Trees that could not be watched with inotify and are rescanned periodically.
     public var degradedTrees: [String]
+    /// What is wrong, while something is.
     public var message: String?
     /// Files waiting for a process that has them open for writing to close them (oldest first,
     /// at most `WatchHealthInfo.listedWriterWaits`); the index keeps their previous version.
@@ -30,6 +37,7 @@ public struct WatchHealthInfo: Codable, Sendable, Equatable {
     /// How many waiting files `Status` lists by name.
     public static let listedWriterWaits = 32
 
+    /// Health with each field; nothing waits for a writer and no scan runs unless given.
     public init(
         state: String, degradedTrees: [String] = [], message: String? = nil,
         waitingForWriter: [WriterWaitInfo] = [], waitingForWriterCount: Int? = nil
@@ -45,19 +53,24 @@ public struct WatchHealthInfo: Codable, Sendable, Equatable {
 /// How far a long scan of the contacts folder is: the tree is listed first (files found so far),
 /// then the files found are read.
 public struct ScanProgressInfo: Codable, Sendable, Equatable {
+    /// The two phases of a scan.
     public enum Phase: String, Sendable {
         case listing
         case reading
     }
 
+    /// The tree scanned.
     public var tree: String
     /// `listing` or `reading` (a `Phase`).
     public var phase: String
+    /// The files found so far.
     public var filesFound: Int
+    /// The files read so far.
     public var filesRead: Int
     /// Known once the listing is done.
     public var filesTotal: Int?
 
+    /// Progress with each field; `filesTotal` is set once the listing is done.
     public init(tree: String, phase: Phase, filesFound: Int, filesRead: Int) {
         self.tree = tree
         self.phase = phase.rawValue
@@ -86,9 +99,11 @@ public struct ScanProgressInfo: Codable, Sendable, Equatable {
 
 /// A contact file that changed but is still open for writing somewhere, so it is not read yet.
 public struct WriterWaitInfo: Codable, Sendable, Equatable {
+    /// The file's path.
     public var path: String
     /// When a writer was first found, ISO 8601 in UTC.
     public var since: String
+    /// The file at `path`, waited for since `since` (ISO 8601, UTC).
     public init(path: String, since: String) {
         self.path = path
         self.since = since
@@ -142,6 +157,7 @@ public struct ChoicesInfo: Codable, Sendable, Equatable {
     /// `[Contacts] Evolution=` as written: none, all, or address-book UIDs.
     public var evolution: String
 
+    /// The choices with each field.
     public init(
         desktopFile: String, app: String? = nil, appEntry: String? = nil, chosenBy: String? = nil, mimeappsList: String? = nil,
         problem: String? = nil, favoriteAction: String? = nil, favoriteActionFrom: String, recompute: String,
@@ -164,6 +180,7 @@ public struct ChoicesInfo: Codable, Sendable, Equatable {
 /// Which way the daemon starts commands (`[Actions]` commands and the `LaunchCommand`), and how
 /// many `[Actions]` commands run now against `[Commands] MaxRunning=`.
 public struct CommandsInfo: Codable, Sendable, Equatable {
+    /// How commands are started.
     public enum Start: String, Sendable {
         /// Each in a transient unit of the user manager (`manager` is where it was reached).
         case unit
@@ -171,12 +188,18 @@ public struct CommandsInfo: Codable, Sendable, Equatable {
         case direct
     }
 
+    /// A `Start` spelling: `unit` or `direct`.
     public var start: String
+    /// With `unit`: the user manager reached.
     public var manager: String?
+    /// With `direct`: why no user manager answered.
     public var message: String?
+    /// How many `[Actions]` commands run now.
     public var running: Int
+    /// `[Commands] MaxRunning=`: how many may run at once.
     public var limit: Int
 
+    /// Commands with each field.
     public init(start: String, manager: String? = nil, message: String? = nil, running: Int, limit: Int) {
         self.start = start
         self.manager = manager
@@ -188,6 +211,7 @@ public struct CommandsInfo: Codable, Sendable, Equatable {
 
 /// Desktop notifications of failures a person should see (`[Feedback] Notifications=`).
 public struct NotificationsInfo: Codable, Sendable, Equatable {
+    /// The notifications' states.
     public enum State: String, Sendable {
         /// `Notifications=off`.
         case off
@@ -199,11 +223,14 @@ public struct NotificationsInfo: Codable, Sendable, Equatable {
         case unavailable
     }
 
+    /// A `State` spelling.
     public var state: String
+    /// With `unavailable`: why the last notification could not be shown.
     public var message: String?
     /// Notifications the server accepted since the daemon started.
     public var shown: Int
 
+    /// Notifications in `state`, `shown` of them shown.
     public init(state: String, message: String? = nil, shown: Int = 0) {
         self.state = state
         self.message = message
@@ -215,6 +242,7 @@ public struct NotificationsInfo: Codable, Sendable, Equatable {
 /// (`org.gnome.Shell.Extensions.GetExtensionInfo`): whether the menus of the dash and the app
 /// grid show the live quicklist, and the one command that turns it on when they do not.
 public struct ShellExtensionInfo: Codable, Sendable, Equatable {
+    /// The extension's states, as `qactl status` spells them.
     public enum State: String, Sendable, CaseIterable {
         /// The shell does not know the extension: not installed where it looks, or installed
         /// after the shell started (it looks again at the next login).
@@ -248,6 +276,7 @@ public struct ShellExtensionInfo: Codable, Sendable, Equatable {
     /// The command that enables the extension (`gnome-extensions enable UUID`).
     public static func enableCommand(uuid: String) -> String { "gnome-extensions enable \(uuid)" }
 
+    /// The extension's UUID.
     public var uuid: String
     /// One of `State`'s raw values.
     public var state: String
@@ -258,6 +287,7 @@ public struct ShellExtensionInfo: Codable, Sendable, Equatable {
     /// The one command that turns it on, when it is installed and not active.
     public var enable: String?
 
+    /// The extension's state with each field.
     public init(uuid: String, state: String, shellState: Int? = nil, message: String? = nil, enable: String? = nil) {
         self.uuid = uuid
         self.state = state
@@ -270,6 +300,7 @@ public struct ShellExtensionInfo: Codable, Sendable, Equatable {
 /// The live quicklist on the session bus (`DynamicItems=quicklist`): whether docks can read it,
 /// and where.
 public struct QuicklistInfo: Codable, Sendable, Equatable {
+    /// The quicklist's states.
     public enum State: String, Sendable {
         /// Not served; `message` says why (the setting, or no session bus).
         case off
@@ -281,7 +312,9 @@ public struct QuicklistInfo: Codable, Sendable, Equatable {
 
     /// `off`, `waiting` or `on`.
     public var state: String
+    /// With `off`: why it is not served.
     public var message: String?
+    /// The session bus's address the quicklist is served on.
     public var busAddress: String?
     /// The daemon's unique name on the bus, the service docks read the menu from.
     public var busName: String?
@@ -296,6 +329,7 @@ public struct QuicklistInfo: Codable, Sendable, Equatable {
     /// favorites are in the desktop entry exactly while this is absent.
     public var readers: [String]?
 
+    /// The quicklist's state with each field.
     public init(
         state: String, message: String?, busAddress: String?, busName: String?, objectPath: String?,
         applicationURI: String?, items: Int, readers: [String] = []
@@ -325,6 +359,7 @@ public struct DesktopEntryExportInfo: Codable, Sendable, Equatable {
     /// the session's `XDG_DATA_DIRS`), while that lasts.
     public var notice: String?
 
+    /// The exported entry's state with each field.
     public init(path: String, source: String? = nil, written: String? = nil, problem: String? = nil, notice: String? = nil) {
         self.path = path
         self.source = source
@@ -342,11 +377,13 @@ public struct EvolutionSourcesInfo: Codable, Sendable, Equatable {
     public var folder: String
     /// Why no address book is read at all (the folder is missing, none was found), while that lasts.
     public var problem: String?
+    /// Each address book found, read or skipped.
     public var books: [AddressBookInfo]
     /// The folder of the books EDS keeps for online accounts and remote servers
     /// (`$XDG_CACHE_HOME/evolution/addressbook`).
     public var cacheFolder: String?
 
+    /// The Evolution sources with each field.
     public init(selection: String, folder: String, problem: String?, books: [AddressBookInfo], cacheFolder: String? = nil) {
         self.selection = selection
         self.folder = folder
@@ -364,8 +401,10 @@ public struct KhardSourcesInfo: Codable, Sendable, Equatable {
     /// Why the file cannot be read (naming its line), while that lasts; the books it named
     /// before keep being followed.
     public var problem: String?
+    /// Each book the file names.
     public var books: [KhardBookInfo]
 
+    /// khard's books with each field.
     public init(configFile: String, problem: String?, books: [KhardBookInfo]) {
         self.configFile = configFile
         self.problem = problem
@@ -376,12 +415,16 @@ public struct KhardSourcesInfo: Codable, Sendable, Equatable {
 /// One of khard's address books: its name in khard.conf, its folder (expanded as khard
 /// expands it), how it is watched, and what is wrong with it while that lasts.
 public struct KhardBookInfo: Codable, Sendable, Equatable {
+    /// The book's name in khard's configuration.
     public var name: String
+    /// The book's folder of vCards.
     public var folder: String
     /// `watching`, `degraded`, `reattaching` (the folder is missing) or `skipped`.
     public var state: String
+    /// What is wrong with the book, while that lasts.
     public var problem: String?
 
+    /// A book with each field.
     public init(name: String, folder: String, state: String, problem: String?) {
         self.name = name
         self.folder = folder
@@ -393,12 +436,17 @@ public struct KhardBookInfo: Codable, Sendable, Equatable {
 /// One address book: its source UID, its database, what it contributes, and what is wrong
 /// with it while that lasts (the other sources keep serving meanwhile).
 public struct AddressBookInfo: Codable, Sendable, Equatable {
+    /// The book's UID in Evolution Data Server's registry.
     public var uid: String
+    /// The book's SQLite database file.
     public var database: String
+    /// How many contacts the book contributes.
     public var contacts: Int
+    /// How many of them are favorites.
     public var favorites: Int
     /// Rows whose vCard could not be parsed (listed in `invalidFiles` as `eds:UID/ROW`).
     public var invalidCards: Int
+    /// What is wrong with the book (locked, unreadable), while that lasts.
     public var problem: String?
     /// True just after start-up while the book's contacts other than the favorites (and the
     /// contacts pinned) are still being indexed: the set is complete, `contacts` is not yet.
@@ -416,6 +464,7 @@ public struct AddressBookInfo: Codable, Sendable, Equatable {
     /// built-in book, which has no source file.
     public var name: String?
 
+    /// A book with each field.
     public init(uid: String, database: String, contacts: Int, favorites: Int, invalidCards: Int, problem: String?, indexing: Bool? = nil) {
         self.uid = uid
         self.database = database
@@ -427,27 +476,49 @@ public struct AddressBookInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// The reply of `Status`: the daemon's configuration, counters and health.
 public struct StatusReply: Codable, Sendable, Equatable {
+    /// qactd's version (`QactdVersion.string`).
     public var version: String
+    /// The configuration file read; nil when none was found (the defaults apply).
     public var configFile: String?
+    /// The contacts folder watched.
     public var contactsDirectory: String
+    /// The static-items property list.
     public var staticItemsFile: String
+    /// The state file.
     public var stateFile: String
+    /// The Unix socket the daemon serves.
     public var socket: String
+    /// How many distinct contacts the index holds.
     public var contacts: Int
+    /// How many of them are favorites.
     public var favorites: Int
+    /// The contact files skipped, and why.
     public var invalidFiles: [InvalidFileInfo]
+    /// Contacts skipped because an earlier file has the same identifier.
     public var duplicates: Int
+    /// The generation of the quick-action set, raised at each change.
     public var generation: UInt64
+    /// Whether the app has sent its first lifecycle message.
     public var launched: Bool
+    /// The app version the dynamic items are made for.
     public var appVersion: String
+    /// Whether the app's `Connect` stream is open.
     public var appConnected: Bool
+    /// How many static items there are.
     public var staticItems: Int
+    /// How many dynamic items the set holds.
     public var dynamicItems: Int
+    /// The contacts folder watcher's health.
     public var watch: WatchHealthInfo
+    /// How many times a watched contacts folder was scanned again whole.
     public var rescans: Int
+    /// How many inotify events the contacts watchers handled.
     public var eventsHandled: Int
+    /// How many contact files were parsed.
     public var filesParsed: Int
+    /// Trigger counts per item type (a favorite's as `type/contactIdentifier`).
     public var usage: [String: Int]
     /// Why the last state write failed, while it keeps failing (it is retried on a timer
     /// with a growing delay, and at the next change).
@@ -484,6 +555,7 @@ public struct StatusReply: Codable, Sendable, Equatable {
     /// `org.gnome.Shell` on the session bus) and from daemons older than the field.
     public var shellExtension: ShellExtensionInfo?
 
+    /// A reply with each field; the optional parts are nil unless given.
     public init(
         version: String, configFile: String?, contactsDirectory: String, staticItemsFile: String,
         stateFile: String, socket: String, contacts: Int, favorites: Int, invalidFiles: [InvalidFileInfo],

@@ -17,6 +17,8 @@ public enum JSONValue: Hashable, Sendable {
 }
 
 extension JSONValue: Codable {
+    /// Decodes any JSON value; throws `DecodingError.dataCorrupted` when it is none of null, bool, number,
+    /// string, array or object.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -39,6 +41,7 @@ extension JSONValue: Codable {
         }
     }
 
+    /// Encodes the value as the JSON it stands for.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -61,31 +64,37 @@ extension JSONValue: CustomStringConvertible {
 }
 
 extension JSONValue {
+    /// The member `key` of an object; nil when it has none or the value is not an object.
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
+    /// The string, or nil when the value is not a string.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
+    /// The integer, or nil when the value is not an integer.
     public var intValue: Int64? {
         if case .int(let value) = self { return value }
         return nil
     }
 
+    /// The Boolean, or nil when the value is not a Boolean.
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
+    /// The members, or nil when the value is not an object.
     public var objectValue: [String: JSONValue]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
+    /// The elements, or nil when the value is not an array.
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
@@ -181,8 +190,10 @@ public struct JSONValueDecodingError: Error, Hashable, Sendable, CustomStringCon
     /// The dotted path of the offending parameter (`"position"`, `"item.icon.kind"`); empty when
     /// the value as a whole was wrong (for example an array where an object was expected).
     public var parameter: String
+    /// Why the value is wrong, as a clause (`"it is required but missing"`).
     public var reason: String
 
+    /// An error naming the dotted path of the parameter at fault and why it is wrong.
     public init(parameter: String, reason: String) {
         self.parameter = parameter
         self.reason = reason
@@ -210,6 +221,7 @@ public struct JSONValueDecodingError: Error, Hashable, Sendable, CustomStringCon
     /// The Varlink error a service replies with for this failure.
     public var varlinkError: VarlinkError { .invalidParameter(parameter) }
 
+    /// One sentence naming the parameter (when there is one) and the reason.
     public var description: String {
         parameter.isEmpty
             ? "The parameters are invalid: \(reason)."
@@ -221,12 +233,18 @@ public struct JSONValueDecodingError: Error, Hashable, Sendable, CustomStringCon
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
+    /// A JSON string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// A JSON integer.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A JSON Boolean.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// A JSON array of the elements, in order.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// JSON `null`.
     public init(nilLiteral: ()) { self = .null }
 
+    /// A JSON object; of two equal keys, the last one's value is kept.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

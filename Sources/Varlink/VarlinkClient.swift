@@ -28,6 +28,7 @@ public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertib
     /// The service did not accept the connection, or did not answer, within the client's timeout.
     case timedOut(path: String, milliseconds: Int)
 
+    /// One sentence saying what failed, with the socket's path, the error's name or the system call.
     public var description: String {
         switch self {
         case .daemonUnreachable(let path, let reason):
@@ -51,6 +52,7 @@ public enum VarlinkClientError: Error, Hashable, Sendable, CustomStringConvertib
 /// A blocking Varlink client over a Unix stream socket. Made for short-lived command-line
 /// tools: no event loop, no threads, one call at a time.
 public final class VarlinkClient {
+    /// The Unix socket this client is connected to.
     public let socketPath: String
     private let descriptor: Int32
     private var decoder: VarlinkFrameDecoder

@@ -7,6 +7,7 @@ import Foundation
 /// Splits a Varlink byte stream into NUL-terminated messages. A value type with no I/O: the
 /// server and the client feed it whatever bytes arrived and act on what it returns.
 public struct VarlinkFrameDecoder: Sendable {
+    /// What `nextFrame()` found in the bytes received so far.
     public enum Frame: Hashable, Sendable {
         /// One complete message, without its NUL terminator.
         case message([UInt8])
@@ -25,6 +26,7 @@ public struct VarlinkFrameDecoder: Sendable {
         case replyErrorAndClose(VarlinkConnectionError)
     }
 
+    /// The longest message accepted, in bytes, without its NUL terminator.
     public let maxMessageBytes: Int
     private var buffer: [UInt8] = []
     private var messageStart = 0
@@ -32,6 +34,7 @@ public struct VarlinkFrameDecoder: Sendable {
     private var scanPosition = 0
     private var failed = false
 
+    /// A decoder that refuses messages longer than `maxMessageBytes` bytes (at least 1).
     public init(maxMessageBytes: Int) {
         self.maxMessageBytes = max(1, maxMessageBytes)
     }
@@ -39,13 +42,16 @@ public struct VarlinkFrameDecoder: Sendable {
     /// Bytes of a message whose terminator has not arrived yet.
     public var bufferedPartialBytes: Int { buffer.count - messageStart }
 
+    /// Whether bytes of an unfinished message are buffered (a peer that closes now cut a message short).
     public var hasPartialMessage: Bool { bufferedPartialBytes > 0 }
 
+    /// Buffers bytes as they arrived; ignored once a message was too large.
     public mutating func receive(_ bytes: some Sequence<UInt8>) {
         guard !failed else { return }
         buffer.append(contentsOf: bytes)
     }
 
+    /// The next complete message, `needMoreData`, or `tooLarge` (and from then on always `tooLarge`).
     public mutating func nextFrame() -> Frame {
         guard !failed else { return .tooLarge }
         if let terminator = buffer[scanPosition...].firstIndex(of: 0) {

@@ -10,10 +10,14 @@ public struct VarlinkCall: Hashable, Sendable {
     public var method: String
     /// Always an object; omitted and `null` parameters on the wire both become `[:]`.
     public var parameters: [String: JSONValue]
+    /// The caller accepts several replies: each but the last has `continues` set.
     public var more: Bool
+    /// The caller wants no reply at all.
     public var oneway: Bool
+    /// The connection switches to another protocol after the reply.
     public var upgrade: Bool
 
+    /// A call of `method` (`interface.Method`) with its parameters and flags.
     public init(
         method: String, parameters: [String: JSONValue] = [:], more: Bool = false, oneway: Bool = false,
         upgrade: Bool = false
@@ -55,6 +59,7 @@ extension VarlinkCall: Codable {
         case method, parameters, more, oneway, upgrade
     }
 
+    /// Decodes a call; omitted flags are false and omitted or `null` parameters are `[:]`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         method = try container.decode(String.self, forKey: .method)
@@ -64,6 +69,7 @@ extension VarlinkCall: Codable {
         upgrade = try container.decodeIfPresent(Bool.self, forKey: .upgrade) ?? false
     }
 
+    /// Encodes the call, writing parameters only when there are any and flags only when set.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(method, forKey: .method)
@@ -79,6 +85,7 @@ extension VarlinkCall: Codable {
 /// server as bytes, so the server frames them without decoding or encoding them again, and
 /// many replies (every caller of an unchanged listing, every watcher of it) share one copy.
 public struct EncodedJSONObject: Hashable, Sendable {
+    /// The object's compact JSON text, without a terminator.
     public let bytes: [UInt8]
 
     /// Compact JSON with sorted keys, the form `JSONValue` writes too.
@@ -91,6 +98,7 @@ public struct EncodedJSONObject: Hashable, Sendable {
         self.bytes = bytes
     }
 
+    /// Encodes a value tree; throws when it cannot be encoded as JSON.
     public init(_ object: [String: JSONValue]) throws {
         try self.init(encoding: JSONValue.object(object))
     }
@@ -116,6 +124,7 @@ public struct VarlinkReply: Hashable, Sendable {
     /// The fully qualified error name, when the reply is an error.
     public var error: String?
 
+    /// A reply carrying `parameters`, or an error reply when `error` names one.
     public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
         self.body = .values(parameters)
         self.continues = continues
@@ -129,6 +138,7 @@ public struct VarlinkReply: Hashable, Sendable {
         self.error = nil
     }
 
+    /// The error reply for `error` (never continues).
     public init(error: VarlinkError) {
         self.init(parameters: error.parameters, continues: false, error: error.name)
     }
@@ -161,10 +171,12 @@ public struct VarlinkReply: Hashable, Sendable {
         error.map { VarlinkError(name: $0, parameters: parameters) }
     }
 
+    /// Equal when the flags, the error name and the parameters as value trees are equal, however they were encoded.
     public static func == (lhs: VarlinkReply, rhs: VarlinkReply) -> Bool {
         lhs.continues == rhs.continues && lhs.error == rhs.error && lhs.parameters == rhs.parameters
     }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(continues)
         hasher.combine(error)
@@ -177,6 +189,7 @@ extension VarlinkReply: Codable {
         case parameters, continues, error
     }
 
+    /// Decodes a reply; an omitted `continues` is false and omitted parameters are `[:]`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         body = .values(try container.decodeParametersObject(forKey: .parameters))
@@ -184,6 +197,7 @@ extension VarlinkReply: Codable {
         error = try container.decodeIfPresent(String.self, forKey: .error)
     }
 
+    /// Encodes the reply, always with a `parameters` object.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         // Always send an object: some clients index `parameters` without checking it exists.
@@ -196,34 +210,44 @@ extension VarlinkReply: Codable {
 /// A Varlink error: a stable, fully qualified name plus parameters. Services throw these and
 /// the server turns them into error replies; the client surfaces them as `.remote`.
 public struct VarlinkError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The fully qualified error name (`org.varlink.service.InvalidParameter`).
     public var name: String
+    /// The error's parameters, as the interface declares them.
     public var parameters: [String: JSONValue]
 
+    /// An error named `name` with its parameters.
     public init(name: String, parameters: [String: JSONValue] = [:]) {
         self.name = name
         self.parameters = parameters
     }
 
+    /// `org.varlink.service.InterfaceNotFound` naming the interface.
     public static func interfaceNotFound(_ interface: String) -> VarlinkError {
         VarlinkError(name: "org.varlink.service.InterfaceNotFound", parameters: ["interface": .string(interface)])
     }
 
+    /// `org.varlink.service.MethodNotFound` naming the method.
     public static func methodNotFound(_ method: String) -> VarlinkError {
         VarlinkError(name: "org.varlink.service.MethodNotFound", parameters: ["method": .string(method)])
     }
 
+    /// `org.varlink.service.MethodNotImplemented` naming the method.
     public static func methodNotImplemented(_ method: String) -> VarlinkError {
         VarlinkError(name: "org.varlink.service.MethodNotImplemented", parameters: ["method": .string(method)])
     }
 
+    /// `org.varlink.service.InvalidParameter` naming the parameter.
     public static func invalidParameter(_ parameter: String) -> VarlinkError {
         VarlinkError(name: "org.varlink.service.InvalidParameter", parameters: ["parameter": .string(parameter)])
     }
 
+    /// `org.varlink.service.PermissionDenied`: the service does not serve this peer.
     public static let permissionDenied = VarlinkError(name: "org.varlink.service.PermissionDenied")
 
+    /// `org.varlink.service.ExpectedMore`: the method must be called with `more`.
     public static let expectedMore = VarlinkError(name: "org.varlink.service.ExpectedMore")
 
+    /// One sentence with the error's name and, when there are any, its parameters as JSON.
     public var description: String {
         if parameters.isEmpty { return "The service replied with the error '\(name)'." }
         return "The service replied with the error '\(name)' \(JSONValue.object(parameters))."

@@ -1,10 +1,13 @@
 /// What `org.varlink.service.GetInfo` reports, and the interfaces a service implements.
 public struct VarlinkServiceInfo: Hashable, Sendable {
+    /// One interface a service implements: its name and its description in Varlink IDL.
     public struct Interface: Hashable, Sendable {
+        /// The interface's reverse-domain name (`io.qactd.QuickActions`).
         public var name: String
         /// The interface description in Varlink IDL, served verbatim by `GetInterfaceDescription`.
         public var description: String
 
+        /// An interface named `name` described by the IDL text `description`.
         public init(name: String, description: String) {
             self.name = name
             self.description = description
@@ -26,13 +29,18 @@ public struct VarlinkServiceInfo: Hashable, Sendable {
         }
     }
 
+    /// Who makes the service, as `GetInfo` reports it.
     public var vendor: String
+    /// The product's name, as `GetInfo` reports it.
     public var product: String
+    /// The product's version, as `GetInfo` reports it.
     public var version: String
+    /// Where the product is documented, as `GetInfo` reports it.
     public var url: String
     /// The service's own interfaces; `org.varlink.service` is always added in front.
     public var interfaces: [Interface]
 
+    /// What `GetInfo` reports, and the service's own interfaces.
     public init(vendor: String, product: String, version: String, url: String, interfaces: [Interface]) {
         self.vendor = vendor
         self.product = product
@@ -45,6 +53,7 @@ public struct VarlinkServiceInfo: Hashable, Sendable {
 /// The standard interface every Varlink service implements (varlink.org), including the
 /// `PermissionDenied` and `ExpectedMore` errors of the current specification.
 public enum VarlinkServiceInterface {
+    /// `org.varlink.service`.
     public static let name = "org.varlink.service"
 
     public static let description = """
@@ -90,6 +99,7 @@ public enum VarlinkServiceInterface {
 /// Answers `org.varlink.service` itself and decides where every other call goes. Pure: the
 /// server carries out the route, handlers for the service's own interfaces do the rest.
 public struct VarlinkServiceDispatcher: Sendable {
+    /// Where a call goes: a reply made here, or an interface's handler.
     public enum Route: Hashable, Sendable {
         /// Answer with this reply; no handler is involved.
         case reply(VarlinkReply)
@@ -97,10 +107,13 @@ public struct VarlinkServiceDispatcher: Sendable {
         case interface(String)
     }
 
+    /// What `GetInfo` reports.
     public let info: VarlinkServiceInfo
     private let interfaces: [String: VarlinkServiceInfo.Interface]
     private let methods: [String: Set<String>]
 
+    /// A dispatcher for the service `info` describes; of two interfaces with one name the first is kept, and
+    /// `org.varlink.service` always comes first.
     public init(info: VarlinkServiceInfo) {
         self.info = info
         var interfaces: [String: VarlinkServiceInfo.Interface] = [:]
@@ -119,6 +132,8 @@ public struct VarlinkServiceDispatcher: Sendable {
         return ([VarlinkServiceInterface.name] + info.interfaces.map(\.name)).filter { seen.insert($0).inserted }
     }
 
+    /// Where `call` goes: `org.varlink.service`'s methods and the errors for unknown interfaces and undeclared
+    /// methods are answered here; every other call goes to its interface's handler.
     public func route(_ call: VarlinkCall) -> Route {
         guard let interfaceName = call.interfaceName, !interfaceName.isEmpty else {
             return .reply(VarlinkReply(error: .interfaceNotFound(call.method)))

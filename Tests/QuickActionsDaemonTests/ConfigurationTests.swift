@@ -209,7 +209,8 @@ final class ConfigurationTests: XCTestCase {
         try write("[Shortcuts]\nDisplayLimt=3\n", to: root + "/qactd.conf")
         let (logger, log) = Logger.recording(level: .warning)
         _ = try SettingsLoader(
-            environment: ["HOME": root], explicitConfigPath: root + "/qactd.conf", systemCandidates: [], logger: logger
+            environment: ["HOME": root], explicitConfigPath: root + "/qactd.conf", systemCandidates: [], logger: logger,
+            desktopDefaults: Daemon.desktopDefaults
         ).load()
         XCTAssertEqual(log.messages, ["\(root)/qactd.conf:2: [Shortcuts] unknown key \"DisplayLimt\", ignoring."])
     }

@@ -39,7 +39,8 @@ final class DefaultMailAppTests: XCTestCase {
             try configuration.write(toFile: path!, atomically: true, encoding: .utf8)
         }
         let loader = SettingsLoader(
-            environment: environment, explicitConfigPath: path, systemCandidates: [], logger: Logger.recording(level: .debug).0)
+            environment: environment, explicitConfigPath: path, systemCandidates: [], logger: Logger.recording(level: .debug).0,
+            desktopDefaults: Daemon.desktopDefaults)
         return try loader.load().configuration
     }
 
@@ -132,7 +133,7 @@ final class DefaultMailAppTests: XCTestCase {
         try write("[Contacts]\nDirectory=\n", to: "/home/.config/qactd/alpha.conf")
         let instance = try SettingsLoader(
             environment: environment, explicitConfigPath: nil, systemCandidates: [], logger: Logger.recording(level: .debug).0,
-            instance: .app(try AppName(validating: "alpha"))
+            desktopDefaults: Daemon.desktopDefaults, instance: .app(try AppName(validating: "alpha"))
         ).load().configuration
         XCTAssertEqual(instance.launcherDesktopFile, "")
         XCTAssertNil(instance.actions["FavoriteAction"])

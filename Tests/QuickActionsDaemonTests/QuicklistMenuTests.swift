@@ -121,17 +121,17 @@ final class QuicklistMenuTests: XCTestCase {
     }
 
     func testTheSessionBusAddressComesFromTheEnvironmentOrTheRuntimeFolder() throws {
-        XCTAssertEqual(try QuicklistExporter.sessionBusAddress(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]).get(), "unix:path=/x")
+        XCTAssertEqual(try SessionBus.address(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]).get(), "unix:path=/x")
         let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("qactd-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: runtime) }
-        guard case .failure(let missing) = QuicklistExporter.sessionBusAddress(environment: ["XDG_RUNTIME_DIR": runtime.path]) else {
+        guard case .failure(let missing) = SessionBus.address(environment: ["XDG_RUNTIME_DIR": runtime.path]) else {
             return XCTFail("no bus socket, yet an address")
         }
         XCTAssertTrue(missing.description.contains("\(runtime.path)/bus"), missing.description)
         _ = FileManager.default.createFile(atPath: runtime.appendingPathComponent("bus").path, contents: nil)
-        XCTAssertEqual(try QuicklistExporter.sessionBusAddress(environment: ["XDG_RUNTIME_DIR": runtime.path]).get(), "unix:path=\(runtime.path)/bus")
-        guard case .failure(let none) = QuicklistExporter.sessionBusAddress(environment: [:]) else { return XCTFail("an address from nothing") }
+        XCTAssertEqual(try SessionBus.address(environment: ["XDG_RUNTIME_DIR": runtime.path]).get(), "unix:path=\(runtime.path)/bus")
+        guard case .failure(let none) = SessionBus.address(environment: [:]) else { return XCTFail("an address from nothing") }
         XCTAssertTrue(none.description.hasPrefix("no session bus"), none.description)
     }
 

@@ -77,7 +77,7 @@ final class UserManagerCommands: Sendable {
             var info = stat()
             if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { found.append(.privateSocket(path)) }
         }
-        if case .success(let session) = QuicklistExporter.sessionBusAddress(environment: environment) {
+        if case .success(let session) = SessionBus.address(environment: environment) {
             found.append(.sessionBus(session))
         }
         return found

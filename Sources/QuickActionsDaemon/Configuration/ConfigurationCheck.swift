@@ -12,7 +12,8 @@ extension Daemon {
         // Warnings only: the notices of a start-up (no static-items file, …) are not findings.
         let logger = LogDestination.logger(level: .warning, environment: environment, instance: instance)
         let loader = SettingsLoader(
-            environment: environment, explicitConfigPath: path, systemCandidates: [], logger: logger, instance: instance)
+            environment: environment, explicitConfigPath: path, systemCandidates: [], logger: logger,
+            desktopDefaults: Daemon.desktopDefaults, instance: instance)
         do {
             let settings = try loader.load()
             return (0, "\(settings.configuration.source): valid.")

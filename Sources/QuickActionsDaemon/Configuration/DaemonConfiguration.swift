@@ -163,7 +163,7 @@ extension DaemonConfiguration {
     /// Defaults that depend on another key, which the table's per-key defaults cannot express:
     /// `BundleIdentifier=` follows `DesktopFile=`, as an app's bundle identifier
     /// and its desktop-file ID name the same app. `DesktopFile=auto` is resolved later, by
-    /// `DefaultMailApp` (it reads files), which calls this again.
+    /// the settings loader's `desktopDefaults` (they read files), which call this again.
     mutating func applyDefaultsDerivedFromOtherKeys() {
         if case .named(let desktopFile) = launcherDesktopFileSetting { launcherDesktopFile = desktopFile }
         if actions[favoriteType] != nil, favoriteActionSource == .none { favoriteActionSource = .configured }

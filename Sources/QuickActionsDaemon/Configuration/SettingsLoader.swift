@@ -8,10 +8,18 @@ import SystemCalls
 /// Reads configuration and static items from disk into `DaemonSettings`.
 /// Used at start-up (failure refuses to start) and on reload (failure keeps the old settings).
 struct SettingsLoader: Sendable {
+    /// Completes a parsed configuration for an environment and an instance (see `desktopDefaults`).
+    typealias DesktopDefaults = @Sendable (inout DaemonConfiguration, _ environment: [String: String], _ instance: InstanceName) -> Void
+
     let environment: [String: String]
     let explicitConfigPath: String?
     let systemCandidates: [String]
     let logger: Logger
+    /// Fills in what the configuration leaves to the desktop (`DesktopFile=auto`'s mail app,
+    /// the favorites' command from the app's entry) from the files as they are now. The
+    /// composition passes `Daemon.desktopDefaults`, which reads the launchers' desktop entries:
+    /// this room knows nothing of them.
+    let desktopDefaults: DesktopDefaults
     /// An app's instance reads its own `NAME.conf`.
     var instance: InstanceName = .plain
 
@@ -57,7 +65,7 @@ struct SettingsLoader: Sendable {
             throw .configuration(error)
         }
         var configuration = loaded.configuration
-        DefaultMailApp.resolve(&configuration, environment: environment, instance: instance)
+        desktopDefaults(&configuration, environment, instance)
         return LoadedConfiguration(configuration: configuration, warnings: loaded.warnings)
     }
 

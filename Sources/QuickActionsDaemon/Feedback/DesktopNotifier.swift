@@ -101,7 +101,7 @@ final class DesktopNotifier: Sendable {
     ) {
         let identity = AppIdentity.lookUp(desktopFile: request.desktopFile, environment: environment)
         do {
-            let address = try QuicklistExporter.sessionBusAddress(environment: environment).mapError { NotificationProblem.noBus($0.description) }.get()
+            let address = try SessionBus.address(environment: environment).mapError { NotificationProblem.noBus($0.description) }.get()
             // A connection that went away since the last notice is made again, once.
             for attempt in 0..<2 {
                 if connection == nil { connection = try NotificationBusConnection(address: address) }

@@ -40,7 +40,7 @@ final class QuicklistExporter: Sendable {
     }
 
     /// The session bus's address, or why there is none.
-    private let address: Result<String, NoSessionBus>
+    private let address: Result<String, SessionBus.Missing>
     private let logger: Logger
     /// The `qactd-bus` thread, made with the first content that turns the quicklist on (a
     /// daemon that never does opens no descriptor), and what the core wants shown.
@@ -51,7 +51,7 @@ final class QuicklistExporter: Sendable {
     private let readersObserver = NIOLockedValueBox<(@Sendable (Set<String>) -> Void)?>(nil)
 
     init(environment: [String: String], logger: Logger) {
-        address = Self.sessionBusAddress(environment: environment)
+        address = SessionBus.address(environment: environment)
         self.logger = logger
         let notYet = "the daemon has not published its quick actions yet"
         thread = MailboxThread(named: "qactd-bus", for: "the session bus thread", mail: Mail(wanted: .off(reason: notYet)), logger: logger)
@@ -236,29 +236,6 @@ final class QuicklistExporter: Sendable {
                 type: row.item.type, contactIdentifier: row.item.contactIdentifier)
         }
         return .on(QuicklistContent(applicationURI: "application://\(desktopFileID)", entries: entries))
-    }
-
-    // MARK: - The session bus's address
-
-    /// Why there is no session bus to connect to.
-    struct NoSessionBus: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// `DBUS_SESSION_BUS_ADDRESS`, else the bus a systemd user session keeps at
-    /// `$XDG_RUNTIME_DIR/bus` (what sd-bus's own `sd_bus_open_user` looks for).
-    static func sessionBusAddress(environment: [String: String]) -> Result<String, NoSessionBus> {
-        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty {
-            return .success(address)
-        }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            let path = "\(runtime)/bus"
-            if (try? FileIO.fileExists(path)) == true {
-                return .success("unix:path=\(path)")
-            }
-            return .failure(NoSessionBus(description: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and '\(path)' does not exist"))
-        }
-        return .failure(NoSessionBus(description: "no session bus: neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set"))
     }
 }
 

@@ -23,7 +23,7 @@ struct ShellExtensionProbe: Sendable {
 
     /// The extension's state as the shell reports it; nil outside GNOME, or when no shell answers.
     func read() -> ShellExtensionInfo? {
-        guard applies, case .success(let address) = QuicklistExporter.sessionBusAddress(environment: environment),
+        guard applies, case .success(let address) = SessionBus.address(environment: environment),
               let bus = try? sdBusOpen(address: address, busClient: true)
         else { return nil }
         defer { sd_bus_flush_close_unref(bus) }

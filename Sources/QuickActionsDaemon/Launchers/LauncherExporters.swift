@@ -1,51 +1,6 @@
-import FoundationEssentials
 import Glibc
 import Logging
-import QuickActions
-import QuickActionsProtocol
 import SystemCalls
-
-/// What the launcher exporters are handed after every change (`DaemonCore.publishToLaunchers`).
-struct LauncherPublication: Equatable, Sendable {
-    /// Exactly what `List` shows (static items first, then favorites, cut at the display
-    /// limit; only static items before the first launch), in the daemon's language.
-    var displayed: QuickActionsListing
-    /// The same rows before translation: static titles are the keys of `localization`.
-    var untranslated: QuickActionsListing
-    var localization: Localization
-    var configuration: DaemonConfiguration
-    /// The socket this daemon serves, which every exported command names explicitly.
-    var socketPath: String
-    /// The pinned items, each a launcher of its own (static titles translated).
-    var pins: [PinnedItem] = []
-    /// The favorites shown (displayed or pinned) whose icon is their face; empty with
-    /// `FavoriteFaces=no`.
-    var faces: [FaceRequest] = []
-    /// Counts changes to the cards of `faces`: a new count makes the faces be read again even
-    /// when the contacts the index keeps (which have no photo) are the same.
-    var faceCardChanges: UInt64 = 0
-}
-
-/// How the exports are doing, for `Status`.
-struct LauncherExportStatus: Equatable, Sendable {
-    /// nil when `DesktopFile=` is empty.
-    var desktopEntry: DesktopEntryExportStatus?
-    var quicklist: QuicklistInfo
-}
-
-struct DesktopEntryExportStatus: Equatable, Sendable {
-    /// The per-user entry qactd keeps, in its exports folder.
-    var path: String
-    /// Where the app's own entry was found, once it was.
-    var source: String?
-    /// When qactd last wrote (or found unchanged) the file.
-    var written: Date?
-    /// Why the file is not (or no longer) up to date, while that lasts.
-    var problem: String?
-    /// Why launchers may not see the file although it is up to date (the exports folder is not
-    /// on `XDG_DATA_DIRS`), while that lasts.
-    var notice: String?
-}
 
 /// Every launcher exporter, fed from the one place in the core that sees every change.
 struct LauncherExporters: Sendable {
