@@ -16,6 +16,48 @@ final class GnomeShellEndToEndTests: XCTestCase {
     static let runningSteps = ["favorites into the entry", "favorite added", "favorite renamed", "favorite removed"]
     static let pinnedSteps = ["pinned", "pinned contact renamed", "pinned contact removed", "pinned contact back", "unpinned"]
 
+    static let attachedSteps = [
+        "first export", "favorite added", "favorite renamed", "favorite removed", "default mail app switched",
+        "default mail app switched back", "DesktopFile= emptied", "qactd stopped",
+    ]
+
+    func testARunningAppStaysAttachedThroughTheFirstExportASwitchOfMailAppAndQactdsRemoval() throws {
+        let result = DaemonFixture.run("/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path, "--attach-only"])
+        let report = try XCTUnwrap(
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
+        if result.status == 77 { try QuicklistEndToEndTests.missing("gnome-shell.py: \(report["error"] ?? result.stdout)") }
+        Self.assertAttached(report, status: result.status)
+    }
+
+    /// `gnome-shell.py --attach-only`'s report: at every step each app with a window is one running
+    /// icon in the dash, the app the shell looks up; the favorites follow the default mail app within
+    /// 2 s, and the copy left behind is retired (the app's own entry), not deleted.
+    static func assertAttached(_ report: [String: Any], status: Int32, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(status, 0, "\(report)", file: file, line: line)
+        let steps = report["attached"] as? [[String: Any]] ?? []
+        XCTAssertEqual(steps.map { $0["step"] as? String ?? "" }, attachedSteps, "\(report)", file: file, line: line)
+        for step in steps {
+            let apps = step["apps"] as? [String: [String: Any]] ?? [:]
+            XCTAssertEqual(apps.keys.sorted(), ["io.qactd.Demo.desktop", "io.qactd.Other.desktop"], "\(step)", file: file, line: line)
+            for (id, app) in apps {
+                XCTAssertEqual(app["state"] as? String, "running", "\(id): \(step)", file: file, line: line)
+                XCTAssertGreaterThanOrEqual(app["windows"] as? Int ?? 0, 1, "\(id): \(step)", file: file, line: line)
+                XCTAssertEqual(app["dashIcons"] as? Int, 1, "one icon in the dash: \(id): \(step)", file: file, line: line)
+                XCTAssertEqual(app["runningIsLookedUp"] as? Bool, true, "\(id): \(step)", file: file, line: line)
+                XCTAssertEqual(app["dashIconHoldsRunningApp"] as? Bool, true, "\(id): \(step)", file: file, line: line)
+            }
+        }
+        let switches = report["switches"] as? [[String: Any]] ?? []
+        XCTAssertEqual(switches.map { $0["to"] as? String ?? "" }, ["io.qactd.Other.desktop", "io.qactd.Demo.desktop"], "\(report)", file: file, line: line)
+        for move in switches {
+            XCTAssertLessThanOrEqual(move["seconds"] as? Double ?? .infinity, 2.0, "\(move)", file: file, line: line)
+            XCTAssertEqual(move["retiredHasQactl"] as? Bool, false, "the retired copy runs nothing of qactd's: \(move)", file: file, line: line)
+            XCTAssertEqual(move["retiredHasFavorite"] as? Bool, false, "\(move)", file: file, line: line)
+        }
+        XCTAssertEqual(report["retiredLeft"] as? [String], ["io.qactd.Demo.desktop", "io.qactd.Other.desktop"], "until the next login: \(report)", file: file, line: line)
+        print("GNOME Shell \(report["shellVersion"] ?? "?"): attached \(steps.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); switches \(switches.map { "\($0["to"] ?? ""): \($0["seconds"] ?? "") s" })")
+    }
+
     func testTheExtensionIsLiveInTheDashAndTheGridAndARunningAppIsNeverDetached() throws {
         let result = DaemonFixture.run("/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path])
         let report = try XCTUnwrap(

@@ -107,7 +107,10 @@ struct DesktopEntryExporter: Sendable {
             // No entry of the app's (uninstalled), or the person's own in front of the export:
             // the export goes too, so no launcher shows an app that is gone or hides theirs. It
             // comes back with the entry.
-            if error.removesTheExport { remove(target, logger: logger) }
+            if error.removesTheExport, let document = try? read(target), DesktopEntryExport.isGenerated(document) {
+                let reason: ExportRetirement.Reason = if case .shadowedByPersonalEntry = error { .personalEntryInFront } else { .appEntryGone }
+                dispose(target, document: document, reason: reason, socketPath: publication.socketPath, gnomeShellRunning: { false }, logger: logger)
+            }
         }
         if status?.problem != nil, newStatus.problem == nil {
             logger.notice("Exporting the quick actions to '\(target)' works again.", metadata: ["QACTD_PATH": "\(target)"])
@@ -346,12 +349,58 @@ struct DesktopEntryExporter: Sendable {
     }
 
     /// The files in `folder` that a daemon on this socket wrote, except `keeping` (and except the
-    /// pinned launchers, unless `includingPins`).
+    /// pinned launchers, unless `includingPins`). An app's copy in the exports folder goes as
+    /// `ExportRetirement` decides; the person's own folder only had older versions' files, which
+    /// no shell resolves in place of anything, and those go.
     private func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
+        // Asked once, and only when a copy may be retired: a bus round trip.
+        var shellRunning: Bool?
+        let gnomeShellRunning = {
+            if let shellRunning { return shellRunning }
+            let running = ShellExtensionProbe(environment: environment).shellIsRunning()
+            shellRunning = running
+            return running
+        }
         for (path, document) in launchers(in: folder, socketPath: socketPath) {
             // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
-            guard path != keeping, includingPins || document.value(of: PinnedDesktopEntry.pinnedKey) == nil else { continue }
+            let pinned = document.value(of: PinnedDesktopEntry.pinnedKey) != nil
+            guard path != keeping, includingPins || !pinned else { continue }
+            if pinned || folder != folders?.exports {
+                remove(path, logger: logger)
+            } else {
+                dispose(
+                    path, document: document, reason: DesktopEntryExport.isRetired(document) ? .alreadyRetired : .noLongerExported,
+                    socketPath: socketPath, gnomeShellRunning: gnomeShellRunning, logger: logger)
+            }
+        }
+    }
+
+    /// Deletes, retires or keeps the app's copy at `path` as `ExportRetirement` decides for
+    /// `reason`. A copy whose app's entry cannot be read any more is deleted: there is nothing
+    /// to retire it to, and the ID resolves to no file of the app's either way.
+    private func dispose(
+        _ path: String, document: DesktopEntryDocument, reason: ExportRetirement.Reason, socketPath: String,
+        gnomeShellRunning: () -> Bool, logger: Logger
+    ) {
+        let needsShell = reason == .noLongerExported || reason == .alreadyRetired
+        switch ExportRetirement.disposal(reason, gnomeShellRunning: needsShell && gnomeShellRunning()) {
+        case .keep:
+            return
+        case .delete:
             remove(path, logger: logger)
+        case .retire:
+            guard let sourcePath = document.value(of: DesktopEntryExport.sourceKey).map(DesktopEntryEscaping.unescapedValue),
+                  let source = try? readSource(sourcePath)
+            else {
+                remove(path, logger: logger)
+                return
+            }
+            let text = DesktopEntryExport.composeRetired(source: source.document, sourcePath: source.path, socketPath: socketPath)
+            do throws(DesktopEntryExportProblem) {
+                _ = try writeIfChanged(Array(text.utf8), to: path, what: "retired copy of the app's entry (kept while GNOME Shell may hold it)", logger: logger)
+            } catch {
+                logger.warning("Could not retire the exported quick actions '\(path)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
+            }
         }
     }
 

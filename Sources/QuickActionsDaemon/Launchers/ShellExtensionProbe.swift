@@ -21,6 +21,20 @@ struct ShellExtensionProbe: Sendable {
         (environment["XDG_CURRENT_DESKTOP"] ?? "").split(separator: ":").contains { $0.lowercased() == "gnome" }
     }
 
+    /// Whether a GNOME Shell owns its name on the session bus: false outside a GNOME session and
+    /// when the bus cannot be reached. What `ExportRetirement` decides by.
+    func shellIsRunning() -> Bool {
+        guard applies, case .success(let address) = QuicklistExporter.sessionBusAddress(environment: environment),
+              let bus = try? sdBusOpen(address: address, busClient: true)
+        else { return false }
+        defer { sd_bus_flush_close_unref(bus) }
+        let owner = try? sdBusCall(
+            bus, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner",
+            timeoutMicroseconds: Self.callTimeoutMicroseconds, { writer throws(SdBusError) in try writer.append("org.gnome.Shell") },
+            read: { reader throws(SdBusError) in try reader.readString() })
+        return owner != nil
+    }
+
     /// The extension's state as the shell reports it; nil outside GNOME, or when no shell answers.
     func read() -> ShellExtensionInfo? {
         guard applies, case .success(let address) = QuicklistExporter.sessionBusAddress(environment: environment),

@@ -1,0 +1,49 @@
+/// What becomes of an exported copy of an app's entry that qactd no longer wants, and of a
+/// retired copy it finds later.
+///
+/// GNOME Shell ties an app's windows to the file its desktop ID resolved to
+/// (`g_desktop_app_info_get_filename`, one of the things `app_is_stale` compares): when the
+/// copy in front of the app's own entry goes, the ID resolves to another file, the shell
+/// replaces the app's object, and an open window stays with the old one while the dash shows
+/// a second, stopped icon (measured in GNOME 43 and 48). A copy whose content changes under the
+/// same name keeps the app. So while a GNOME Shell runs, a copy that must go is retired instead:
+/// replaced in place by the app's own entry verbatim, without qactd's actions and marked
+/// `X-Qactd-Retired=true`; it offers nothing the app's own entry does not, and acts no more
+/// once qactd is gone. Retired copies are deleted where no shell holds them: at the next login
+/// before the shell starts (the environment generator, 60-qactd) and by a daemon that finds one
+/// where no GNOME Shell runs.
+///
+/// qactd cannot tell whether the app has a window now, so with a shell running it always
+/// retires: a retired copy costs one small file until the next login, a deleted one a detached
+/// window.
+enum ExportRetirement {
+    /// Why a copy is no longer wanted.
+    enum Reason: Equatable, Sendable {
+        /// Another app is exported now (the default mail app changed, `DesktopFile=` changed or
+        /// was emptied, the app's configuration removed).
+        case noLongerExported
+        /// The app's own entry is gone: the ID resolves to no file of the app's either way.
+        case appEntryGone
+        /// The person's own entry under the ID is in front of every data folder: the ID
+        /// resolves to it whatever qactd's copy is.
+        case personalEntryInFront
+        /// A copy retired earlier, found again (at start, or as a leftover).
+        case alreadyRetired
+    }
+
+    enum Disposal: Equatable, Sendable {
+        case delete
+        /// Replace it with the app's own entry (retired), under the same name.
+        case retire
+        /// Leave the retired copy as it is.
+        case keep
+    }
+
+    static func disposal(_ reason: Reason, gnomeShellRunning: Bool) -> Disposal {
+        switch reason {
+        case .appEntryGone, .personalEntryInFront: .delete
+        case .noLongerExported: gnomeShellRunning ? .retire : .delete
+        case .alreadyRetired: gnomeShellRunning ? .keep : .delete
+        }
+    }
+}
