@@ -45,12 +45,13 @@ Schönberg's monogram colour beside his (he has no photo); with FavoriteFaces=no
 ("faces": [{"step", "menu", "counts", ...}]).
 
 With --attach-only, a window of the demo app and one of a second mail app open before qactd
-starts (DesktopFile=auto, every change rewriting the entry): through the first export, a favorite
-added, renamed and removed, the default mail app (mimeapps.list rewritten by a rename) switched to
-the other app and back, DesktopFile= emptied and qactd stopped, each app stays one running icon in
-the dash with its window, the app the shell looks up ("attached": [{"step", "apps": {ID: ...}}]);
-the favorites move to the new default's copy ("switches": [{"to", "seconds"}]) and the old one's
-copy is retired (the app's own entry, X-Qactd-Retired=true), not deleted.
+starts (DesktopFile=auto, the default DynamicItems=auto): the first export waits while the app runs
+(qactl status says so; written once its window closes), and through it, a favorite added, renamed
+and removed, the default mail app (mimeapps.list rewritten by a rename) switched to the other app
+and back, DesktopFile= emptied and qactd stopped, each app stays one running icon in the dash with
+its window, the app the shell looks up ("attached": [{"step", "apps": {ID: ...}}]); the favorites
+move to the new default's icon ("switches": [{"to", "seconds"}]) and the old one's copy, where
+there is one, is retired (the app's own entry, X-Qactd-Retired=true), not deleted.
 
 With --root DIR the shell and gnome-extensions run in that Debian root (Tests/integration/
 debian-root.sh: Debian 13's GNOME 48 and Dash to Dock 100), everything else here; Eval's code uses
@@ -534,64 +535,85 @@ class Session(ScratchDesktop):
         os.rename(path + ".tmp", path)
 
     def attach_steps(self, report):
-        """A window open through everything that changes the app's exported entry: the first
-        export, each change, the default mail app switched to another app and back (the old app's
-        copy retired, not deleted), DesktopFile= emptied, qactd stopped."""
+        """Windows open through everything that changes which file an app's desktop ID resolves
+        to or what it holds: the first export (which waits while the app runs), each favorite
+        change, the default mail app switched to another app and back (the old app's copy
+        retired, not deleted), DesktopFile= emptied, qactd stopped."""
         other = "io.qactd.Other.desktop"
         with open(self.path("share/applications/" + other), "w") as entry:
             entry.write("[Desktop Entry]\nType=Application\nName=qactd Other Mail\nIcon=mail-send\nExec=%s app --socket=%s %%u\n"
                         "MimeType=x-scheme-handler/mailto;\n" % (os.path.join(self.bin, "qactl"), self.env["QACTD_SOCKET"]))
         self.default_mail_app(DESKTOP_ID)
-        self.configure("auto", "desktop-entry")
-        self.windows = [DESKTOP_ID]
-        self.open_window()
-        self.open_window(other)
-        self.windows.append(other)
+        self.configure("auto", None)
+        self.windows = [DESKTOP_ID, other]
+        windows = {desktop_id: self.open_window(desktop_id) for desktop_id in self.windows}
+
+        def status_notice():
+            return (self.status().get("desktopEntry") or {}).get("notice") or ""
 
         def start():
             self.start_daemon()
             self.qactl("resign-active")
-            wait_for("the first export, favorites in the entry", lambda: "Ada Lovelace" in (self.exported_text(DESKTOP_ID) or ""), timeout=10)
-        record = self.attached("first export", start)
-        record["actionsInEntry"] = self.exported_text(DESKTOP_ID).count("[Desktop Action ")
-        # The shell holds the copy's actions: the attached app is the exported entry's.
-        record["expected"] = self.displayed()
-        wait_for("the shell to hold the exported actions", lambda: self.read().get("appSystem") == record["expected"], timeout=STEP_TIMEOUT)
+            wait_for("the first export to wait for the app", lambda: "exported when it stops" in status_notice(), timeout=10)
+        record = self.attached("first export waits while the app runs", start, exported_changes=False)
+        record["exported"] = self.exported_text(DESKTOP_ID) is not None
+        if record["exported"]:
+            raise Failure("the first export did not wait for the running app")
+        # Only the static items wait with the entry: the favorites are the quicklist's, live.
+        favorites = [row["item"]["title"] for row in json.loads(self.qactl("list", "--json"))["items"] if row["source"] != "static"]
+        record["favorites"] = favorites
+        wait_for("the favorites in the dash's menu", lambda: self.read().get("dash") == favorites and favorites, timeout=LIVE_TIMEOUT)
 
-        def rewritten(change, condition):
+        # The window closed, the export is written; a new window of the app is the exported entry's.
+        closed = time.monotonic()
+        windows[DESKTOP_ID].send_signal(signal.SIGTERM)
+        windows[DESKTOP_ID].wait(timeout=10)
+        wait_for("the deferred export", lambda: self.exported_text(DESKTOP_ID), timeout=STEP_TIMEOUT)
+        report["deferredExportSeconds"] = round(time.monotonic() - closed, 2)
+        wait_for("the shell to hold the exported entry", lambda: self.read().get("appSystem") not in (None, []), timeout=STEP_TIMEOUT)
+        windows[DESKTOP_ID] = self.open_window()
+
+        def live(change, condition):
             def run():
-                before = self.exported_text(DESKTOP_ID)
                 change()
                 self.wait_listed(condition)
-                wait_for("the entry rewritten", lambda: self.exported_text(DESKTOP_ID) != before, timeout=10)
+                wait_for("the dash to follow", lambda: self.read().get("dash") == self.displayed(), timeout=LIVE_TIMEOUT)
             return run
-        self.attached("favorite added", rewritten(lambda: self.contact("zz-attached", "Aaron Attached"),
-                                                  lambda titles: "Aaron Attached" in titles))
-        self.attached("favorite renamed", rewritten(lambda: self.contact("zz-attached", "Aaron Reattached"),
-                                                    lambda titles: "Aaron Reattached" in titles and "Aaron Attached" not in titles))
-        self.attached("favorite removed", rewritten(lambda: os.unlink(self.path("contacts/personal/zz-attached.vcf")),
-                                                    lambda titles: "Aaron Reattached" not in titles))
+        self.attached("favorite added", live(lambda: self.contact("zz-attached", "Aaron Attached"),
+                                             lambda titles: "Aaron Attached" in titles), exported_changes=False)
+        self.attached("favorite renamed", live(lambda: self.contact("zz-attached", "Aaron Reattached"),
+                                               lambda titles: "Aaron Reattached" in titles and "Aaron Attached" not in titles),
+                      exported_changes=False)
+        self.attached("favorite removed", live(lambda: os.unlink(self.path("contacts/personal/zz-attached.vcf")),
+                                               lambda titles: "Aaron Reattached" not in titles), exported_changes=False)
 
         def switch(to, away):
             def run():
                 started = time.monotonic()
                 self.default_mail_app(to)
                 favorite = "Ada Lovelace"
-                moved = wait_for("the favorites to move to %s" % to, lambda: (lambda text: text and "X-Qactd-Retired" not in text
-                                 and favorite in text)(self.exported_text(to)), timeout=10, interval=0.02)
+                moved = wait_for("the favorites to move to %s's icon" % to,
+                                 lambda: favorite in (self.read(desktop_id=to).get("dash") or [])
+                                 and favorite not in (self.read(desktop_id=away).get("dash") or []), timeout=10, interval=0.02)
                 seconds = round(time.monotonic() - started, 3)
-                retired = wait_for("%s's copy to be retired" % away, lambda: (lambda text: text if text and "X-Qactd-Retired=true" in text else None)(
-                    self.exported_text(away)), timeout=10, interval=0.02)
-                self.switches.append({"to": to, "seconds": seconds, "retiredHasQactl": "qactl trigger" in retired,
-                                      "retiredHasFavorite": favorite in retired, "movedHasFavorite": favorite in moved})
+                away_text = self.exported_text(away)
+                if away_text is not None:
+                    away_text = wait_for("%s's copy to be retired" % away, lambda: (lambda text: text if "X-Qactd-Retired=true" in text else None)(
+                        self.exported_text(away)), timeout=10, interval=0.02)
+                self.switches.append({"to": to, "seconds": seconds, "movedShown": bool(moved),
+                                      "awayCopy": "retired" if away_text else "none",
+                                      "retiredHasQactl": "qactl trigger" in (away_text or ""),
+                                      "retiredHasFavorite": favorite in (away_text or ""),
+                                      "toCopy": "exported" if "X-Qactd-Retired" not in (self.exported_text(to) or "X-Qactd-Retired") else "none or retired"})
             return run
         self.switches = []
         report["switches"] = self.switches
+        # Away from the demo app: its copy is rewritten (retired), the other app's first export waits.
         self.attached("default mail app switched", switch(other, DESKTOP_ID))
         self.attached("default mail app switched back", switch(DESKTOP_ID, other))
 
         def emptied():
-            self.configure("", "desktop-entry")
+            self.configure("", None)
             self.qactl("reload")
             wait_for("the copy to be retired", lambda: "X-Qactd-Retired=true" in (self.exported_text(DESKTOP_ID) or ""), timeout=10)
         self.attached("DesktopFile= emptied", emptied)

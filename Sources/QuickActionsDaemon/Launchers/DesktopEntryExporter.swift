@@ -40,6 +40,15 @@ struct DesktopEntryExporter: Sendable {
         writtenPins = nil
     }
 
+    /// The app's first export waits for the app to stop (`ExportRetirement.firstExport`).
+    private(set) var firstExportWaiting = false
+
+    /// The apps running in GNOME Shell changed: a first export that waited is tried again.
+    mutating func runningAppsChanged(logger: Logger) {
+        guard firstExportWaiting else { return }
+        refresh(logger: logger)
+    }
+
     /// Whether the entry holds the favorites (`DynamicItemsPlacement`), as the last export had it.
     private(set) var dynamicItemsInEntry = true
 
@@ -88,6 +97,7 @@ struct DesktopEntryExporter: Sendable {
         let target = folders.exports + "/" + identifier
         appEntryFolders = watchedFolders(configuration.launcherDesktopFile, identifier: identifier, folders: folders)
         var newStatus = DesktopEntryExportStatus(path: target)
+        firstExportWaiting = false
         if !folders.exportsAreOnDataDirectories {
             newStatus.notice = folders.notOnDataDirectoriesNotice
             if status?.notice != newStatus.notice { logger.warning("\(folders.notOnDataDirectoriesNotice).", metadata: ["QACTD_PATH": "\(folders.exportsShare)"]) }
@@ -98,7 +108,16 @@ struct DesktopEntryExporter: Sendable {
             appIcon = source.document.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue)
             let text = DesktopEntryExport.compose(
                 source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
-            newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
+            if access(target, F_OK) != 0,
+               ExportRetirement.firstExport(of: identifier, runningApps: ShellExtensionProbe(environment: environment).runningApps()) == .wait {
+                firstExportWaiting = true
+                newStatus.notice = Self.waitingNotice
+                if status?.notice != newStatus.notice {
+                    logger.notice("Not exporting the quick actions to '\(target)' yet: \(Self.waitingNotice).", metadata: ["QACTD_PATH": "\(target)"])
+                }
+            } else {
+                newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
+            }
         } catch {
             newStatus.problem = error.description
             if status?.problem != error.description {
@@ -117,6 +136,10 @@ struct DesktopEntryExporter: Sendable {
         }
         status = newStatus
     }
+
+    /// What `Status` says while the first export waits.
+    static let waitingNotice = "the app runs in GNOME Shell, which would move its open windows to a second icon if its entry became"
+        + " another file now; the quick actions are exported when it stops"
 
     /// Every folder the app's entry may appear, change or go in, for `DesktopFile=` `setting`.
     private func watchedFolders(_ setting: String, identifier: String, folders: ExportFolders) -> [String: Set<String>] {

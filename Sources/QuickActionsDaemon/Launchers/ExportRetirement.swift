@@ -13,9 +13,13 @@
 /// before the shell starts (the environment generator, 60-qactd) and by a daemon that finds one
 /// where no GNOME Shell runs.
 ///
-/// qactd cannot tell whether the app has a window now, so with a shell running it always
-/// retires: a retired copy costs one small file until the next login, a deleted one a detached
-/// window.
+/// Which apps have a window, qactd learns only from its extension, and late (it runs in the
+/// shell), so with a shell running it always retires: a retired copy costs one small file until
+/// the next login, a deleted one a detached window.
+///
+/// The first export of an app is the same change the other way: the ID comes to resolve to the
+/// new copy. It waits while the extension says the app runs, and is written when it says the app
+/// stopped; without the extension nothing says so, and the copy is written at once.
 enum ExportRetirement {
     /// Why a copy is no longer wanted.
     enum Reason: Equatable, Sendable {
@@ -37,6 +41,18 @@ enum ExportRetirement {
         case retire
         /// Leave the retired copy as it is.
         case keep
+    }
+
+    enum FirstExport: Equatable, Sendable {
+        case write
+        /// Until the app stops (`RunningApps` changes).
+        case wait
+    }
+
+    /// Whether a copy that does not exist yet is written now; `runningApps`: what the extension
+    /// says runs, nil without it (or outside GNOME).
+    static func firstExport(of desktopFileID: String, runningApps: Set<String>?) -> FirstExport {
+        runningApps?.contains(desktopFileID) == true ? .wait : .write
     }
 
     static func disposal(_ reason: Reason, gnomeShellRunning: Bool) -> Disposal {

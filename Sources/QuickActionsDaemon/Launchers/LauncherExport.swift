@@ -64,6 +64,8 @@ struct LauncherExporters: Sendable {
         self.desktopEntry = desktopEntry
         // With `DynamicItems=auto` the entry holds the favorites only while nobody reads the quicklist.
         quicklist.onReadersChange { desktopEntry.quicklistReaders($0) }
+        // A first export that waits for the app to stop (`ExportRetirement`) goes ahead when it did.
+        quicklist.onRunningAppsChange { desktopEntry.runningAppsChanged() }
     }
 
     /// Hands the publication to both exporters' threads and returns at once; the desktop

@@ -35,6 +35,27 @@ struct ShellExtensionProbe: Sendable {
         return owner != nil
     }
 
+    /// The desktop IDs of the apps GNOME Shell holds as running (a window open, or starting), as
+    /// qactd's extension publishes them (`RunningApps`); nil outside GNOME or without the extension.
+    func runningApps() -> Set<String>? {
+        guard applies, case .success(let address) = QuicklistExporter.sessionBusAddress(environment: environment),
+              let bus = try? sdBusOpen(address: address, busClient: true)
+        else { return nil }
+        defer { sd_bus_flush_close_unref(bus) }
+        let ids = try? sdBusCall(
+            bus, destination: QuicklistBusSession.shellExtensionName, path: Self.runningAppsPath, interface: "org.freedesktop.DBus.Properties",
+            member: "Get", timeoutMicroseconds: Self.callTimeoutMicroseconds,
+            { writer throws(SdBusError) in
+                try writer.append(QuicklistBusSession.shellExtensionName)
+                try writer.append("RunningApps")
+            },
+            read: { reader throws(SdBusError) in try reader.readVariant("as") { value throws(SdBusError) in try value.readStrings() } })
+        return ids.map(Set.init)
+    }
+
+    /// Where the extension serves `RunningApps`.
+    static let runningAppsPath = "/io/qactd/ShellExtension"
+
     /// The extension's state as the shell reports it; nil outside GNOME, or when no shell answers.
     func read() -> ShellExtensionInfo? {
         guard applies, case .success(let address) = QuicklistExporter.sessionBusAddress(environment: environment),
