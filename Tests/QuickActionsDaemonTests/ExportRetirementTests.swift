@@ -6,16 +6,35 @@ import XCTest
 /// What becomes of a copy qactd no longer exports, without I/O; the real shells keeping a running
 /// app's one icon through it are GnomeShellEndToEndTests and GnomeShell48EndToEndTests.
 final class ExportRetirementTests: XCTestCase {
-    func testEachReasonWithAndWithoutAShell() {
-        let cases: [(ExportRetirement.Reason, Bool, ExportRetirement.Disposal)] = [
-            (.noLongerExported, true, .retire), (.noLongerExported, false, .delete),
-            (.alreadyRetired, true, .keep), (.alreadyRetired, false, .delete),
-            (.appEntryGone, true, .delete), (.appEntryGone, false, .delete),
-            (.personalEntryInFront, true, .delete), (.personalEntryInFront, false, .delete),
+    func testEachReasonForEachShell() {
+        let app = "org.example.Mail.desktop"
+        let shells: [ExportRetirement.Shell] = [
+            .noGnomeShell, .gnomeShell(runningApps: nil), .gnomeShell(runningApps: [app, "other.desktop"]), .gnomeShell(runningApps: ["other.desktop"]),
         ]
-        for (reason, shell, expected) in cases {
-            XCTAssertEqual(ExportRetirement.disposal(reason, gnomeShellRunning: shell), expected, "\(reason), shell running: \(shell)")
+        // For each shell above: without one nothing can be detached; without the extension any
+        // app may have a window; with it, only the apps it says run.
+        let expected: [(ExportRetirement.Reason, [ExportRetirement.Disposal])] = [
+            (.noLongerExported, [.delete, .retire, .retire, .delete]),
+            (.alreadyRetired, [.delete, .keep, .keep, .delete]),
+            (.appEntryGone, [.delete, .delete, .delete, .delete]),
+            (.personalEntryInFront, [.delete, .delete, .delete, .delete]),
+        ]
+        for (reason, disposals) in expected {
+            XCTAssertEqual(shells.map { ExportRetirement.disposal(of: app, reason, shell: $0) }, disposals, "\(reason)")
         }
+        XCTAssertTrue(ExportRetirement.asksTheShell(.noLongerExported))
+        XCTAssertTrue(ExportRetirement.asksTheShell(.alreadyRetired))
+        XCTAssertFalse(ExportRetirement.asksTheShell(.appEntryGone))
+        XCTAssertFalse(ExportRetirement.asksTheShell(.personalEntryInFront))
+    }
+
+    /// The first export waits only while the extension says the app runs.
+    func testTheFirstExportWaitsOnlyForAnAppTheExtensionSaysRuns() {
+        let app = "org.example.Mail.desktop"
+        XCTAssertEqual(ExportRetirement.firstExport(of: app, shell: .noGnomeShell), .write)
+        XCTAssertEqual(ExportRetirement.firstExport(of: app, shell: .gnomeShell(runningApps: nil)), .write)
+        XCTAssertEqual(ExportRetirement.firstExport(of: app, shell: .gnomeShell(runningApps: ["other.desktop"])), .write)
+        XCTAssertEqual(ExportRetirement.firstExport(of: app, shell: .gnomeShell(runningApps: [app])), .wait)
     }
 
     /// The retired copy is the app's own entry, every line of it (its own actions and

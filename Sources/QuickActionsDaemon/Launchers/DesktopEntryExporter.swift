@@ -43,10 +43,14 @@ struct DesktopEntryExporter: Sendable {
     /// The app's first export waits for the app to stop (`ExportRetirement.firstExport`).
     private(set) var firstExportWaiting = false
 
-    /// The apps running in GNOME Shell changed: a first export that waited is tried again.
+    /// The apps running in GNOME Shell changed: a first export that waited is tried again, and
+    /// the retired copies of apps that stopped go.
     mutating func runningAppsChanged(logger: Logger) {
-        guard firstExportWaiting else { return }
-        refresh(logger: logger)
+        if firstExportWaiting { refresh(logger: logger) }
+        guard let lastPublication, let folders else { return }
+        removeLeftovers(
+            in: folders.exports, keeping: lastPublication.configuration.launcherDesktopFileID.map { folders.exports + "/" + $0 },
+            socketPath: lastPublication.socketPath, logger: logger)
     }
 
     /// Whether the entry holds the favorites (`DynamicItemsPlacement`), as the last export had it.
@@ -109,7 +113,7 @@ struct DesktopEntryExporter: Sendable {
             let text = DesktopEntryExport.compose(
                 source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
             if access(target, F_OK) != 0,
-               ExportRetirement.firstExport(of: identifier, runningApps: ShellExtensionProbe(environment: environment).runningApps()) == .wait {
+               ExportRetirement.firstExport(of: identifier, shell: ShellExtensionProbe(environment: environment).shell()) == .wait {
                 firstExportWaiting = true
                 newStatus.notice = Self.waitingNotice
                 if status?.notice != newStatus.notice {
@@ -128,7 +132,7 @@ struct DesktopEntryExporter: Sendable {
             // comes back with the entry.
             if error.removesTheExport, let document = try? read(target), DesktopEntryExport.isGenerated(document) {
                 let reason: ExportRetirement.Reason = if case .shadowedByPersonalEntry = error { .personalEntryInFront } else { .appEntryGone }
-                dispose(target, document: document, reason: reason, socketPath: publication.socketPath, gnomeShellRunning: { false }, logger: logger)
+                dispose(target, document: document, reason: reason, socketPath: publication.socketPath, shell: { .noGnomeShell }, logger: logger)
             }
         }
         if status?.problem != nil, newStatus.problem == nil {
@@ -376,13 +380,13 @@ struct DesktopEntryExporter: Sendable {
     /// `ExportRetirement` decides; the person's own folder only had older versions' files, which
     /// no shell resolves in place of anything, and those go.
     private func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
-        // Asked once, and only when a copy may be retired: a bus round trip.
-        var shellRunning: Bool?
-        let gnomeShellRunning = {
-            if let shellRunning { return shellRunning }
-            let running = ShellExtensionProbe(environment: environment).shellIsRunning()
-            shellRunning = running
-            return running
+        // Asked once, and only when a copy may be retired: bus round trips.
+        var asked: ExportRetirement.Shell?
+        let shell = {
+            if let asked { return asked }
+            let answer = ShellExtensionProbe(environment: environment).shell()
+            asked = answer
+            return answer
         }
         for (path, document) in launchers(in: folder, socketPath: socketPath) {
             // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
@@ -393,20 +397,21 @@ struct DesktopEntryExporter: Sendable {
             } else {
                 dispose(
                     path, document: document, reason: DesktopEntryExport.isRetired(document) ? .alreadyRetired : .noLongerExported,
-                    socketPath: socketPath, gnomeShellRunning: gnomeShellRunning, logger: logger)
+                    socketPath: socketPath, shell: shell, logger: logger)
             }
         }
     }
 
-    /// Deletes, retires or keeps the app's copy at `path` as `ExportRetirement` decides for
-    /// `reason`. A copy whose app's entry cannot be read any more is deleted: there is nothing
-    /// to retire it to, and the ID resolves to no file of the app's either way.
+    /// Deletes, retires or keeps the app's copy at `path` (named by its desktop ID) as
+    /// `ExportRetirement` decides for `reason`. A copy whose app's entry cannot be read any more
+    /// is deleted: there is nothing to retire it to, and the ID resolves to no file of the app's
+    /// either way.
     private func dispose(
         _ path: String, document: DesktopEntryDocument, reason: ExportRetirement.Reason, socketPath: String,
-        gnomeShellRunning: () -> Bool, logger: Logger
+        shell: () -> ExportRetirement.Shell, logger: Logger
     ) {
-        let needsShell = reason == .noLongerExported || reason == .alreadyRetired
-        switch ExportRetirement.disposal(reason, gnomeShellRunning: needsShell && gnomeShellRunning()) {
+        let desktopFileID = String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
+        switch ExportRetirement.disposal(of: desktopFileID, reason, shell: ExportRetirement.asksTheShell(reason) ? shell() : .noGnomeShell) {
         case .keep:
             return
         case .delete:

@@ -122,7 +122,7 @@ final class DesktopEntryWriter: Sendable {
                 exporter.refresh(logger: logger)
                 record(ticket: nil, &exporter, &watch)
             }
-            if thread.withMail({ mail in defer { mail.runningAppsChanged = false }; return mail.runningAppsChanged }), exporter.firstExportWaiting {
+            if thread.withMail({ mail in defer { mail.runningAppsChanged = false }; return mail.runningAppsChanged }) {
                 exporter.runningAppsChanged(logger: logger)
                 record(ticket: nil, &exporter, &watch)
             }

@@ -13,14 +13,25 @@
 /// before the shell starts (the environment generator, 60-qactd) and by a daemon that finds one
 /// where no GNOME Shell runs.
 ///
-/// Which apps have a window, qactd learns only from its extension, and late (it runs in the
-/// shell), so with a shell running it always retires: a retired copy costs one small file until
-/// the next login, a deleted one a detached window.
+/// Which apps run, qactd learns from its GNOME Shell extension (`RunningApps`): a copy whose
+/// app does not run is deleted at once, since no window can be detached; without the extension
+/// nothing says so, and with a shell running every such copy is retired: a retired copy costs one
+/// small file until the next login, a deleted one a detached window. When the extension says an
+/// app stopped, the retired copies of apps that do not run go.
 ///
 /// The first export of an app is the same change the other way: the ID comes to resolve to the
 /// new copy. It waits while the extension says the app runs, and is written when it says the app
 /// stopped; without the extension nothing says so, and the copy is written at once.
 enum ExportRetirement {
+    /// What the daemon knows of the shell when it decides.
+    enum Shell: Equatable, Sendable {
+        /// No GNOME Shell owns `org.gnome.Shell` on the session bus (or there is no GNOME session).
+        case noGnomeShell
+        /// A GNOME Shell runs; `runningApps`: the desktop IDs its apps run under, as qactd's
+        /// extension says, nil without the extension.
+        case gnomeShell(runningApps: Set<String>?)
+    }
+
     /// Why a copy is no longer wanted.
     enum Reason: Equatable, Sendable {
         /// Another app is exported now (the default mail app changed, `DesktopFile=` changed or
@@ -31,7 +42,7 @@ enum ExportRetirement {
         /// The person's own entry under the ID is in front of every data folder: the ID
         /// resolves to it whatever qactd's copy is.
         case personalEntryInFront
-        /// A copy retired earlier, found again (at start, or as a leftover).
+        /// A copy retired earlier, found again (at start, as a leftover, or when apps stopped).
         case alreadyRetired
     }
 
@@ -49,17 +60,28 @@ enum ExportRetirement {
         case wait
     }
 
-    /// Whether a copy that does not exist yet is written now; `runningApps`: what the extension
-    /// says runs, nil without it (or outside GNOME).
-    static func firstExport(of desktopFileID: String, runningApps: Set<String>?) -> FirstExport {
-        runningApps?.contains(desktopFileID) == true ? .wait : .write
+    /// Whether a copy that does not exist yet is written now.
+    static func firstExport(of desktopFileID: String, shell: Shell) -> FirstExport {
+        guard case .gnomeShell(let running?) = shell, running.contains(desktopFileID) else { return .write }
+        return .wait
     }
 
-    static func disposal(_ reason: Reason, gnomeShellRunning: Bool) -> Disposal {
-        switch reason {
-        case .appEntryGone, .personalEntryInFront: .delete
-        case .noLongerExported: gnomeShellRunning ? .retire : .delete
-        case .alreadyRetired: gnomeShellRunning ? .keep : .delete
+    /// What becomes of the copy of `desktopFileID` that is no longer wanted for `reason`.
+    static func disposal(of desktopFileID: String, _ reason: Reason, shell: Shell) -> Disposal {
+        let mayHaveWindow: Bool
+        switch shell {
+        case .noGnomeShell: mayHaveWindow = false
+        case .gnomeShell(let running): mayHaveWindow = running?.contains(desktopFileID) ?? true
         }
+        switch reason {
+        case .appEntryGone, .personalEntryInFront: return .delete
+        case .noLongerExported: return mayHaveWindow ? .retire : .delete
+        case .alreadyRetired: return mayHaveWindow ? .keep : .delete
+        }
+    }
+
+    /// Whether deciding for `reason` needs to know the shell (a bus round trip).
+    static func asksTheShell(_ reason: Reason) -> Bool {
+        reason == .noLongerExported || reason == .alreadyRetired
     }
 }

@@ -64,7 +64,8 @@ struct LauncherExporters: Sendable {
         self.desktopEntry = desktopEntry
         // With `DynamicItems=auto` the entry holds the favorites only while nobody reads the quicklist.
         quicklist.onReadersChange { desktopEntry.quicklistReaders($0) }
-        // A first export that waits for the app to stop (`ExportRetirement`) goes ahead when it did.
+        // An app stopped (`ExportRetirement`): a first export that waited for it goes ahead, and
+        // the retired copies of apps that do not run go.
         quicklist.onRunningAppsChange { desktopEntry.runningAppsChanged() }
     }
 

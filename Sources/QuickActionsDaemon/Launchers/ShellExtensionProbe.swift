@@ -53,6 +53,11 @@ struct ShellExtensionProbe: Sendable {
         return ids.map(Set.init)
     }
 
+    /// What `ExportRetirement` decides by: whether a GNOME Shell runs, and which apps it runs.
+    func shell() -> ExportRetirement.Shell {
+        shellIsRunning() ? .gnomeShell(runningApps: runningApps()) : .noGnomeShell
+    }
+
     /// Where the extension serves `RunningApps`.
     static let runningAppsPath = "/io/qactd/ShellExtension"
 
