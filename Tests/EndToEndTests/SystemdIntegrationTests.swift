@@ -147,7 +147,8 @@ final class InstallTests: XCTestCase {
             generator, [], environment: ["HOME": "/h", "XDG_DATA_HOME": "/d", "XDG_DATA_DIRS": "/d/qactd/exports/share:/usr/share"])
         XCTAssertEqual(unchanged.stdout, "", "already there: nothing to add")
         // At login, before any shell reads the apps, the copies qactd retired go; its live export
-        // and a file that only looks retired (not qactd's) stay.
+        // and a file that only looks retired (not qactd's) stay. (No gnome-shell of this user
+        // runs here: with one, they would stay.)
         let dataHome = scratch.appendingPathComponent("data")
         let applications = dataHome.appendingPathComponent("qactd/exports/share/applications")
         try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)

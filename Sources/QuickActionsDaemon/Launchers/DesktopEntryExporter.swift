@@ -115,7 +115,7 @@ struct DesktopEntryExporter: Sendable {
             if access(target, F_OK) != 0,
                ExportRetirement.firstExport(of: identifier, shell: ShellExtensionProbe(environment: environment).shell()) == .wait {
                 firstExportWaiting = true
-                newStatus.notice = Self.waitingNotice
+                newStatus.notice = [newStatus.notice, Self.waitingNotice].compactMap { $0 }.joined(separator: "; ")
                 if status?.notice != newStatus.notice {
                     logger.notice("Not exporting the quick actions to '\(target)' yet: \(Self.waitingNotice).", metadata: ["QACTD_PATH": "\(target)"])
                 }
