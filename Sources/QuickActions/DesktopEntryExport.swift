@@ -56,6 +56,9 @@ public enum DesktopEntryExport {
     public static let socketKey = "X-Qactd-Socket"
     /// Records that the app's own entry said `DBusActivatable=true`, which the copy turns off.
     public static let dbusActivatableKey = "X-Qactd-Source-DBusActivatable"
+    /// Marks a copy qactd no longer exports but keeps under its name while a shell may hold it
+    /// (`ExportRetirement` in the daemon): the app's own entry, no quick actions.
+    public static let retiredKey = "X-Qactd-Retired"
     /// The main group's keys GNOME Shell compares when it re-reads an entry (with `Hidden`,
     /// `NoDisplay`, `OnlyShowIn` and `NotShowIn`, which decide whether it is shown): when one of them
     /// differs, the shell replaces the app's object with a new one, and an app with open windows loses
@@ -71,11 +74,24 @@ public enum DesktopEntryExport {
         document.value(of: generatedMarkKey) == "true"
     }
 
+    /// Whether a file qactd wrote is a retired copy.
+    public static func isRetired(_ document: DesktopEntryDocument) -> Bool {
+        isGenerated(document) && document.value(of: retiredKey) == "true"
+    }
+
+    /// The retired copy of the app's entry: every line of it, `DBusActivatable` included, with
+    /// only qactd's marks added, so launchers offer exactly what the app's own entry offers.
+    public static func composeRetired(source: DesktopEntryDocument, sourcePath: String, socketPath: String) -> String {
+        compose(source: source, sourcePath: sourcePath, socketPath: socketPath, actions: [], retired: true)
+    }
+
     /// The app's entry, every line kept, with `Actions=` extended by the quick actions (after
     /// the app's own), the mark and the source path added to `[Desktop Entry]`, and one group
     /// per quick action at the end, in the order given. Every key in `keysLaunchersCompare` (and
     /// its translations) stays as the app's entry has it, whatever the actions are.
-    public static func compose(source: DesktopEntryDocument, sourcePath: String, socketPath: String, actions: [DesktopQuickAction]) -> String {
+    public static func compose(
+        source: DesktopEntryDocument, sourcePath: String, socketPath: String, actions: [DesktopQuickAction], retired: Bool = false
+    ) -> String {
         let ownActions = source.actionIdentifiers
         let actionsValue = (ownActions + actions.map(\.identifier)).map { $0 + ";" }.joined()
         var output: [String] = []
@@ -88,6 +104,7 @@ public enum DesktopEntryExport {
             output.append("\(generatedMarkKey)=true")
             output.append("\(sourceKey)=\(DesktopEntryEscaping.value(sourcePath))")
             output.append("\(socketKey)=\(DesktopEntryEscaping.value(socketPath))")
+            if retired { output.append("\(retiredKey)=true") }
         }
         // Where [Desktop Entry]'s last key is, so the new keys go right after it, before the
         // blank lines and comments that lead into the next group.
@@ -106,7 +123,7 @@ public enum DesktopEntryExport {
             case .groupHeader(let name, _):
                 inDesktopEntry = name == "Desktop Entry"
                 output.append(line.text)
-            case .entry(let key, _, _) where inDesktopEntry && ["Actions", generatedMarkKey, sourceKey, socketKey, dbusActivatableKey].contains(key):
+            case .entry(let key, _, _) where inDesktopEntry && ["Actions", generatedMarkKey, sourceKey, socketKey, dbusActivatableKey, retiredKey].contains(key):
                 break  // rewritten once below, so the list is not given twice
             case .entry("DBusActivatable", let value, _) where inDesktopEntry && value == "true" && !actions.isEmpty:
                 // A D-Bus activatable app gets its actions as ActivateAction calls, which it cannot

@@ -12,6 +12,23 @@ import XCTest
 final class GnomeShell48EndToEndTests: XCTestCase {
     static let root = DaemonFixture.repository.appendingPathComponent(".build/trixie-root").path
 
+    func testOnDebian13ARunningAppStaysAttachedThroughTheFirstExportASwitchOfMailAppAndQactdsRemoval() throws {
+        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
+            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path, Self.root,
+        ])
+        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
+        XCTAssertEqual(made.status, 0, made.stderr)
+        guard made.status == 0 else { return }
+        let result = DaemonFixture.run("/usr/bin/python3", [
+            GnomeShellEndToEndTests.script, "--bin", DaemonFixture.binDirectory.path, "--root", Self.root, "--attach-only",
+        ])
+        let report = try XCTUnwrap(
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
+        if result.status == 77 { throw unavailable("GNOME Shell 48 in \(Self.root): \(report["error"] ?? result.stdout)") }
+        XCTAssertTrue((report["shellVersion"] as? String ?? "").hasPrefix("48."), "\(report)")
+        GnomeShellEndToEndTests.assertAttached(report, status: result.status)
+    }
+
     func testOnDebian13TheExtensionIsActiveAndLiveAndSoIsDashToDock() throws {
         let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
             "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path, Self.root,

@@ -146,6 +146,23 @@ final class InstallTests: XCTestCase {
         let unchanged = DaemonFixture.run(
             generator, [], environment: ["HOME": "/h", "XDG_DATA_HOME": "/d", "XDG_DATA_DIRS": "/d/qactd/exports/share:/usr/share"])
         XCTAssertEqual(unchanged.stdout, "", "already there: nothing to add")
+        // At login, before any shell reads the apps, the copies qactd retired go; its live export
+        // and a file that only looks retired (not qactd's) stay. (No gnome-shell of this user
+        // runs here: with one, they would stay.)
+        let dataHome = scratch.appendingPathComponent("data")
+        let applications = dataHome.appendingPathComponent("qactd/exports/share/applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        let entries = [
+            "retired.desktop": "[Desktop Entry]\nType=Application\nName=R\nExec=r\nX-Qactd-Generated=true\nX-Qactd-Retired=true\n",
+            "live.desktop": "[Desktop Entry]\nType=Application\nName=L\nExec=l\nX-Qactd-Generated=true\n",
+            "foreign.desktop": "[Desktop Entry]\nType=Application\nName=F\nExec=f\nX-Qactd-Retired=true\n",
+        ]
+        for (name, text) in entries {
+            try text.write(to: applications.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let atLogin = DaemonFixture.run(generator, [], environment: ["HOME": "/h", "XDG_DATA_HOME": dataHome.path, "XDG_DATA_DIRS": "/usr/share"])
+        XCTAssertEqual(atLogin.stdout, "XDG_DATA_DIRS=\(dataHome.path)/qactd/exports/share:/usr/share\n", atLogin.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: applications.path).sorted(), ["foreign.desktop", "live.desktop"])
         let profile = prefix.appendingPathComponent("etc/profile.d/qactd.sh").path
         let sourced = DaemonFixture.run(
             "/bin/sh", ["-c", ". \"$0\"; . \"$0\"; echo \"$XDG_DATA_DIRS\"", profile], environment: ["HOME": "/home/ada"])

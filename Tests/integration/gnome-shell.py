@@ -44,6 +44,17 @@ menu in the dash and in the app grid and Dash to Dock's menu show a patch of mag
 Schönberg's monogram colour beside his (he has no photo); with FavoriteFaces=no neither colour
 ("faces": [{"step", "menu", "counts", ...}]).
 
+With --attach-only, a window of the demo app and one of a second mail app open before qactd
+starts (DesktopFile=auto, the default DynamicItems=auto): the first export waits while the app runs
+(qactl status says so; written once its window closes), and through it, a favorite added, renamed
+and removed, the default mail app (mimeapps.list rewritten by a rename) switched to the other app
+and back, DesktopFile= emptied and qactd stopped, each app stays one running icon in the dash with
+its window, the app the shell looks up ("attached": [{"step", "apps": {ID: ...}}]); the favorites
+move to the new default's icon ("switches": [{"to", "seconds"}]) and the old one's copy, where
+there is one, is retired (the app's own entry, X-Qactd-Retired=true), not deleted; a retired copy
+goes once its app's window closed ("retiredDeletedSeconds"), and a first export that waited is
+written then ("deferredExportSeconds").
+
 With --root DIR the shell and gnome-extensions run in that Debian root (Tests/integration/
 debian-root.sh: Debian 13's GNOME 48 and Dash to Dock 100), everything else here; Eval's code uses
 the names the shell's own D-Bus module has in scope in every version (Main, Shell, Gio), never
@@ -375,8 +386,8 @@ class Session(ScratchDesktop):
         except OSError:
             return ""
 
-    def read(self, grid=False):
-        return json.loads(json.loads(self.eval(READ_JS % {"id": json.dumps(DESKTOP_ID), "grid": json.dumps(grid),
+    def read(self, grid=False, desktop_id=DESKTOP_ID):
+        return json.loads(json.loads(self.eval(READ_JS % {"id": json.dumps(desktop_id), "grid": json.dumps(grid),
                                                           "program": json.dumps("qactl")})))
 
     def check_own_entry(self, name, shown):
@@ -470,19 +481,168 @@ class Session(ScratchDesktop):
             self.steps.append(record)
         self.check_own_entry(name, last)
 
-    def open_window(self):
-        """The demo app's window: a GTK window on the shell's Wayland display, its application ID
+    def open_window(self, desktop_id=DESKTOP_ID):
+        """The app's window: a GTK window on the shell's Wayland display, its application ID
         the entry's."""
         sockets = [name for name in os.listdir(self.path("run")) if name.startswith("wayland-") and not name.endswith(".lock")]
         if not sockets:
             raise Failure("the shell made no Wayland socket in %s" % self.path("run"))
         environment = dict(self.env, WAYLAND_DISPLAY=sorted(sockets)[0], GDK_BACKEND="wayland")
-        self.window = subprocess.Popen(["/usr/bin/python3", os.path.join(REPOSITORY, "Tests/integration/gtk-window.py"),
-                                        DESKTOP_ID[:-len(".desktop")]], env=environment, stdout=open(self.path("window.log"), "wb"),
-                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.processes.append(self.window)
-        wait_for("the app to run with its window", lambda: (lambda read: read.get("state") == "running" and read.get("windows") == 1)(self.read()),
+        window = subprocess.Popen(["/usr/bin/python3", os.path.join(REPOSITORY, "Tests/integration/gtk-window.py"),
+                                   desktop_id[:-len(".desktop")]], env=environment, stdout=open(self.path("window-%s.log" % desktop_id), "wb"),
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.processes.append(window)
+        if desktop_id == DESKTOP_ID:
+            self.window = window
+        wait_for("%s to run with its window" % desktop_id,
+                 lambda: (lambda read: read.get("state") == "running" and read.get("windows") == 1)(self.read(desktop_id=desktop_id)),
                  timeout=15, interval=0.2)
+        return window
+
+    def attached(self, name, change, exported_changes=True):
+        """Makes `change` with a window of each app in `self.windows` open; when it rewrites an
+        exported entry (`exported_changes`), waits until the shell has re-read its applications
+        since. Then each app must still be one icon in the dash, the app the shell looks up,
+        running, with its window: the file its desktop ID resolves to did not change under it."""
+        count = self.read()["installedChanged"]
+        started = time.monotonic()
+        change()
+        if exported_changes:
+            wait_for("the shell to re-read its applications after '%s'" % name,
+                     lambda: self.read()["installedChanged"] > count, timeout=STEP_TIMEOUT + 3, interval=0.2)
+        record = {"step": name, "seconds": round(time.monotonic() - started, 2), "apps": {}}
+        self.attached_steps.append(record)
+        for desktop_id in self.windows:
+            shown = self.read(desktop_id=desktop_id)
+            record["apps"][desktop_id] = {key: shown.get(key) for key in [
+                "state", "windows", "dashIcons", "runningApps", "runningIsLookedUp", "dashIconHoldsRunningApp", "appSystem"]}
+            if not (shown.get("state") == "running" and (shown.get("windows") or 0) >= 1 and shown.get("dashIcons") == 1
+                    and shown.get("runningApps") == 1 and shown.get("runningIsLookedUp") and shown.get("dashIconHoldsRunningApp")):
+                raise Failure("after '%s' %s is not one running icon with its window in the dash: %s" % (name, desktop_id, shown))
+        return record
+
+    def exported_text(self, desktop_id):
+        path = os.path.join(os.path.dirname(self.exported), desktop_id)
+        try:
+            with open(path) as entry:
+                return entry.read()
+        except FileNotFoundError:
+            return None
+
+    def default_mail_app(self, desktop_id):
+        """mimeapps.list rewritten by a rename, as GNOME's Settings (GIO) writes it."""
+        path = self.path("home/.config/mimeapps.list")
+        with open(path + ".tmp", "w") as mimeapps:
+            mimeapps.write("[Default Applications]\nx-scheme-handler/mailto=%s\n" % desktop_id)
+        os.rename(path + ".tmp", path)
+
+    def attach_steps(self, report):
+        """Windows open through everything that changes which file an app's desktop ID resolves
+        to or what it holds: the first export (which waits while the app runs), each favorite
+        change, the default mail app switched to another app and back (the old app's copy
+        retired, not deleted, and deleted once its window closed), DesktopFile= emptied, qactd
+        stopped."""
+        other = "io.qactd.Other.desktop"
+        with open(self.path("share/applications/" + other), "w") as entry:
+            entry.write("[Desktop Entry]\nType=Application\nName=qactd Other Mail\nIcon=mail-send\nExec=%s app --socket=%s %%u\n"
+                        "MimeType=x-scheme-handler/mailto;\n" % (os.path.join(self.bin, "qactl"), self.env["QACTD_SOCKET"]))
+        self.default_mail_app(DESKTOP_ID)
+        self.configure("auto", None)
+        self.windows = [DESKTOP_ID, other]
+        windows = {desktop_id: self.open_window(desktop_id) for desktop_id in self.windows}
+
+        def status_notice():
+            return (self.status().get("desktopEntry") or {}).get("notice") or ""
+
+        def start():
+            self.start_daemon()
+            self.qactl("resign-active")
+            wait_for("the first export to wait for the app", lambda: "exported when it stops" in status_notice(), timeout=10)
+        record = self.attached("first export waits while the app runs", start, exported_changes=False)
+        record["exported"] = self.exported_text(DESKTOP_ID) is not None
+        if record["exported"]:
+            raise Failure("the first export did not wait for the running app")
+        # Only the static items wait with the entry: the favorites are the quicklist's, live.
+        favorites = [row["item"]["title"] for row in json.loads(self.qactl("list", "--json"))["items"] if row["source"] != "static"]
+        record["favorites"] = favorites
+        wait_for("the favorites in the dash's menu", lambda: self.read().get("dash") == favorites and favorites, timeout=LIVE_TIMEOUT)
+
+        def window_closed(what, condition, key):
+            """The demo app's window closed (the extension says the app stopped): `condition`
+            within a step's time; then a window again, of the entry the ID resolves to now."""
+            count = self.read()["installedChanged"]
+            closed = time.monotonic()
+            windows[DESKTOP_ID].send_signal(signal.SIGTERM)
+            windows[DESKTOP_ID].wait(timeout=10)
+            wait_for(what, condition, timeout=STEP_TIMEOUT)
+            report.setdefault(key, []).append(round(time.monotonic() - closed, 2))
+            # The shell sees the file come or go some 5 s later (GLib's monitor and its own
+            # batching); a window opened before would be on the app object it then replaces.
+            wait_for("the shell to re-read its applications", lambda: self.read()["installedChanged"] > count,
+                     timeout=STEP_TIMEOUT + 3, interval=0.2)
+            windows[DESKTOP_ID] = self.open_window()
+
+        # The window closed, the export is written; a new window of the app is the exported entry's.
+        window_closed("the deferred export", lambda: self.exported_text(DESKTOP_ID), "deferredExportSeconds")
+        wait_for("the shell to hold the exported entry", lambda: self.read().get("appSystem") not in (None, []), timeout=STEP_TIMEOUT)
+
+        def live(change, condition):
+            def run():
+                change()
+                self.wait_listed(condition)
+                wait_for("the dash to follow", lambda: self.read().get("dash") == self.displayed(), timeout=LIVE_TIMEOUT)
+            return run
+        self.attached("favorite added", live(lambda: self.contact("zz-attached", "Aaron Attached"),
+                                             lambda titles: "Aaron Attached" in titles), exported_changes=False)
+        self.attached("favorite renamed", live(lambda: self.contact("zz-attached", "Aaron Reattached"),
+                                               lambda titles: "Aaron Reattached" in titles and "Aaron Attached" not in titles),
+                      exported_changes=False)
+        self.attached("favorite removed", live(lambda: os.unlink(self.path("contacts/personal/zz-attached.vcf")),
+                                               lambda titles: "Aaron Reattached" not in titles), exported_changes=False)
+
+        def switch(to, away):
+            def run():
+                started = time.monotonic()
+                self.default_mail_app(to)
+                favorite = "Ada Lovelace"
+                moved = wait_for("the favorites to move to %s's icon" % to,
+                                 lambda: favorite in (self.read(desktop_id=to).get("dash") or [])
+                                 and favorite not in (self.read(desktop_id=away).get("dash") or []), timeout=10, interval=0.02)
+                seconds = round(time.monotonic() - started, 3)
+                away_text = self.exported_text(away)
+                if away_text is not None:
+                    away_text = wait_for("%s's copy to be retired" % away, lambda: (lambda text: text if "X-Qactd-Retired=true" in text else None)(
+                        self.exported_text(away)), timeout=10, interval=0.02)
+                self.switches.append({"to": to, "seconds": seconds, "movedShown": bool(moved),
+                                      "awayCopy": "retired" if away_text else "none",
+                                      "retiredHasQactl": "qactl trigger" in (away_text or ""),
+                                      "retiredHasFavorite": favorite in (away_text or ""),
+                                      "toCopy": "exported" if "X-Qactd-Retired" not in (self.exported_text(to) or "X-Qactd-Retired") else "none or retired"})
+            return run
+        self.switches = []
+        report["switches"] = self.switches
+        # Away from the demo app: its copy is rewritten (retired), the other app's first export waits.
+        self.attached("default mail app switched", switch(other, DESKTOP_ID))
+        # No shell holds the demo app's retired copy once its window closed: it goes.
+        window_closed("the retired copy to go once the app stopped", lambda: self.exported_text(DESKTOP_ID) is None, "retiredDeletedSeconds")
+        # Back to the demo app, whose window is open: its first export waits again, until it closes.
+        self.attached("default mail app switched back", switch(DESKTOP_ID, other))
+        window_closed("the deferred export", lambda: self.exported_text(DESKTOP_ID), "deferredExportSeconds")
+
+        def emptied():
+            self.configure("", None)
+            self.qactl("reload")
+            wait_for("the copy to be retired", lambda: "X-Qactd-Retired=true" in (self.exported_text(DESKTOP_ID) or ""), timeout=10)
+        self.attached("DesktopFile= emptied", emptied)
+
+
+        def stopped():
+            daemon = next(process for process in self.processes if process.args and process.args[0].endswith("/qactd"))
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=10)
+        self.attached("qactd stopped", stopped, exported_changes=False)
+        report["retiredLeft"] = sorted(name for name in os.listdir(os.path.dirname(self.exported))
+                                       if "X-Qactd-Retired=true" in (self.exported_text(name) or ""))
 
     def close_window(self):
         self.window.send_signal(signal.SIGTERM)
@@ -796,11 +956,13 @@ def main():
     parser.add_argument("--root", metavar="DIR", help="run the shell (and gnome-extensions) in this Debian root "
                         "(Tests/integration/debian-root.sh), the rest here")
     parser.add_argument("--live-only", action="store_true", help="only the extension's and Dash to Dock's live menus")
+    parser.add_argument("--attach-only", action="store_true", help="only the running apps kept attached to their icons "
+                        "through every change of their exported entries")
     arguments = parser.parse_args()
     root = os.path.abspath(arguments.root) if arguments.root else None
     missing = [tool for tool in TOOLS if tool != "gnome-shell" and shutil.which(tool) is None]
     missing += [] if os.path.exists(os.path.join(root or "/", "usr/bin/gnome-shell")) else ["gnome-shell"]
-    missing += (["python3-gi (Gio)"] if gi is None else []) + ([] if arguments.live_only else pil_missing())
+    missing += (["python3-gi (Gio)"] if gi is None else []) + ([] if arguments.live_only or arguments.attach_only else pil_missing())
     if root and os.geteuid() != 0:
         missing.append("root (to run the shell in %s)" % root)
     if missing:
@@ -812,8 +974,9 @@ def main():
     session.running = []
     session.dock = []
     session.faces = []
+    session.attached_steps = []
     report = {"ok": False, "folder": session.root, "steps": session.steps, "running": session.running, "dock": session.dock,
-              "faces": session.faces}
+              "faces": session.faces, "attached": session.attached_steps}
     status = 1
     try:
         session.prepare()
@@ -832,6 +995,11 @@ def main():
         finally:
             report["extensionState"] = session.extension_state()
         session.eval(COUNT_INSTALLED_JS)
+        if arguments.attach_only:
+            session.attach_steps(report)
+            report["ok"] = True
+            status = 0
+            return status
         session.start_daemon()
         session.qactl("resign-active")
         # `qactl status` says the extension's state as the shell reports it.

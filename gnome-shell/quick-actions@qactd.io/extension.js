@@ -9,7 +9,8 @@
 // favorite's face; GdkPixbuf reads the format from the bytes) or its themed icon-name. A click sends the item's dbusmenu "clicked" event to
 // qactd, which triggers the quick action. It owns the name io.qactd.ShellExtension: qactd
 // announces its menus again when that name gets an owner, so an extension enabled after qactd
-// started has them at once.
+// started has them at once. On that name it also publishes which apps run (RunningApps), so that
+// qactd never makes a running app's desktop ID resolve to another file.
 //
 // One source for GNOME Shell 43 to 49. GNOME 45 and later import this file as an ES module and
 // take its default export; GNOME 43 and 44 load an extension with GJS's legacy importer, which
@@ -21,6 +22,7 @@
 
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
+import Shell from 'gi://Shell';
 import * as AppMenu from 'resource:///org/gnome/shell/ui/appMenu.js';
 import * as Main from 'resource:///org/gnome/shell/ui/main.js';
 import * as PopupMenu from 'resource:///org/gnome/shell/ui/popupMenu.js';
@@ -30,6 +32,10 @@ const OWN_NAME = 'io.qactd.ShellExtension';
 const LAUNCHER_ENTRY = 'com.canonical.Unity.LauncherEntry';
 const DBUSMENU = 'com.canonical.dbusmenu';
 const CALL_TIMEOUT_MS = 5000;
+const OWN_PATH = '/io/qactd/ShellExtension';
+const RUNNING_APPS_XML = `<node><interface name="${OWN_NAME}">
+  <property name="RunningApps" type="as" access="read"/>
+</interface></node>`;
 
 // dbusmenu labels mark a mnemonic with "_" and write a literal one as "__".
 function labelText(label) {
@@ -162,6 +168,39 @@ class Quicklists {
     }
 }
 
+// The desktop IDs of the apps the shell holds as running (a window open, or starting), as the
+// property RunningApps of io.qactd.ShellExtension, its changes signalled: qactd does not export an
+// app's entry for the first time while the app runs, since the shell would then find the app's ID
+// resolving to another file and replace the app, leaving its open window on a second icon.
+class RunningApps {
+    constructor() {
+        this._system = Shell.AppSystem.get_default();
+        this._ids = this._current();
+        this._object = Gio.DBusExportedObject.wrapJSObject(RUNNING_APPS_XML, this);
+        this._object.export(Gio.DBus.session, OWN_PATH);
+        this._stateChanged = this._system.connect('app-state-changed', () => {
+            const ids = this._current();
+            if (ids.join('\n') === this._ids.join('\n'))
+                return;
+            this._ids = ids;
+            this._object.emit_property_changed('RunningApps', new GLib.Variant('as', ids));
+        });
+    }
+
+    get RunningApps() {
+        return this._ids;
+    }
+
+    _current() {
+        return this._system.get_running().map(app => app.get_id()).filter(id => id).sort();
+    }
+
+    destroy() {
+        this._system.disconnect(this._stateChanged);
+        this._object.unexport();
+    }
+}
+
 export default class QuickActionsExtension extends Extension {
     enable() {
         this._openMenus = new Set();
@@ -173,6 +212,7 @@ export default class QuickActionsExtension extends Extension {
                     this._fill(menu);
             }
         });
+        this._runningApps = new RunningApps();
         const extension = this;
         const prototype = AppMenu.AppMenu.prototype;
         this._originalOpen = prototype.open;
@@ -193,6 +233,8 @@ export default class QuickActionsExtension extends Extension {
         this._menus = null;
         this._quicklists.destroy();
         this._quicklists = null;
+        this._runningApps.destroy();
+        this._runningApps = null;
         this._openMenus = null;
     }
 

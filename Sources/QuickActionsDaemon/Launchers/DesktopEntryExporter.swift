@@ -40,6 +40,19 @@ struct DesktopEntryExporter: Sendable {
         writtenPins = nil
     }
 
+    /// The app's first export waits for the app to stop (`ExportRetirement.firstExport`).
+    private(set) var firstExportWaiting = false
+
+    /// The apps running in GNOME Shell changed: a first export that waited is tried again, and
+    /// the retired copies of apps that stopped go.
+    mutating func runningAppsChanged(logger: Logger) {
+        if firstExportWaiting { refresh(logger: logger) }
+        guard let lastPublication, let folders else { return }
+        removeLeftovers(
+            in: folders.exports, keeping: lastPublication.configuration.launcherDesktopFileID.map { folders.exports + "/" + $0 },
+            socketPath: lastPublication.socketPath, logger: logger)
+    }
+
     /// Whether the entry holds the favorites (`DynamicItemsPlacement`), as the last export had it.
     private(set) var dynamicItemsInEntry = true
 
@@ -88,6 +101,7 @@ struct DesktopEntryExporter: Sendable {
         let target = folders.exports + "/" + identifier
         appEntryFolders = watchedFolders(configuration.launcherDesktopFile, identifier: identifier, folders: folders)
         var newStatus = DesktopEntryExportStatus(path: target)
+        firstExportWaiting = false
         if !folders.exportsAreOnDataDirectories {
             newStatus.notice = folders.notOnDataDirectoriesNotice
             if status?.notice != newStatus.notice { logger.warning("\(folders.notOnDataDirectoriesNotice).", metadata: ["QACTD_PATH": "\(folders.exportsShare)"]) }
@@ -98,7 +112,16 @@ struct DesktopEntryExporter: Sendable {
             appIcon = source.document.value(of: "Icon").map(DesktopEntryEscaping.unescapedValue)
             let text = DesktopEntryExport.compose(
                 source: source.document, sourcePath: source.path, socketPath: publication.socketPath, actions: actions(for: publication, in: source.document))
-            newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
+            if access(target, F_OK) != 0,
+               ExportRetirement.firstExport(of: identifier, shell: ShellExtensionProbe(environment: environment).shell()) == .wait {
+                firstExportWaiting = true
+                newStatus.notice = [newStatus.notice, Self.waitingNotice].compactMap { $0 }.joined(separator: "; ")
+                if status?.notice != newStatus.notice {
+                    logger.notice("Not exporting the quick actions to '\(target)' yet: \(Self.waitingNotice).", metadata: ["QACTD_PATH": "\(target)"])
+                }
+            } else {
+                newStatus.written = try writeIfChanged(Array(text.utf8), to: target, what: "quick actions", logger: logger)
+            }
         } catch {
             newStatus.problem = error.description
             if status?.problem != error.description {
@@ -107,13 +130,20 @@ struct DesktopEntryExporter: Sendable {
             // No entry of the app's (uninstalled), or the person's own in front of the export:
             // the export goes too, so no launcher shows an app that is gone or hides theirs. It
             // comes back with the entry.
-            if error.removesTheExport { remove(target, logger: logger) }
+            if error.removesTheExport, let document = try? read(target), DesktopEntryExport.isGenerated(document) {
+                let reason: ExportRetirement.Reason = if case .shadowedByPersonalEntry = error { .personalEntryInFront } else { .appEntryGone }
+                dispose(target, document: document, reason: reason, socketPath: publication.socketPath, shell: { .noGnomeShell }, logger: logger)
+            }
         }
         if status?.problem != nil, newStatus.problem == nil {
             logger.notice("Exporting the quick actions to '\(target)' works again.", metadata: ["QACTD_PATH": "\(target)"])
         }
         status = newStatus
     }
+
+    /// What `Status` says while the first export waits.
+    static let waitingNotice = "the app runs in GNOME Shell, which would move its open windows to a second icon if its entry became"
+        + " another file now; the quick actions are exported when it stops"
 
     /// Every folder the app's entry may appear, change or go in, for `DesktopFile=` `setting`.
     private func watchedFolders(_ setting: String, identifier: String, folders: ExportFolders) -> [String: Set<String>] {
@@ -346,12 +376,59 @@ struct DesktopEntryExporter: Sendable {
     }
 
     /// The files in `folder` that a daemon on this socket wrote, except `keeping` (and except the
-    /// pinned launchers, unless `includingPins`).
+    /// pinned launchers, unless `includingPins`). An app's copy in the exports folder goes as
+    /// `ExportRetirement` decides; the person's own folder only had older versions' files, which
+    /// no shell resolves in place of anything, and those go.
     private func removeLeftovers(in folder: String, keeping: String?, socketPath: String, includingPins: Bool = false, logger: Logger) {
+        // Asked once, and only when a copy may be retired: bus round trips.
+        var asked: ExportRetirement.Shell?
+        let shell = {
+            if let asked { return asked }
+            let answer = ShellExtensionProbe(environment: environment).shell()
+            asked = answer
+            return answer
+        }
         for (path, document) in launchers(in: folder, socketPath: socketPath) {
             // Pinned launchers are `syncPins`'s: they outlive a change of the exported entry.
-            guard path != keeping, includingPins || document.value(of: PinnedDesktopEntry.pinnedKey) == nil else { continue }
+            let pinned = document.value(of: PinnedDesktopEntry.pinnedKey) != nil
+            guard path != keeping, includingPins || !pinned else { continue }
+            if pinned || folder != folders?.exports {
+                remove(path, logger: logger)
+            } else {
+                dispose(
+                    path, document: document, reason: DesktopEntryExport.isRetired(document) ? .alreadyRetired : .noLongerExported,
+                    socketPath: socketPath, shell: shell, logger: logger)
+            }
+        }
+    }
+
+    /// Deletes, retires or keeps the app's copy at `path` (named by its desktop ID) as
+    /// `ExportRetirement` decides for `reason`. A copy whose app's entry cannot be read any more
+    /// is deleted: there is nothing to retire it to, and the ID resolves to no file of the app's
+    /// either way.
+    private func dispose(
+        _ path: String, document: DesktopEntryDocument, reason: ExportRetirement.Reason, socketPath: String,
+        shell: () -> ExportRetirement.Shell, logger: Logger
+    ) {
+        let desktopFileID = String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
+        switch ExportRetirement.disposal(of: desktopFileID, reason, shell: ExportRetirement.asksTheShell(reason) ? shell() : .noGnomeShell) {
+        case .keep:
+            return
+        case .delete:
             remove(path, logger: logger)
+        case .retire:
+            guard let sourcePath = document.value(of: DesktopEntryExport.sourceKey).map(DesktopEntryEscaping.unescapedValue),
+                  let source = try? readSource(sourcePath)
+            else {
+                remove(path, logger: logger)
+                return
+            }
+            let text = DesktopEntryExport.composeRetired(source: source.document, sourcePath: source.path, socketPath: socketPath)
+            do throws(DesktopEntryExportProblem) {
+                _ = try writeIfChanged(Array(text.utf8), to: path, what: "retired copy of the app's entry (kept while GNOME Shell may hold it)", logger: logger)
+            } catch {
+                logger.warning("Could not retire the exported quick actions '\(path)': \(error.description)", metadata: ["QACTD_PATH": "\(path)"])
+            }
         }
     }
 

@@ -25,6 +25,7 @@ final class DesktopEntryWriter: Sendable {
         var onStatusChange: (@Sendable () -> Void)?
         /// The quicklist's readers as its bus thread last said, not yet taken by this thread.
         var quicklistReaders: Set<String>?
+        var runningAppsChanged = false
     }
 
     /// The `qactd-export` thread and its one-slot mailbox.
@@ -75,6 +76,12 @@ final class DesktopEntryWriter: Sendable {
 
     /// The quicklist's bus thread saw its readers change (empty: none, or no bus): with
     /// `DynamicItems=auto` the favorites leave the entry or come back (`DynamicItemsPlacement`).
+    /// The apps running in GNOME Shell changed (qactd's extension says so).
+    func runningAppsChanged() {
+        thread.withMail { $0.runningAppsChanged = true }
+        thread.wake()
+    }
+
     func quicklistReaders(_ readers: Set<String>) {
         thread.withMail { $0.quicklistReaders = readers }
         thread.wake()
@@ -113,6 +120,10 @@ final class DesktopEntryWriter: Sendable {
             let stopping = thread.isStopping
             if watched.first.map({ $0.revents != 0 }) == true, watch.readChanges(logger: logger) {
                 exporter.refresh(logger: logger)
+                record(ticket: nil, &exporter, &watch)
+            }
+            if thread.withMail({ mail in defer { mail.runningAppsChanged = false }; return mail.runningAppsChanged }) {
+                exporter.runningAppsChanged(logger: logger)
                 record(ticket: nil, &exporter, &watch)
             }
             if let readers = thread.withMail({ mail in defer { mail.quicklistReaders = nil }; return mail.quicklistReaders }) {

@@ -19,6 +19,9 @@ struct LauncherExporters: Sendable {
         self.desktopEntry = desktopEntry
         // With `DynamicItems=auto` the entry holds the favorites only while nobody reads the quicklist.
         quicklist.onReadersChange { desktopEntry.quicklistReaders($0) }
+        // An app stopped (`ExportRetirement`): a first export that waited for it goes ahead, and
+        // the retired copies of apps that do not run go.
+        quicklist.onRunningAppsChange { desktopEntry.runningAppsChanged() }
     }
 
     /// Hands the publication to both exporters' threads and returns at once; the desktop

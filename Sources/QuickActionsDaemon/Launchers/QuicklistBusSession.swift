@@ -33,6 +33,14 @@ final class QuicklistBusSession {
     /// `Status` names); looked up at the start and again after a name changed hands.
     private(set) var readers: [String: String] = [:]
     private var readersStale = true
+    /// Set by the extension's signal (or a new owner of its name), taken by the bus thread.
+    private var runningAppsStale = false
+
+    /// Whether the apps running in GNOME Shell may have changed since the last call.
+    func takeRunningAppsChange() -> Bool {
+        defer { runningAppsStale = false }
+        return runningAppsStale
+    }
 
     /// Connects to `address` and exports both objects; the first `show` announces the menu.
     init(address: String, logger: Logger, activate: @escaping (QuicklistEntry) -> Void) throws(SdBusError) {
@@ -57,6 +65,12 @@ final class QuicklistBusSession {
                 })
                 keep(slot)
             }
+            // The extension's RunningApps changed: a first export that waits may go ahead.
+            let running = "type='signal',sender='\(Self.shellExtensionName)',path='\(ShellExtensionProbe.runningAppsPath)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
+            try sdBusChecked("sd_bus_add_match_async", running.withCString {
+                sd_bus_add_match_async(bus, &slot, $0, quicklistRunningAppsChanged, nil, Unmanaged.passUnretained(self).toOpaque())
+            })
+            keep(slot)
             var name: UnsafePointer<CChar>?
             if sd_bus_get_unique_name(bus, &name) >= 0, let name { uniqueName = String(cString: name) }
         } catch {
@@ -268,12 +282,17 @@ final class QuicklistBusSession {
         }
     }
 
+    fileprivate func runningAppsSignalled() {
+        runningAppsStale = true
+    }
+
     fileprivate func readerNameChanged(_ signal: OpaquePointer) {
         let reader = SdBusMessageReader(message: signal)
         guard let name = try? reader.readString(), (try? reader.readString()) != nil, let newOwner = try? reader.readString(),
             Self.readerNames.contains(name)
         else { return }
         readersStale = true
+        if name == Self.shellExtensionName { runningAppsStale = true }
         guard !newOwner.isEmpty else { return }
         logger.info("\(newOwner) took \(name); announcing the quicklist to it.")
         do {
@@ -378,6 +397,11 @@ private let quicklistMethodTrampoline: CSdBus_MethodHandler = { call, context, e
 private let quicklistPropertyTrampoline: CSdBus_PropertyGetter = { _, property, reply, context, _ in
     guard let property, let reply, let session = session(context) else { return -EINVAL }
     return session.property(String(cString: property), reply)
+}
+
+private let quicklistRunningAppsChanged: sd_bus_message_handler_t = { _, context, _ in
+    session(context)?.runningAppsSignalled()
+    return 0
 }
 
 private let quicklistNameOwnerChanged: sd_bus_message_handler_t = { signal, context, _ in

@@ -49,6 +49,7 @@ final class QuicklistExporter: Sendable {
     private let activation = NIOLockedValueBox<(@Sendable (QuicklistEntry) -> Void)?>(nil)
     private let infoObserver = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     private let readersObserver = NIOLockedValueBox<(@Sendable (Set<String>) -> Void)?>(nil)
+    private let runningAppsObserver = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
 
     init(environment: [String: String], logger: Logger) {
         address = SessionBus.address(environment: environment)
@@ -81,6 +82,12 @@ final class QuicklistExporter: Sendable {
     /// no bus to ask.
     func onReadersChange(_ observer: @escaping @Sendable (Set<String>) -> Void) {
         readersObserver.withLockedValue { $0 = observer }
+    }
+
+    /// Told, on the bus thread, when qactd's GNOME Shell extension says the running apps changed
+    /// (or its name changed hands).
+    func onRunningAppsChange(_ observer: @escaping @Sendable () -> Void) {
+        runningAppsObserver.withLockedValue { $0 = observer }
     }
 
     private func tellReaders(_ readers: Set<String>, last: inout Set<String>?) {
@@ -197,6 +204,7 @@ final class QuicklistExporter: Sendable {
                 try connected.processPending()
                 _ = connected.refreshReaders()
                 tellReaders(Set(connected.readers.keys), last: &lastReaders)
+                if connected.takeRunningAppsChange() { runningAppsObserver.withLockedValue { $0 }?() }
                 setInfo(
                     QuicklistInfo(
                         state: .on, busAddress: address, busName: connected.uniqueName, objectPath: Self.menuPath,

@@ -21,11 +21,51 @@ struct ShellExtensionProbe: Sendable {
         (environment["XDG_CURRENT_DESKTOP"] ?? "").split(separator: ":").contains { $0.lowercased() == "gnome" }
     }
 
+    /// A connection of its own to the session bus, in a GNOME session only; the caller closes it.
+    private func connect() -> OpaquePointer? {
+        guard applies, case .success(let address) = SessionBus.address(environment: environment) else { return nil }
+        return try? sdBusOpen(address: address, busClient: true)
+    }
+
+    /// Whether a GNOME Shell owns its name on the session bus: false outside a GNOME session and
+    /// when the bus cannot be reached. What `ExportRetirement` decides by.
+    func shellIsRunning() -> Bool {
+        guard let bus = connect() else { return false }
+        defer { sd_bus_flush_close_unref(bus) }
+        let owner = try? sdBusCall(
+            bus, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "GetNameOwner",
+            timeoutMicroseconds: Self.callTimeoutMicroseconds, { writer throws(SdBusError) in try writer.append("org.gnome.Shell") },
+            read: { reader throws(SdBusError) in try reader.readString() })
+        return owner != nil
+    }
+
+    /// The desktop IDs of the apps GNOME Shell holds as running (a window open, or starting), as
+    /// qactd's extension publishes them (`RunningApps`); nil outside GNOME or without the extension.
+    func runningApps() -> Set<String>? {
+        guard let bus = connect() else { return nil }
+        defer { sd_bus_flush_close_unref(bus) }
+        let ids = try? sdBusCall(
+            bus, destination: QuicklistBusSession.shellExtensionName, path: Self.runningAppsPath, interface: "org.freedesktop.DBus.Properties",
+            member: "Get", timeoutMicroseconds: Self.callTimeoutMicroseconds,
+            { writer throws(SdBusError) in
+                try writer.append(QuicklistBusSession.shellExtensionName)
+                try writer.append("RunningApps")
+            },
+            read: { reader throws(SdBusError) in try reader.readVariant("as") { value throws(SdBusError) in try value.readStrings() } })
+        return ids.map(Set.init)
+    }
+
+    /// What `ExportRetirement` decides by: whether a GNOME Shell runs, and which apps it runs.
+    func shell() -> ExportRetirement.Shell {
+        shellIsRunning() ? .gnomeShell(runningApps: runningApps()) : .noGnomeShell
+    }
+
+    /// Where the extension serves `RunningApps`.
+    static let runningAppsPath = "/io/qactd/ShellExtension"
+
     /// The extension's state as the shell reports it; nil outside GNOME, or when no shell answers.
     func read() -> ShellExtensionInfo? {
-        guard applies, case .success(let address) = SessionBus.address(environment: environment),
-              let bus = try? sdBusOpen(address: address, busClient: true)
-        else { return nil }
+        guard let bus = connect() else { return nil }
         defer { sd_bus_flush_close_unref(bus) }
         var call: OpaquePointer?
         guard sd_bus_message_new_method_call(bus, &call, "org.gnome.Shell", "/org/gnome/Shell", "org.gnome.Shell.Extensions", "GetExtensionInfo") >= 0,
