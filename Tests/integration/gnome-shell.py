@@ -301,20 +301,6 @@ class Session(ScratchDesktop):
         self.bus = None
         self.shell_root = shell_root
 
-    def in_shell_root(self, arguments):
-        """`arguments` as run where the shell is: this system's, or the Debian root's (Tests/
-        integration/in-root), with the scratch folder bound at its own path so that the buses, the
-        Wayland socket, the HOME and qactd's exports are the same files on both sides, and the
-        built binaries (the demo app's Exec) read-only."""
-        if not self.shell_root:
-            return arguments
-        return [os.path.join(REPOSITORY, "Tests/integration/in-root"), self.shell_root, "--bind", self.root,
-                "--ro", self.bin, "--", *arguments]
-
-    def root_path(self, path):
-        """`path` of the system the shell runs on."""
-        return os.path.join(self.shell_root, path.lstrip("/")) if self.shell_root else path
-
     def prepare(self):
         super().prepare(["home/.config/glib-2.0/settings"], None)
         self.source_name, self.source_icon = "qactd Demo", "x-office-address-book"

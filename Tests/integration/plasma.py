@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """KDE Plasma, the real one: the task manager's and Kickoff's menus of the exported app.
 
-  plasma.py --bin DIR [--keep]
+  plasma.py --bin DIR [--root DIR] [--keep]
 
 Starts, in a scratch folder with a HOME and XDG folders of its own: Xvfb, a private session bus
 and a second private bus standing in for the system bus, Debian's kwin_x11 (the window manager the
@@ -20,6 +20,12 @@ did not show it ("notBefore"). Kickoff and the task manager can not both have a 
 each is measured after changes of its own, not after the other's reading: first Kickoff (qactd
 started, a favorite added, renamed, removed), then the task manager (qactd stopped and its copy
 removed, its menu read to show none of the items, then the same four changes).
+
+With --root DIR the Plasma of that Debian root runs there (Tests/integration/debian-root.sh:
+Debian 13's Plasma 6.3, with kded6, kglobalacceld and kbuildsycoca6), through Tests/integration/
+in-root, and everything else here: Xvfb (its abstract socket reaches the root), the buses, the
+screen's reading and the built qactd, whose binaries the entry's Execs run inside the root.
+Which Plasma runs is told by the files of the system it runs on (PLASMA).
 
 Kickoff's search: opened through plasmashell's own D-Bus method, searched for the app, its entry
 right-clicked. Within one opening Kickoff's results keep the actions they had, so each poll opens
@@ -66,9 +72,21 @@ import time
 
 from scratch_desktop import DESKTOP_ID, REPOSITORY, SCALE, Failure, ScratchDesktop, folded, icon_shape, wait_for
 
-ACTIVITY_MANAGER = "/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"
-TOOLS = [ACTIVITY_MANAGER, "kglobalaccel5", "xprop", "dbus-send", "Xvfb", "dbus-daemon", "plasmashell", "kwin_x11", "kded5", "kbuildsycoca5", "xdotool", "import", "convert",
-         "tesseract"]
+LIBEXEC = "/usr/lib/x86_64-linux-gnu/libexec/"
+# What runs here, whichever system Plasma runs on.
+TOOLS = ["xprop", "dbus-send", "Xvfb", "dbus-daemon", "xdotool", "import", "convert", "tesseract"]
+# Plasma's own programs by major version, each as a path on the system Plasma runs on. The bus
+# activates nothing, so what plasmashell needs is started by hand: kded (it rebuilds KSycoca
+# when an applications folder changes), the global shortcuts' daemon and the activity manager.
+PLASMA = {
+    5: {"kded": "/usr/bin/kded5", "sycoca": "/usr/bin/kbuildsycoca5", "shortcuts": "/usr/bin/kglobalaccel5",
+        "activities": LIBEXEC + "kactivitymanagerd", "environment": {"KDE_SESSION_VERSION": "5"}},
+    # Plasma 6 finds its menu as plasma-applications.menu (Debian ships no applications.menu with
+    # it), and its kwin_x11 composites unless told not to (Xvfb has no GL to do it with).
+    6: {"kded": "/usr/bin/kded6", "sycoca": "/usr/bin/kbuildsycoca6", "shortcuts": LIBEXEC + "kglobalacceld",
+        "activities": LIBEXEC + "kactivitymanagerd",
+        "environment": {"KDE_SESSION_VERSION": "6", "XDG_MENU_PREFIX": "plasma-", "KWIN_COMPOSE": "N"}},
+}
 # How long a step polls: well past the 3 s the test holds a step to, so a slow one is
 # measured and reported, not cut off (under load a poll has taken seconds).
 STEP_TIMEOUT = 15.0
@@ -130,15 +148,27 @@ thickness=%d
 """ % PANEL
 
 
+def plasma_version(shell_root):
+    """The major version of the Plasma installed on the system rooted at `shell_root`, None when
+    there is none."""
+    for version in sorted(PLASMA, reverse=True):
+        if os.path.exists(os.path.join(shell_root or "/", PLASMA[version]["kded"].lstrip("/"))):
+            return version
+    return None
+
+
 class Session(ScratchDesktop):
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, shell_root, version):
         super().__init__(bin_dir, "qactd-plasma-", {
-            "XDG_CURRENT_DESKTOP": "KDE", "KDE_FULL_SESSION": "true", "KDE_SESSION_VERSION": "5",
+            "XDG_CURRENT_DESKTOP": "KDE", "KDE_FULL_SESSION": "true",
             "DESKTOP_SESSION": "plasma", "XDG_SESSION_TYPE": "x11", "QT_QPA_PLATFORM": "xcb",
             # KDE_DEBUG: a crash is logged, not handed to DrKonqi's dialog.
             "LIBGL_ALWAYS_SOFTWARE": "1", "QT_ACCESSIBILITY": "0", "KDE_DEBUG": "1",
             "QT_LOGGING_RULES": "*.debug=false",
         })
+        self.shell_root = shell_root
+        self.plasma = PLASMA[version]
+        self.env.update(self.plasma["environment"])
 
     def prepare(self):
         super().prepare(["home/.config", "home/.cache"], None)
@@ -164,21 +194,21 @@ class Session(ScratchDesktop):
 
     def start_plasma(self):
         started = time.monotonic()
-        subprocess.run(["kbuildsycoca5", "--noincremental"], env=self.env, capture_output=True)
-        self.start(["kwin_x11", "--replace"], "kwin.log")
+        subprocess.run(self.in_shell_root([self.plasma["sycoca"], "--noincremental"]), env=self.env, capture_output=True)
+        self.start(self.in_shell_root(["kwin_x11", "--replace"]), "kwin.log")
         wait_for("kwin_x11 managing the screen", lambda: "_NET_SUPPORTING_WM_CHECK" in subprocess.run(
             ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env, capture_output=True, text=True).stdout
             and "not found" not in subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env,
                                                   capture_output=True, text=True).stdout, timeout=30)
-        self.start(["kded5"], "kded.log")
+        self.start(self.in_shell_root([self.plasma["kded"]]), "kded.log")
         # The bus activates nothing: what plasmashell needs is started here. It refuses to load
-        # without the activity manager; kglobalaccel5 takes the global shortcuts.
-        self.start([ACTIVITY_MANAGER], "kactivitymanagerd.log")
-        self.start(["kglobalaccel5"], "kglobalaccel.log")
+        # without the activity manager; the shortcuts' daemon takes the global shortcuts.
+        self.start(self.in_shell_root([self.plasma["activities"]]), "kactivitymanagerd.log")
+        self.start(self.in_shell_root([self.plasma["shortcuts"]]), "kglobalaccel.log")
         wait_for("kactivitymanagerd on the bus", lambda: self.call(
             "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
             "string:org.kde.ActivityManager").stdout.rstrip().endswith("true"), timeout=30)
-        self.start(["plasmashell", "--no-respawn"], "plasmashell.log")
+        self.start(self.in_shell_root(["plasmashell", "--no-respawn"]), "plasmashell.log")
 
         def panel():
             found = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "plasmashell"], env=self.env,
@@ -398,9 +428,9 @@ class Session(ScratchDesktop):
             return
         wait_for("the copy to take the app's command", lambda: ("\nExec=%s\n" % command) in open(self.exported).read(),
                  timeout=10)
-        # KDE's service cache has it before the click: kded5 would rebuild it a second or two
+        # KDE's service cache has it before the click: kded would rebuild it a second or two
         # later; here the rebuild is run at once, so the click launches the new command.
-        subprocess.run(["kbuildsycoca5"], env=self.env, capture_output=True, check=True)
+        subprocess.run(self.in_shell_root([self.plasma["sycoca"]]), env=self.env, capture_output=True, check=True)
 
     def session_processes(self):
         """The processes running with this session's HOME, whoever started them: {pid: arguments}."""
@@ -634,20 +664,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
+    parser.add_argument("--root", metavar="DIR", help="run Plasma in this Debian root (Tests/integration/debian-root.sh), "
+                        "the rest here")
     arguments = parser.parse_args()
+    root = os.path.abspath(arguments.root) if arguments.root else None
+    version = plasma_version(root)
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if version is None:
+        missing.append("Plasma (kded5 or kded6) in %s" % (root or "/"))
+    else:
+        shell_tools = ["/usr/bin/plasmashell", "/usr/bin/kwin_x11"] + [PLASMA[version][name] for name in ["sycoca", "shortcuts", "activities"]]
+        missing += [tool for tool in shell_tools if not os.path.exists(os.path.join(root or "/", tool.lstrip("/")))]
+    if root and os.geteuid() != 0:
+        missing.append("root (to run Plasma in %s)" % root)
     if missing:
         print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
         return 77
 
-    session = Session(os.path.abspath(arguments.bin))
+    session = Session(os.path.abspath(arguments.bin), root, version)
     session.steps = []
     session.kickoff = []
     session.faces = []
     session.pictures = {}
     session.closed = {}
     session.kickoff_retries = 0
-    report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff, "faces": session.faces}
+    report = {"ok": False, "plasma": version, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff, "faces": session.faces}
     try:
         session.prepare()
         # The app's command opens the first case's window from the start: a click on the

@@ -104,6 +104,8 @@ class ScratchDesktop:
         self.bin = bin_dir
         self.root = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
         self.processes = []
+        # The Debian root the desktop's shell runs in (in_shell_root), None for this system.
+        self.shell_root = None
         self.env = dict(os.environ)
         home = self.path("home")
         for variable in ["DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "WAYLAND_DISPLAY", "DISPLAY",
@@ -122,6 +124,21 @@ class ScratchDesktop:
 
     def path(self, relative):
         return os.path.join(self.root, relative)
+
+    def in_shell_root(self, arguments):
+        """`arguments` as run where the desktop's shell is: this system's, or the Debian root
+        `shell_root` (Tests/integration/in-root), with the scratch folder bound at its own path so
+        that the buses, the HOME and qactd's exports are the same files on both sides, and
+        read-only the built binaries and the test scripts (the Execs of the app's entry: qactl,
+        gtk-window.py), which the shell runs there."""
+        if not self.shell_root:
+            return arguments
+        return [os.path.join(REPOSITORY, "Tests/integration/in-root"), self.shell_root, "--bind", self.root,
+                "--ro", self.bin, "--ro", os.path.join(REPOSITORY, "Tests/integration"), "--", *arguments]
+
+    def root_path(self, path):
+        """`path` of the system the shell runs on."""
+        return os.path.join(self.shell_root, path.lstrip("/")) if self.shell_root else path
 
     def start(self, arguments, log, **options):
         handle = open(self.path(log), "wb")
