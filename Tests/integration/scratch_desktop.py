@@ -186,20 +186,9 @@ class ScratchDesktop:
                               env=self.env, check=True, capture_output=True).stdout
 
     def choose(self, report, point, title, selects_first=True):
-        """Clicks the open menu's item `title` at `point` and waits until the daemon has that
-        item's trigger (no app is connected: the pending launch item).
-        A GTK menu (`selects_first`) takes a click on an item only once it has selected the item
-        under the pointer, which it shows by highlighting the row: a strip of the row left of the
-        pointer (the pointer itself never in it) must change before the click. A Qt menu takes
-        the click where it lands (and under Xvfb shows no highlight)."""
-        x, y = point
-        if selects_first:
-            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
-            unselected = self.pixels(*strip)
-            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=self.env, check=True)
-            wait_for("'%s' to show as selected under the pointer" % title,
-                     lambda: self.pixels(*strip) != unselected, timeout=10, interval=0.05)
-        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=self.env, check=True)
+        """Clicks the open menu's item `title` at `point` (click_item) and waits until the daemon
+        has that item's trigger (no app is connected: the pending launch item)."""
+        self.click_item(point, title, selects_first)
         # A pending item of an earlier choice may be there already: the one chosen replaces it.
         last = {}
 
@@ -212,6 +201,21 @@ class ScratchDesktop:
             wait_for("the trigger of '%s'" % title, triggered, timeout=10)
         finally:
             report["pending"] = last.get("pending")
+
+    def click_item(self, point, title, selects_first=True):
+        """Clicks the open menu's item `title` at `point`.
+        A GTK menu (`selects_first`) takes a click on an item only once it has selected the item
+        under the pointer, which it shows by highlighting the row: a strip of the row left of the
+        pointer (the pointer itself never in it) must change before the click. A Qt menu takes
+        the click where it lands (and under Xvfb shows no highlight)."""
+        x, y = point
+        if selects_first:
+            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
+            unselected = self.pixels(*strip)
+            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=self.env, check=True)
+            wait_for("'%s' to show as selected under the pointer" % title,
+                     lambda: self.pixels(*strip) != unselected, timeout=10, interval=0.05)
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=self.env, check=True)
 
     def read_lines(self, shot, origin=(0, 0), scale=SCALE, contrast="", gap=None):
         """tesseract's words grouped into lines: [(text, (x, y) centre, [(word, left edge x)])] in
