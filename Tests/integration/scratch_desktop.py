@@ -133,8 +133,11 @@ class ScratchDesktop:
         gtk-window.py), which the shell runs there."""
         if not self.shell_root:
             return arguments
-        return [os.path.join(REPOSITORY, "Tests/integration/in-root"), self.shell_root, "--bind", self.root,
-                "--ro", self.bin, "--ro", os.path.join(REPOSITORY, "Tests/integration"), "--", *arguments]
+        # The binaries under both their names: the one given (.build/debug, a symbolic link) and
+        # the one qactd writes in the Execs it exports, its own resolved path.
+        binaries = ["--ro", self.bin] + (["--ro", os.path.realpath(self.bin)] if os.path.realpath(self.bin) != self.bin else [])
+        return [os.path.join(REPOSITORY, "Tests/integration/in-root"), self.shell_root, "--bind", self.root, *binaries,
+                "--ro", os.path.join(REPOSITORY, "Tests/integration"), "--", *arguments]
 
     def root_path(self, path):
         """`path` of the system the shell runs on."""
