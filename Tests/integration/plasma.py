@@ -58,8 +58,8 @@ Prints one JSON object: {"ok", "steps" (the task manager's): [{"step", "expected
 manager's menu with no export), "kickoffBefore": {"menu", "counts"}, "kickoffPick": {"chosen",
 "pending"}, "kickoffRetries" (searches opened again since the app never showed), "chosen",
 "pending", "windows": [{"case", "exec", "before", "after"}], "control",
-"faces": [{"faces", "facePixels", "shape", "row", "icon", "seconds"}], "startSeconds", "menusMissed",
-"error"}; exits 0 when everything held,
+"faces": [{"faces", "facePixels", "shape", "row", "icon", "seconds"}], "startSeconds", "plasma" (its major
+version), "menusMissed", "launcherHovered", "error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
 import argparse
@@ -303,6 +303,9 @@ class Session(ScratchDesktop):
             # clicks again (counted: "menusMissed"). A menu that never opens fails the step.
             self.menus_missed += 1
             subprocess.run(["xdotool", "key", "Escape"], env=self.env, check=True)
+            # Away again, so that the next poll's pointer enters the launcher anew.
+            if self.plasma["launcherTooltip"]:
+                self.pointer_away()
             self.closed.pop(area, None)
             return None, stale
         self.drawn_at = self.settled_at
@@ -328,6 +331,10 @@ class Session(ScratchDesktop):
             # menu that does not open is a poll that shows nothing).
             pass
 
+    def pointer_away(self):
+        """The pointer onto the empty desktop, off the panel and any menu."""
+        subprocess.run(["xdotool", "mousemove", str(WIDTH // 2), str(HEIGHT // 3)], env=self.env, check=True)
+
     def close_menu(self, area, picture, away=False):
         """Closes the menu open in `area`, read as `picture`, with Escape, and waits until it is
         gone (the area then is the next poll's closed picture). `away`: the pointer leaves the
@@ -335,7 +342,7 @@ class Session(ScratchDesktop):
         are hovered anew at each poll: there the pointer stays)."""
         subprocess.run(["xdotool", "key", "Escape"], env=self.env, check=True)
         if away:
-            subprocess.run(["xdotool", "mousemove", str(WIDTH // 2), str(HEIGHT // 3)], env=self.env, check=True)
+            self.pointer_away()
         self.closed[area] = self.settled(area, "menu.png", lambda shot: shot != picture)
 
     def menu_area(self):
