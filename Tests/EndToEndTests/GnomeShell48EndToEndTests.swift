@@ -8,7 +8,8 @@ import XCTest
 /// list changes). Tests/integration/gnome-shell.py runs the shell there headless (in a private
 /// mount namespace, chrooted) and everything else here, the built qactd included: the extension,
 /// installed as `make install` installs it, is active as the shell reports it; the dash's and the
-/// app grid's menus, and Dash to Dock's, follow the favorites live.
+/// app grid's menus, and Dash to Dock's, follow the favorites live; an app's own items show in
+/// the dash's menu and a click on one reaches the running app.
 final class GnomeShell48EndToEndTests: XCTestCase {
     static let root = DaemonFixture.repository.appendingPathComponent(".build/trixie-root").path
 
@@ -51,6 +52,21 @@ final class GnomeShell48EndToEndTests: XCTestCase {
         GnomeShellEndToEndTests.assertStatusSaysTheShellsState(report)
 
         try GnomeShellEndToEndTests.assertLiveMenus(report)
+        // An app's own items: the example app's three recent files show in the dash's menu (the
+        // extension's section) beside the favorites, each once, and a click on one reaches the
+        // running app, which opens that file and no other.
+        let appItems = try XCTUnwrap(report["appItems"] as? [String: Any], "\(report)")
+        let titles = appItems["titles"] as? [String] ?? []
+        let expected = appItems["expected"] as? [String] ?? []
+        let dash = appItems["dash"] as? [String] ?? []
+        XCTAssertEqual(titles, ["Open Notes", "Open Agenda", "Open Letter"], "\(appItems)")
+        XCTAssertEqual(expected.filter(titles.contains), titles, "the app's items are displayed, in its order: \(appItems)")
+        XCTAssertEqual(dash, expected, "\(appItems)")
+        for title in titles { XCTAssertEqual(dash.filter { $0 == title }.count, 1, "'\(title)' once: \(appItems)") }
+        XCTAssertEqual(appItems["clicked"] as? Bool, true, "\(appItems)")
+        let opened = appItems["opened"] as? [String] ?? []
+        XCTAssertEqual(opened.count, 1, "\(appItems)")
+        XCTAssertTrue(opened.first?.hasSuffix("/Agenda") == true, "\(appItems)")
         let live = (report["steps"] as? [[String: Any]] ?? []).filter { $0["grid"] != nil }
         let dock = report["dock"] as? [[String: Any]] ?? []
         print("GNOME Shell \(report["shellVersion"] ?? "?") in the Debian 13 root: root ready (\(made.stderr.split(separator: "\n").joined(separator: "; "))); shell started in \(report["shellStartSeconds"] ?? "?") s; live \(live.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")

@@ -50,6 +50,25 @@ final class PlankEndToEndTests: XCTestCase {
         assertEachDisplayedActionOnceAndTheChosenOneTriggered(report, chosen: "Ada Lovelace")
     }
 
+    /// An app's own items: the example app, running as the demo app, publishes three recent
+    /// files; Plank's menu (the default, DynamicItems=auto: the live quicklist) shows each once
+    /// beside the demo's static items and favorites, and a click on one reaches the running app,
+    /// which opens that file and no other.
+    func testTheExampleAppsOwnItemsShowOnceInThePlankMenuAndAClickReachesTheRunningApp() throws {
+        let report = try runDock(mode: "auto", more: ["--app-items"])
+        let titles = ["Open Notes", "Open Agenda", "Open Letter"]
+        let expected = report["expected"] as? [String] ?? []
+        XCTAssertEqual(expected.count, 9, "two static items, the four favorites and the app's three: \(report)")
+        XCTAssertEqual(expected.filter(titles.contains), titles, "the app's items in its order: \(report)")
+        let found = report["found"] as? [String: Int] ?? [:]
+        XCTAssertEqual(found, Dictionary(uniqueKeysWithValues: expected.map { ($0, 1) }), "\(report)")
+        XCTAssertEqual(report["appItems"] as? [String: Int], Dictionary(uniqueKeysWithValues: titles.map { ($0, 1) }), "\(report)")
+        let picked = report["appPicked"] as? [String] ?? []
+        XCTAssertEqual(picked.count, 1, "\(report)")
+        XCTAssertTrue(picked.first?.hasSuffix("/Agenda") == true, "\(report)")
+        XCTAssertNil(report["pending"], "a pick the running app takes is not kept as pending: \(report)")
+    }
+
     /// `FavoriteFaces=yes`, read off the screen: in Plank's menu (the live quicklist's `icon-data`,
     /// drawn by libdbusmenu-gtk through GdkPixbuf) Ada Lovelace, whose card has a pure magenta
     /// photo, has a round patch of magenta beside her name, and Arnold Schönberg, who has no photo, his

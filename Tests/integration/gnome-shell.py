@@ -312,20 +312,6 @@ class Session(ScratchDesktop):
         self.bus = None
         self.shell_root = shell_root
 
-    def in_shell_root(self, arguments):
-        """`arguments` as run where the shell is: this system's, or the Debian root's (Tests/
-        integration/in-root), with the scratch folder bound at its own path so that the buses, the
-        Wayland socket, the HOME and qactd's exports are the same files on both sides, and the
-        built binaries (the demo app's Exec) read-only."""
-        if not self.shell_root:
-            return arguments
-        return [os.path.join(REPOSITORY, "Tests/integration/in-root"), self.shell_root, "--bind", self.root,
-                "--ro", self.bin, "--", *arguments]
-
-    def root_path(self, path):
-        """`path` of the system the shell runs on."""
-        return os.path.join(self.shell_root, path.lstrip("/")) if self.shell_root else path
-
     def prepare(self):
         super().prepare(["home/.config/glib-2.0/settings"], None)
         self.source_name, self.source_icon = "qactd Demo", "x-office-address-book"
@@ -948,6 +934,45 @@ class Session(ScratchDesktop):
         return {"argv": arguments, "added": added}
 
 
+# The example app's recent files (in the scratch folder), as its items' titles show them.
+APP_FILES = ["Notes", "Agenda", "Letter"]
+
+
+def app_items_step(session, report):
+    """An app's own items: the built example app, connected as the demo app, publishes three
+    recent files (DisplayLimit=10: all show beside the favorites); the dash's menu (the
+    extension's section) must show the displayed items, theirs included, and a click on the
+    second must reach the running app, which prints the file it opens. Into report["appItems"]."""
+    session.configure(DESKTOP_ID, None, "DisplayLimit=10\n")
+    session.qactl("reload")
+    titles = ["Open " + name for name in APP_FILES]
+    app = session.start([os.path.join(session.bin, "qactd-example-app"), DESKTOP_ID[:-len(".desktop")]]
+                        + [session.path(name) for name in APP_FILES], "app.log")
+
+    def output():
+        if app.poll() is not None:
+            raise Failure("the example app exited with %s: %s" % (app.returncode, open(session.path("app.log")).read()))
+        return open(session.path("app.log")).read()
+
+    record = report["appItems"] = {"titles": titles}
+    wait_for("the example app to publish its items", lambda: "published 3 items" in output(), timeout=15)
+    session.wait_listed(lambda listed: all(title in listed for title in titles))
+    record["expected"] = session.displayed()
+    last = {}
+    try:
+        wait_for("the dash's menu to show the app's items", lambda: last.update(session.read()) or last.get("dash") == record["expected"],
+                 timeout=LIVE_TIMEOUT, interval=0.1)
+    finally:
+        record["dash"] = last.get("dash")
+    record["clicked"] = json.loads(json.loads(session.eval(CLICK_JS % {"id": json.dumps(DESKTOP_ID), "title": json.dumps(titles[1])})))
+    opened = "opening %s\n" % session.path(APP_FILES[1])
+    try:
+        wait_for("the app to open '%s'" % APP_FILES[1], lambda: opened in output(), timeout=10)
+    finally:
+        record["opened"] = [line for line in open(session.path("app.log")).read().splitlines() if line.startswith("opening")]
+        app.terminate()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True)
@@ -1075,6 +1100,7 @@ def main():
         session.set_extension(False, DOCK_UUID)
         wait_for("the dock to go", lambda: session.read_dock() is None, timeout=LIVE_TIMEOUT)
         if arguments.live_only:
+            app_items_step(session, report)
             report["statusUninstalled"] = session.uninstall_extension()
             report["ok"] = True
             status = 0

@@ -2,6 +2,7 @@
 """Plank, a real dock, shows qactd's quick actions and runs the one chosen.
 
   plank-dock.py --bin DIR --mode auto|quicklist|desktop-entry [--choose TITLE] [--screenshot FILE] [--faces yes|no]
+                [--app-items]
 
 Starts, in a scratch folder with a HOME and XDG folders of its own: Xvfb (no window manager), a
 private dbus-daemon, the built qactd on the demo contacts with the demo app's desktop entry
@@ -19,7 +20,14 @@ name, where the menu draws an item's icon ("faces": {title: {"magenta", "monogra
 shape of the magenta there ("photoShape", scratch_desktop.icon_shape: round). With
 --faces no there is no face to take the monogram's colour from: --monogram RRGGBB gives it.
 
-Prints one JSON object: {"ok", "mode", "expected", "found", "chosen", "pending", "faces", "error"}; exits
+With --app-items the app's own items: before the dock starts, the built example app
+(qactd-example-app, as the demo app) connects and publishes its three recent files (DisplayLimit=10,
+so they show beside the demo's items); the menu must show each displayed item once, theirs
+included, and a click on APP_PICK must reach the running app, which prints the file it opens
+("appPicked": its line).
+
+Prints one JSON object: {"ok", "mode", "expected", "found", "chosen", "pending", "faces", "appItems",
+"appPicked", "error"}; exits
 0 when everything held, 1 otherwise, 77 when a tool is missing.
 """
 import argparse
@@ -33,15 +41,21 @@ import time
 from scratch_desktop import DESKTOP_ID, Failure, ScratchDesktop, matches, pil_missing, wait_for
 
 TOOLS = ["Xvfb", "dbus-daemon", "plank", "xdotool", "import", "convert", "tesseract"]
+# The example app's recent files (in the scratch folder: names tesseract reads well), its
+# items' titles, and the one clicked.
+APP_FILES = ["Notes", "Agenda", "Letter"]
+APP_ITEMS = ["Open " + name for name in APP_FILES]
+APP_PICK = APP_ITEMS[1]
 MAGENTA = (255, 0, 255)
 PHOTO, NO_PHOTO = "Ada Lovelace", "Arnold Schönberg"
 
 
 class Session(ScratchDesktop):
-    def __init__(self, bin_dir, mode, faces=None):
+    def __init__(self, bin_dir, mode, faces=None, app_items=False):
         super().__init__(bin_dir, "qactd-plank-", {"GSETTINGS_BACKEND": "memory"})
         self.mode = mode
         self.faces = faces
+        self.app_items = app_items
         self.dock_started = None
         self.once_after = None
 
@@ -52,6 +66,9 @@ class Session(ScratchDesktop):
         if self.faces:
             self.configure(DESKTOP_ID, setting, launcher="FavoriteFaces=%s\n" % self.faces)
             self.photo("ada-lovelace", MAGENTA)
+        if self.app_items:
+            # Room for the app's three items beside the demo's four.
+            self.configure(DESKTOP_ID, setting, shortcuts="DisplayLimit=10\n")
 
     def start_bus(self):
         socket = self.path("bus")
@@ -62,11 +79,26 @@ class Session(ScratchDesktop):
     def start_daemon(self):
         super().start_daemon()
         self.qactl("resign-active")
+        if self.app_items:
+            self.start_app()
         self.expected = self.displayed()
         wait_for("the exported desktop entry", lambda: os.path.exists(self.exported))
         if self.mode != "desktop-entry":
             wait_for("the quicklist", lambda: self.status().get("quicklist", {}).get("state") == "on")
         return self.exported
+
+    def start_app(self):
+        """The example app, connected as the demo app, publishes its three items: waits until
+        it says so and qactl lists them."""
+        self.app = self.start([os.path.join(self.bin, "qactd-example-app"), DESKTOP_ID[:-len(".desktop")]]
+                              + [self.path(name) for name in APP_FILES], "app.log")
+        wait_for("the example app to publish its items", lambda: "published 3 items" in self.app_output(), timeout=15)
+        wait_for("qactl list to show the app's items", lambda: all(title in self.displayed() for title in APP_ITEMS))
+
+    def app_output(self):
+        if self.app.poll() is not None:
+            raise Failure("the example app exited with %s: %s" % (self.app.returncode, open(self.path("app.log")).read()))
+        return open(self.path("app.log")).read()
 
     def start_dock(self, exported):
         with open(self.path("home/.config/plank/dock1/launchers/demo.dockitem"), "w") as item:
@@ -137,6 +169,21 @@ def read_faces(session, monogram=None):
             return lines, found, counts, monogram
 
 
+def pick_app_item(session, found, report):
+    """Clicks APP_PICK in the open menu read as `found` and waits until the running app says it
+    opens that file; the app's other lines must name no other file."""
+    report["appItems"] = {title: len(found.get(title, [])) for title in APP_ITEMS}
+    hits = found.get(APP_PICK)
+    if not hits:
+        raise Failure("'%s' is not in the menu" % APP_PICK)
+    session.click_item(hits[0][1], APP_PICK)
+    opened = "opening %s" % session.path(APP_FILES[1])
+    try:
+        wait_for("the app to open '%s'" % APP_FILES[1], lambda: opened + "\n" in session.app_output(), timeout=10)
+    finally:
+        report["appPicked"] = [line for line in open(session.path("app.log")).read().splitlines() if line.startswith("opening")]
+
+
 def crop_for_docs(session, shot, lines, target):
     """The dock and its open menu, with a margin, for the README."""
     points = [line[1] for line in lines] + [session.icon]
@@ -156,6 +203,7 @@ def main():
     parser.add_argument("--screenshot")
     parser.add_argument("--faces", choices=["yes", "no"], help="FavoriteFaces=, with a magenta photo on Ada's card")
     parser.add_argument("--monogram", help="RRGGBB: the colour of Arnold's monogram, counted with --faces no")
+    parser.add_argument("--app-items", action="store_true", help="the example app publishes three items; one is clicked")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
     arguments = parser.parse_args()
     missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (pil_missing() if arguments.faces else [])
@@ -163,7 +211,7 @@ def main():
         print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
         return 77
 
-    session = Session(os.path.abspath(arguments.bin), arguments.mode, arguments.faces)
+    session = Session(os.path.abspath(arguments.bin), arguments.mode, arguments.faces, arguments.app_items)
     report = {"ok": False, "mode": arguments.mode, "folder": session.root}
     try:
         session.prepare()
@@ -192,6 +240,8 @@ def main():
             if not hits:
                 raise Failure("'%s' is not a displayed quick action" % arguments.choose)
             session.choose(report, hits[0][1], arguments.choose)
+        if arguments.app_items:
+            pick_app_item(session, found, report)
         report["ok"] = True
     except (Failure, subprocess.CalledProcessError, OSError, ValueError) as error:
         report["error"] = str(error)

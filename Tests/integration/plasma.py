@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """KDE Plasma, the real one: the task manager's and Kickoff's menus of the exported app.
 
-  plasma.py --bin DIR [--keep]
+  plasma.py --bin DIR [--root DIR] [--keep]
 
 Starts, in a scratch folder with a HOME and XDG folders of its own: Xvfb, a private session bus
 and a second private bus standing in for the system bus, Debian's kwin_x11 (the window manager the
@@ -20,6 +20,12 @@ did not show it ("notBefore"). Kickoff and the task manager can not both have a 
 each is measured after changes of its own, not after the other's reading: first Kickoff (qactd
 started, a favorite added, renamed, removed), then the task manager (qactd stopped and its copy
 removed, its menu read to show none of the items, then the same four changes).
+
+With --root DIR the Plasma of that Debian root runs there (Tests/integration/debian-root.sh:
+Debian 13's Plasma 6.3, with kded6, kglobalacceld and kbuildsycoca6), through Tests/integration/
+in-root, and everything else here: Xvfb (its abstract socket reaches the root), the buses, the
+screen's reading and the built qactd, whose binaries the entry's Execs run inside the root.
+Which Plasma runs is told by the files of the system it runs on (PLASMA).
 
 Kickoff's search: opened through plasmashell's own D-Bus method, searched for the app, its entry
 right-clicked. Within one opening Kickoff's results keep the actions they had, so each poll opens
@@ -52,7 +58,8 @@ Prints one JSON object: {"ok", "steps" (the task manager's): [{"step", "expected
 manager's menu with no export), "kickoffBefore": {"menu", "counts"}, "kickoffPick": {"chosen",
 "pending"}, "kickoffRetries" (searches opened again since the app never showed), "chosen",
 "pending", "windows": [{"case", "exec", "before", "after"}], "control",
-"faces": [{"faces", "facePixels", "shape", "row", "icon", "seconds"}], "startSeconds", "error"}; exits 0 when everything held,
+"faces": [{"faces", "facePixels", "shape", "row", "icon", "seconds"}], "startSeconds", "plasma" (its major
+version), "menusMissed", "launcherHovered", "error"}; exits 0 when everything held,
 1 otherwise, 77 when a tool is missing.
 """
 import argparse
@@ -66,12 +73,38 @@ import time
 
 from scratch_desktop import DESKTOP_ID, REPOSITORY, SCALE, Failure, ScratchDesktop, folded, icon_shape, wait_for
 
-ACTIVITY_MANAGER = "/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"
-TOOLS = [ACTIVITY_MANAGER, "kglobalaccel5", "xprop", "dbus-send", "Xvfb", "dbus-daemon", "plasmashell", "kwin_x11", "kded5", "kbuildsycoca5", "xdotool", "import", "convert",
-         "tesseract"]
+LIBEXEC = "/usr/lib/x86_64-linux-gnu/libexec/"
+# What runs here, whichever system Plasma runs on.
+TOOLS = ["xprop", "dbus-send", "Xvfb", "dbus-daemon", "xdotool", "import", "convert", "tesseract"]
+# Plasma's own programs by major version, each as a path on the system Plasma runs on. The bus
+# activates nothing, so what plasmashell needs is started by hand: kded (it rebuilds KSycoca
+# when an applications folder changes), the global shortcuts' daemon and the activity manager.
+PLASMA = {
+    5: {"kded": "/usr/bin/kded5", "sycoca": "/usr/bin/kbuildsycoca5", "shortcuts": "/usr/bin/kglobalaccel5",
+        "activities": LIBEXEC + "kactivitymanagerd", "environment": {"KDE_SESSION_VERSION": "5"}, "kickoffTextLeft": 0,
+        "popupMargin": 0, "launcherTooltip": False},
+    # Plasma 6 finds its menu as plasma-applications.menu (Debian ships no applications.menu with
+    # it), and its kwin_x11 composites unless told not to (Xvfb has no GL to do it with).
+    6: {"kded": "/usr/bin/kded6", "sycoca": "/usr/bin/kbuildsycoca6", "shortcuts": LIBEXEC + "kglobalacceld",
+        "activities": LIBEXEC + "kactivitymanagerd",
+        "environment": {"KDE_SESSION_VERSION": "6", "XDG_MENU_PREFIX": "plasma-", "KWIN_COMPOSE": "N"},
+        # Kickoff 6 shows a result in two lines, name and description, beside an icon as tall as
+        # both: read with the icon, the two read as one line. The text starts this far right of
+        # the popup's frame.
+        "kickoffTextLeft": 40,
+        # Plasma 6's popups draw their frame inside a margin of their window that, with no
+        # compositor, shows what is behind (the desktop, whose wallpaper fades in after the
+        # start): a shot of the popup leaves it out.
+        "popupMargin": 10,
+        # Its launcher shows a tooltip whenever the pointer rests on it (showToolTips=false
+        # does not keep it), over where the launcher's menu opens.
+        "launcherTooltip": True},
+}
 # How long a step polls: well past the 3 s the test holds a step to, so a slow one is
 # measured and reported, not cut off (under load a poll has taken seconds).
 STEP_TIMEOUT = 15.0
+# How long the task manager's menu may take to open before the right-click counts as missed.
+MENU_OPENS = 1.0
 # The screen Xvfb gives (ScratchDesktop.start_display's default).
 WIDTH, HEIGHT = 1024, 768
 PANEL = 44
@@ -130,15 +163,27 @@ thickness=%d
 """ % PANEL
 
 
+def plasma_version(shell_root):
+    """The major version of the Plasma installed on the system rooted at `shell_root`, None when
+    there is none."""
+    for version in sorted(PLASMA, reverse=True):
+        if os.path.exists(os.path.join(shell_root or "/", PLASMA[version]["kded"].lstrip("/"))):
+            return version
+    return None
+
+
 class Session(ScratchDesktop):
-    def __init__(self, bin_dir):
+    def __init__(self, bin_dir, shell_root, version):
         super().__init__(bin_dir, "qactd-plasma-", {
-            "XDG_CURRENT_DESKTOP": "KDE", "KDE_FULL_SESSION": "true", "KDE_SESSION_VERSION": "5",
+            "XDG_CURRENT_DESKTOP": "KDE", "KDE_FULL_SESSION": "true",
             "DESKTOP_SESSION": "plasma", "XDG_SESSION_TYPE": "x11", "QT_QPA_PLATFORM": "xcb",
             # KDE_DEBUG: a crash is logged, not handed to DrKonqi's dialog.
             "LIBGL_ALWAYS_SOFTWARE": "1", "QT_ACCESSIBILITY": "0", "KDE_DEBUG": "1",
             "QT_LOGGING_RULES": "*.debug=false",
         })
+        self.shell_root = shell_root
+        self.plasma = PLASMA[version]
+        self.env.update(self.plasma["environment"])
 
     def prepare(self):
         super().prepare(["home/.config", "home/.cache"], None)
@@ -164,21 +209,21 @@ class Session(ScratchDesktop):
 
     def start_plasma(self):
         started = time.monotonic()
-        subprocess.run(["kbuildsycoca5", "--noincremental"], env=self.env, capture_output=True)
-        self.start(["kwin_x11", "--replace"], "kwin.log")
+        subprocess.run(self.in_shell_root([self.plasma["sycoca"], "--noincremental"]), env=self.env, capture_output=True)
+        self.start(self.in_shell_root(["kwin_x11", "--replace"]), "kwin.log")
         wait_for("kwin_x11 managing the screen", lambda: "_NET_SUPPORTING_WM_CHECK" in subprocess.run(
             ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env, capture_output=True, text=True).stdout
             and "not found" not in subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=self.env,
                                                   capture_output=True, text=True).stdout, timeout=30)
-        self.start(["kded5"], "kded.log")
+        self.start(self.in_shell_root([self.plasma["kded"]]), "kded.log")
         # The bus activates nothing: what plasmashell needs is started here. It refuses to load
-        # without the activity manager; kglobalaccel5 takes the global shortcuts.
-        self.start([ACTIVITY_MANAGER], "kactivitymanagerd.log")
-        self.start(["kglobalaccel5"], "kglobalaccel.log")
+        # without the activity manager; the shortcuts' daemon takes the global shortcuts.
+        self.start(self.in_shell_root([self.plasma["activities"]]), "kactivitymanagerd.log")
+        self.start(self.in_shell_root([self.plasma["shortcuts"]]), "kglobalaccel.log")
         wait_for("kactivitymanagerd on the bus", lambda: self.call(
             "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
             "string:org.kde.ActivityManager").stdout.rstrip().endswith("true"), timeout=30)
-        self.start(["plasmashell", "--no-respawn"], "plasmashell.log")
+        self.start(self.in_shell_root(["plasmashell", "--no-respawn"]), "plasmashell.log")
 
         def panel():
             found = subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "plasmashell"], env=self.env,
@@ -192,17 +237,31 @@ class Session(ScratchDesktop):
             return None
 
         self.panel = wait_for("plasmashell's panel", panel, timeout=60, interval=0.3)
+        # A desktop of one colour behind the menus, whose shots must settle: Plasma 6 lays out a
+        # desktop of its own for the activity kactivitymanagerd makes (the configured one has
+        # none), with an image that fades in, seconds after the start under load.
+        painted = self.call("org.kde.plasmashell", "/PlasmaShell", "org.kde.PlasmaShell", "evaluateScript",
+                            "string:desktops().forEach(function (desktop) { desktop.wallpaperPlugin = 'org.kde.color' })")
+        if painted.returncode != 0:
+            raise Failure("evaluateScript: " + painted.stderr.strip())
+        wait_for("the desktop to settle in one colour", lambda: self.one_colour((0, 0, WIDTH, self.panel["Y"])), timeout=30, interval=0.2)
         self.start_seconds = round(time.monotonic() - started, 2)
+
+    def one_colour(self, area):
+        """Whether `area` of the screen is all one colour."""
+        raw = self.pixels(*area)
+        return raw == raw[:3] * (len(raw) // 3)
 
     def launcher_point(self):
         """The task manager's first entry, at the left end of the panel: a launcher is a square
         icon there, a window's entry starts with its icon."""
         return (self.panel["X"] + self.panel["HEIGHT"] // 2, self.panel["Y"] + self.panel["HEIGHT"] // 2)
 
-    def settled(self, area, name, condition=lambda picture: True):
+    def settled(self, area, name, condition=lambda picture: True, timeout=5):
         """Shoots `area` into `name` until two shots in a row agree and the picture meets
-        `condition`, and returns the picture: a menu is filled when it opens, so once two shots
-        agree it is drawn (or gone). Sets `settled_at`: when the first of the two was taken."""
+        `condition` (within `timeout` seconds), and returns the picture: a menu is filled when it
+        opens, so once two shots agree it is drawn (or gone). Sets `settled_at`: when the first of
+        the two was taken."""
         shots, times = [], []
 
         def agree():
@@ -210,7 +269,7 @@ class Session(ScratchDesktop):
             times.append(time.monotonic())
             return len(shots) > 1 and shots[-1] == shots[-2] and condition(shots[-1])
 
-        wait_for("the screen at %s to settle" % (area,), agree, timeout=5, interval=0.05)
+        wait_for("the screen at %s to settle" % (area,), agree, timeout=timeout, interval=0.05)
         self.settled_at = times[-2]
         return shots[-1]
 
@@ -230,19 +289,60 @@ class Session(ScratchDesktop):
         if closed is None:
             closed = self.settled(area, "menu.png")
         self.opened_at = time.monotonic()
+        if not hover and self.plasma["launcherTooltip"]:
+            self.enter_launcher(point)
         subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1]), "click", "3"], env=self.env, check=True)
-        picture = self.settled(area, "menu.png", lambda shot: shot != closed)
+        try:
+            # The task manager's menu opens well within this; Kickoff's may take longer.
+            picture = self.settled(area, "menu.png", lambda shot: shot != closed, timeout=5 if hover else MENU_OPENS)
+        except Failure:
+            if hover:
+                raise
+            # Plasma 6 opens no menu for a right-click that comes while the task manager makes
+            # the launcher anew from the rewritten entry: the poll shows nothing, the next
+            # clicks again (counted: "menusMissed"). A menu that never opens fails the step.
+            self.menus_missed += 1
+            subprocess.run(["xdotool", "key", "Escape"], env=self.env, check=True)
+            # Away again, so that the next poll's pointer enters the launcher anew.
+            if self.plasma["launcherTooltip"]:
+                self.pointer_away()
+            self.closed.pop(area, None)
+            return None, stale
         self.drawn_at = self.settled_at
         lines = None if picture == stale else self.read_lines(self.path("menu.png"), area[:2], scale, "-normalize", MENU_GAP)
         self.closed.pop(area, None)
         if not keep_open:
-            self.close_menu(area, picture)
+            self.close_menu(area, picture, away=not hover and self.plasma["launcherTooltip"])
         return lines, picture
 
-    def close_menu(self, area, picture):
+    def enter_launcher(self, point):
+        """Moves the pointer onto the launcher at `point` and waits until the task manager shows
+        it hovered: Plasma 6 takes a right-click that comes with the pointer's move into the
+        launcher only now and then. Between polls the pointer rests away from the launcher,
+        whose tooltip would cover the menu's area (see close_menu)."""
+        button = (self.panel["X"], self.panel["Y"], self.panel["HEIGHT"], self.panel["HEIGHT"])
+        plain = self.pixels(*button)
+        subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1])], env=self.env, check=True)
+        try:
+            wait_for("the launcher to show the pointer on it", lambda: self.pixels(*button) != plain, timeout=1, interval=0.02)
+            self.hovered += 1
+        except Failure:
+            # Already on it, or not highlighted yet: the right-click comes all the same (a
+            # menu that does not open is a poll that shows nothing).
+            pass
+
+    def pointer_away(self):
+        """The pointer onto the empty desktop, off the panel and any menu."""
+        subprocess.run(["xdotool", "mousemove", str(WIDTH // 2), str(HEIGHT // 3)], env=self.env, check=True)
+
+    def close_menu(self, area, picture, away=False):
         """Closes the menu open in `area`, read as `picture`, with Escape, and waits until it is
-        gone (the area then is the next poll's closed picture)."""
+        gone (the area then is the next poll's closed picture). `away`: the pointer leaves the
+        launcher for the empty desktop, where Plasma 6 shows no tooltip of it (Kickoff's entries
+        are hovered anew at each poll: there the pointer stays)."""
         subprocess.run(["xdotool", "key", "Escape"], env=self.env, check=True)
+        if away:
+            self.pointer_away()
         self.closed[area] = self.settled(area, "menu.png", lambda shot: shot != picture)
 
     def menu_area(self):
@@ -324,7 +424,8 @@ class Session(ScratchDesktop):
             values = dict(line.split("=", 1) for line in geometry.split())
             box = tuple(int(values.get(key, 0)) for key in ["X", "Y", "WIDTH", "HEIGHT"])
             if 400 <= box[2] < WIDTH and box[3] >= 300:
-                return box
+                margin = self.plasma["popupMargin"]
+                return (box[0] + margin, box[1] + margin, box[2] - 2 * margin, box[3] - 2 * margin)
         return None
 
     def close_kickoff(self):
@@ -361,7 +462,8 @@ class Session(ScratchDesktop):
             body = (popup[0], popup[1] + KICKOFF_HEADER, popup[2], popup[3] - KICKOFF_HEADER)
             self.settled(body, "kickoff.png")
             results = body[:3] + (110,)
-            reading = (popup[0], popup[1], popup[2], KICKOFF_HEADER + results[3])
+            left = self.plasma["kickoffTextLeft"]
+            reading = (popup[0] + left, popup[1], popup[2] - left, KICKOFF_HEADER + results[3])
             last = [open(self.screenshot("kickoff-results.png", results), "rb").read()]
             subprocess.run(["xdotool", "type", "--delay", "20", "qactd"], env=self.env, check=True)
 
@@ -398,9 +500,9 @@ class Session(ScratchDesktop):
             return
         wait_for("the copy to take the app's command", lambda: ("\nExec=%s\n" % command) in open(self.exported).read(),
                  timeout=10)
-        # KDE's service cache has it before the click: kded5 would rebuild it a second or two
+        # KDE's service cache has it before the click: kded would rebuild it a second or two
         # later; here the rebuild is run at once, so the click launches the new command.
-        subprocess.run(["kbuildsycoca5"], env=self.env, capture_output=True, check=True)
+        subprocess.run(self.in_shell_root([self.plasma["sycoca"]]), env=self.env, capture_output=True, check=True)
 
     def session_processes(self):
         """The processes running with this session's HOME, whoever started them: {pid: arguments}."""
@@ -528,7 +630,7 @@ class Session(ScratchDesktop):
                     self.screenshot("face-%s.png" % faces)
                 return held
             finally:
-                self.close_menu(area, last["picture"])
+                self.close_menu(area, last["picture"], away=self.plasma["launcherTooltip"])
 
         seen = None
         try:
@@ -634,20 +736,33 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, screenshots)")
+    parser.add_argument("--root", metavar="DIR", help="run Plasma in this Debian root (Tests/integration/debian-root.sh), "
+                        "the rest here")
     arguments = parser.parse_args()
+    root = os.path.abspath(arguments.root) if arguments.root else None
+    version = plasma_version(root)
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if version is None:
+        missing.append("Plasma (kded5 or kded6) in %s" % (root or "/"))
+    else:
+        shell_tools = ["/usr/bin/plasmashell", "/usr/bin/kwin_x11"] + [PLASMA[version][name] for name in ["sycoca", "shortcuts", "activities"]]
+        missing += [tool for tool in shell_tools if not os.path.exists(os.path.join(root or "/", tool.lstrip("/")))]
+    if root and os.geteuid() != 0:
+        missing.append("root (to run Plasma in %s)" % root)
     if missing:
         print(json.dumps({"ok": False, "error": "missing: " + " ".join(missing)}))
         return 77
 
-    session = Session(os.path.abspath(arguments.bin))
+    session = Session(os.path.abspath(arguments.bin), root, version)
     session.steps = []
     session.kickoff = []
     session.faces = []
     session.pictures = {}
     session.closed = {}
     session.kickoff_retries = 0
-    report = {"ok": False, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff, "faces": session.faces}
+    session.menus_missed = 0
+    session.hovered = 0
+    report = {"ok": False, "plasma": version, "folder": session.root, "steps": session.steps, "kickoff": session.kickoff, "faces": session.faces}
     try:
         session.prepare()
         # The app's command opens the first case's window from the start: a click on the
@@ -677,7 +792,8 @@ def main():
         report["before"] = []
         session.menu_step("no export", [], everything, time.monotonic(), report["before"])
         changes(session, session.menu_step)
-        menu = session.read_menu(session.launcher_point(), session.menu_area(), keep_open=True)[0]
+        menu = wait_for("the task manager's menu to open", lambda: session.read_menu(
+            session.launcher_point(), session.menu_area(), keep_open=True)[0], timeout=STEP_TIMEOUT, interval=0)
         pick(session, "the task manager", menu, "Ada Lovelace", report)
         # Windows and their launcher: known by WM_CLASS only, by the GTK application ID only,
         # by neither (the command line).
@@ -705,6 +821,8 @@ def main():
         report["error"] = str(error)
     finally:
         report["kickoffRetries"] = session.kickoff_retries
+        report["menusMissed"] = session.menus_missed
+        report["launcherHovered"] = session.hovered
         session.finish(report, arguments.keep)
     return 0 if report["ok"] else 1
 

@@ -104,6 +104,8 @@ class ScratchDesktop:
         self.bin = bin_dir
         self.root = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
         self.processes = []
+        # The Debian root the desktop's shell runs in (in_shell_root), None for this system.
+        self.shell_root = None
         self.env = dict(os.environ)
         home = self.path("home")
         for variable in ["DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "WAYLAND_DISPLAY", "DISPLAY",
@@ -122,6 +124,24 @@ class ScratchDesktop:
 
     def path(self, relative):
         return os.path.join(self.root, relative)
+
+    def in_shell_root(self, arguments):
+        """`arguments` as run where the desktop's shell is: this system's, or the Debian root
+        `shell_root` (Tests/integration/in-root), with the scratch folder bound at its own path so
+        that the buses, the HOME and qactd's exports are the same files on both sides, and
+        read-only the built binaries and the test scripts (the Execs of the app's entry: qactl,
+        gtk-window.py), which the shell runs there."""
+        if not self.shell_root:
+            return arguments
+        # The binaries under both their names: the one given (.build/debug, a symbolic link) and
+        # the one qactd writes in the Execs it exports, its own resolved path.
+        binaries = ["--ro", self.bin] + (["--ro", os.path.realpath(self.bin)] if os.path.realpath(self.bin) != self.bin else [])
+        return [os.path.join(REPOSITORY, "Tests/integration/in-root"), self.shell_root, "--bind", self.root, *binaries,
+                "--ro", os.path.join(REPOSITORY, "Tests/integration"), "--", *arguments]
+
+    def root_path(self, path):
+        """`path` of the system the shell runs on."""
+        return os.path.join(self.shell_root, path.lstrip("/")) if self.shell_root else path
 
     def start(self, arguments, log, **options):
         handle = open(self.path(log), "wb")
@@ -169,20 +189,9 @@ class ScratchDesktop:
                               env=self.env, check=True, capture_output=True).stdout
 
     def choose(self, report, point, title, selects_first=True):
-        """Clicks the open menu's item `title` at `point` and waits until the daemon has that
-        item's trigger (no app is connected: the pending launch item).
-        A GTK menu (`selects_first`) takes a click on an item only once it has selected the item
-        under the pointer, which it shows by highlighting the row: a strip of the row left of the
-        pointer (the pointer itself never in it) must change before the click. A Qt menu takes
-        the click where it lands (and under Xvfb shows no highlight)."""
-        x, y = point
-        if selects_first:
-            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
-            unselected = self.pixels(*strip)
-            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=self.env, check=True)
-            wait_for("'%s' to show as selected under the pointer" % title,
-                     lambda: self.pixels(*strip) != unselected, timeout=10, interval=0.05)
-        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=self.env, check=True)
+        """Clicks the open menu's item `title` at `point` (click_item) and waits until the daemon
+        has that item's trigger (no app is connected: the pending launch item)."""
+        self.click_item(point, title, selects_first)
         # A pending item of an earlier choice may be there already: the one chosen replaces it.
         last = {}
 
@@ -195,6 +204,21 @@ class ScratchDesktop:
             wait_for("the trigger of '%s'" % title, triggered, timeout=10)
         finally:
             report["pending"] = last.get("pending")
+
+    def click_item(self, point, title, selects_first=True):
+        """Clicks the open menu's item `title` at `point`.
+        A GTK menu (`selects_first`) takes a click on an item only once it has selected the item
+        under the pointer, which it shows by highlighting the row: a strip of the row left of the
+        pointer (the pointer itself never in it) must change before the click. A Qt menu takes
+        the click where it lands (and under Xvfb shows no highlight)."""
+        x, y = point
+        if selects_first:
+            strip = (max(0, x - 40), max(0, y - 2), 36, 1)
+            unselected = self.pixels(*strip)
+            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=self.env, check=True)
+            wait_for("'%s' to show as selected under the pointer" % title,
+                     lambda: self.pixels(*strip) != unselected, timeout=10, interval=0.05)
+        subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"], env=self.env, check=True)
 
     def read_lines(self, shot, origin=(0, 0), scale=SCALE, contrast="", gap=None):
         """tesseract's words grouped into lines: [(text, (x, y) centre, [(word, left edge x)])] in
