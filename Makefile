@@ -34,8 +34,10 @@ deps:
 test-deps:
 	scripts/install-deps --test
 
+# One executable: `qactl` is a link to `qactd`, which runs the client when started by that name.
 build: deps
 	$(SWIFT) build -c $(CONFIGURATION)
+	ln -sfn qactd $(BUILDDIR)/qactl
 
 demo: deps
 	scripts/demo
@@ -44,7 +46,7 @@ demo: deps
 # static items from the desktop entry), under Xvfb; see Tests/integration/plank-dock.py.
 screenshot: test-deps
 	$(SWIFT) build --product qactd
-	$(SWIFT) build --product qactl
+	ln -sfn qactd "$$($(SWIFT) build --show-bin-path)/qactl"
 	/usr/bin/python3 Tests/integration/plank-dock.py --bin "$$($(SWIFT) build --show-bin-path)" --mode quicklist --screenshot docs/dock.png
 
 # ThreadSanitizer's build folder (a build of its own: about one more debug build), shared by
@@ -101,7 +103,8 @@ bench: deps
 
 install: $(if $(SKIP_BUILD),,build)
 	install -d $(BINDIR)
-	install -m 0755 $(BUILDDIR)/qactd $(BUILDDIR)/qactl $(BINDIR)/
+	install -m 0755 $(BUILDDIR)/qactd $(BINDIR)/
+	ln -sfn qactd $(BINDIR)/qactl
 	scripts/install-extras "$(DESTDIR)" "$(PREFIX)" "$(BUILDDIR)"
 
 # out/qactd_VERSION-REVISION_ARCH.deb: the release products with the Swift runtime linked in,

@@ -4,13 +4,20 @@ import PackageDescription
 // Layers point one way: qactd -> QuickActionsDaemon -> VarlinkNIOServer -> Varlink;
 // QuickActionsDaemon and qactl -> QuickActionsProtocol -> Varlink, QuickActions -> Contacts.
 // QuickActions and Contacts are pure (no files, sockets, clocks or logging). Varlink and
-// VarlinkNIOServer know nothing of quick actions; qactl never links SwiftNIO (start-up time).
+// VarlinkNIOServer know nothing of quick actions; QactlCommand never imports SwiftNIO (start-up time).
+// The daemon and the client are one executable, `qactd`, with `qactl` a link to it: the Swift
+// runtime and Foundation, most of either program, are in the file once.
+// The release build of the modules only the executable links: optimised for size, and each
+// function in a section of its own, so the linker keeps only what is used and can put together
+// the functions start-up runs (QactdMain's linker settings, scripts/startup-order). Not the
+// modules QuickActionsClient links: a package depended on may not use unsafe flags there.
+let executableCode: [SwiftSetting] = [.unsafeFlags(["-Osize", "-Xfrontend", "-function-sections"], .when(configuration: .release))]
+
 let package = Package(
     name: "qactd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "qactd", targets: ["qactd"]),
-        .executable(name: "qactl", targets: ["qactl"]),
+        .executable(name: "qactd", targets: ["QactdMain"]),
         // For app developers: publish an app's own quick actions and receive the picked ones.
         .library(name: "QuickActionsClient", targets: ["QuickActionsClient"]),
     ],
@@ -35,7 +42,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: executableCode
         ),
         .target(name: "QuickActionsProtocol", dependencies: ["Varlink", "QuickActions", "Contacts"]),
         // The app developer's client: the blocking Varlink client on dispatch threads, no SwiftNIO.
@@ -72,29 +80,51 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: executableCode
         ),
-        .executableTarget(
-            name: "qactd",
+        // The daemon's command line (Sources/qactd) and the client's (Sources/qactl), which the one
+        // executable's main runs by the name it was started as.
+        .target(
+            name: "QactdCommand",
             dependencies: [
                 "QuickActionsDaemon", "QuickActionsProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
+            path: "Sources/qactd",
+            swiftSettings: executableCode
         ),
-        .executableTarget(
-            name: "qactl",
+        .target(
+            name: "QactlCommand",
             dependencies: [
                 "Varlink", "QuickActionsProtocol", "QuickActions", "Contacts", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // A short-lived process: resolving the Swift runtime's shared libraries at each start
-            // would be a large part of its run, so the runtime is linked in. It stays a PIE
-            // (address-space randomization) although linking it without would spare the loader
-            // its relative relocations: `qactl list` meets its target in scripts/bench (≤ 1.5× socat)
-            // with them.
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
+            path: "Sources/qactl",
+            swiftSettings: executableCode
+        ),
+        .executableTarget(
+            name: "QactdMain",
+            dependencies: ["QactdCommand", "QactlCommand"],
+            swiftSettings: executableCode,
+            // The Swift runtime is linked in: the package needs no Swift toolchain, and `qactl`, a
+            // short-lived process, does not resolve the runtime's shared libraries at each start.
+            // lld for what follows: --icf=all folds identical functions (generic specialisations,
+            // thunks); packed relative relocations (DT_RELR, glibc 2.36: Debian 12) take the
+            // loader's table from 24 bytes a pointer to a bit; the executable exports no symbols
+            // (nothing loads it as a library; the runtime's static-stdlib arguments export them);
+            // the functions start-up runs are put together (see scripts/startup-order), so the
+            // pages the kernel maps around them are few. It stays a PIE (address-space randomization).
+            linkerSettings: [
+                .unsafeFlags([
+                    "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+                    "-use-ld=lld", "-Xlinker", "--icf=all", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    "-Xlinker", "--no-export-dynamic",
+                    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/linker/startup-order.txt",
+                    "-Xlinker", "--no-warn-symbol-ordering",
+                ])
+            ]
         ),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         // Shared by the test targets (waiting for a condition, a log-collecting handler, fixtures);

@@ -13,7 +13,11 @@ import Foundation
 import Glibc
 #endif
 
-@main
+/// The daemon's command line, which the executable runs unless it was started as `qactl`.
+public enum QactdCommandLine {
+    public static func main() { Qactd.main() }
+}
+
 struct Qactd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qactd",

@@ -1,7 +1,11 @@
 import ArgumentParser
 import QuickActionsProtocol
 
-@main
+/// The client's command line, which the executable runs when started as `qactl`.
+public enum QactlCommandLine {
+    public static func main() { Qactl.main() }
+}
+
 struct Qactl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qactl",

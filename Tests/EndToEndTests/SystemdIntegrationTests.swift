@@ -135,6 +135,11 @@ final class InstallTests: XCTestCase {
             "share/zsh/site-functions/_qactd", "share/zsh/site-functions/_qactl",
         ])
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: prefix.appendingPathComponent("bin/qactd").path))
+        // One executable: qactl is a link to it beside it, which runs the client by its name.
+        XCTAssertEqual(try? FileManager.default.destinationOfSymbolicLink(atPath: prefix.appendingPathComponent("bin/qactl").path), "qactd")
+        let client = DaemonFixture.run(prefix.appendingPathComponent("bin/qactl").path, ["--help"])
+        XCTAssertEqual(client.status, 0, client.stderr)
+        XCTAssertTrue(client.stdout.contains("USAGE: qactl "), client.stdout)
 
         // Every session gets qactd's exports folder in front of XDG_DATA_DIRS, once, while the
         // installed qactl is there: the environment generator for the user manager, the
