@@ -11,40 +11,19 @@ import XCTest
 /// app grid's menus, and Dash to Dock's, follow the favorites live; an app's own items show in
 /// the dash's menu and a click on one reaches the running app.
 final class GnomeShell48EndToEndTests: XCTestCase {
-    static let root = DaemonFixture.repository.appendingPathComponent(".build/trixie-root").path
+    static let root = Debian13Root.path
 
     func testOnDebian13ARunningAppStaysAttachedThroughTheFirstExportASwitchOfMailAppAndQactdsRemoval() throws {
-        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
-            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path, Self.root,
-        ])
-        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
-        XCTAssertEqual(made.status, 0, made.stderr)
-        guard made.status == 0 else { return }
-        let result = DaemonFixture.run("/usr/bin/python3", [
-            GnomeShellEndToEndTests.script, "--bin", DaemonFixture.binDirectory.path, "--root", Self.root, "--attach-only",
-        ])
-        let report = try XCTUnwrap(
-            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
-        if result.status == 77 { throw unavailable("GNOME Shell 48 in \(Self.root): \(report["error"] ?? result.stdout)") }
+        guard try Debian13Root.make() else { return }
+        let (report, status) = try Debian13Root.runDesktopScript(GnomeShellEndToEndTests.script, ["--attach-only"], desktop: "GNOME Shell 48")
         XCTAssertTrue((report["shellVersion"] as? String ?? "").hasPrefix("48."), "\(report)")
-        GnomeShellEndToEndTests.assertAttached(report, status: result.status)
+        GnomeShellEndToEndTests.assertAttached(report, status: status)
     }
 
     func testOnDebian13TheExtensionIsActiveAndLiveAndSoIsDashToDock() throws {
-        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
-            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path, Self.root,
-        ])
-        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
-        XCTAssertEqual(made.status, 0, made.stderr)
-        guard made.status == 0 else { return }
-
-        let result = DaemonFixture.run("/usr/bin/python3", [
-            GnomeShellEndToEndTests.script, "--bin", DaemonFixture.binDirectory.path, "--root", Self.root, "--live-only",
-        ])
-        let report = try XCTUnwrap(
-            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
-        if result.status == 77 { throw unavailable("GNOME Shell 48 in \(Self.root): \(report["error"] ?? result.stdout)") }
-        XCTAssertEqual(result.status, 0, "\(report)")
+        guard try Debian13Root.make() else { return }
+        let (report, status) = try Debian13Root.runDesktopScript(GnomeShellEndToEndTests.script, ["--live-only"], desktop: "GNOME Shell 48")
+        XCTAssertEqual(status, 0, "\(report)")
         XCTAssertTrue((report["shellVersion"] as? String ?? "").hasPrefix("48."), "\(report)")
         // ExtensionState.ACTIVE from org.gnome.Shell.Extensions.GetExtensionInfo: not OUT OF DATE,
         // and the ES module loaded.
@@ -69,6 +48,34 @@ final class GnomeShell48EndToEndTests: XCTestCase {
         XCTAssertTrue(opened.first?.hasSuffix("/Agenda") == true, "\(appItems)")
         let live = (report["steps"] as? [[String: Any]] ?? []).filter { $0["grid"] != nil }
         let dock = report["dock"] as? [[String: Any]] ?? []
-        print("GNOME Shell \(report["shellVersion"] ?? "?") in the Debian 13 root: root ready (\(made.stderr.split(separator: "\n").joined(separator: "; "))); shell started in \(report["shellStartSeconds"] ?? "?") s; live \(live.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+        print("GNOME Shell \(report["shellVersion"] ?? "?") in the Debian 13 root: shell started in \(report["shellStartSeconds"] ?? "?") s; live \(live.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" }); dock \(dock.map { "\($0["step"] ?? ""): \($0["seconds"] ?? "") s" })")
+    }
+}
+
+/// The Debian 13 root the desktop and package tests run in, made (or reused) by
+/// Tests/integration/debian-root.sh from Debian's archive.
+enum Debian13Root {
+    static let path = DaemonFixture.repository.appendingPathComponent(".build/trixie-root").path
+
+    /// Makes the root or finds it made; false (the failure recorded) when it cannot be made, and
+    /// a skip (a failure under `CI=true`) where it cannot be made here at all.
+    static func make() throws -> Bool {
+        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
+            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path, path,
+        ])
+        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return made.status == 0
+    }
+
+    /// Runs a desktop's test script (`gnome-shell.py`, `plasma.py`) with the root, the built
+    /// binaries and `arguments`, and returns its JSON report and exit status; a skip (a failure
+    /// under `CI=true`) when the script says the desktop cannot start here (77).
+    static func runDesktopScript(_ script: String, _ arguments: [String], desktop: String) throws -> (report: [String: Any], status: Int32) {
+        let result = DaemonFixture.run("/usr/bin/python3", [script, "--bin", DaemonFixture.binDirectory.path, "--root", path] + arguments)
+        let report = try XCTUnwrap(
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
+        if result.status == 77 { throw unavailable("\(desktop) in \(path): \(report["error"] ?? result.stdout)") }
+        return (report, result.status)
     }
 }

@@ -24,22 +24,10 @@ final class PlasmaEndToEndTests: XCTestCase {
     }
 
     func testOnDebian13Plasma6ShowsExactlyTheDisplayedItemsAfterEachChangeRunsTheOnePickedAndKeepsWindowsWithTheLauncher() throws {
-        let root = GnomeShell48EndToEndTests.root
-        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
-            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path, root,
-        ])
-        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
-        XCTAssertEqual(made.status, 0, made.stderr)
-        guard made.status == 0 else { return }
-
-        let result = DaemonFixture.run("/usr/bin/python3", [Self.script, "--bin", DaemonFixture.binDirectory.path, "--root", root])
-        let report = try XCTUnwrap(
-            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any], result.stdout + result.stderr)
-        if result.status == 77 { throw unavailable("Plasma 6 in \(root): \(report["error"] ?? result.stdout)") }
+        guard try Debian13Root.make() else { return }
+        let (report, status) = try Debian13Root.runDesktopScript(Self.script, [], desktop: "Plasma 6")
         XCTAssertEqual(report["plasma"] as? Int, 6, "\(report)")
-        try Self.assertMenusWindowsAndFaces(
-            report, status: result.status,
-            plasma: "Plasma 6 in the Debian 13 root (\(made.stderr.isEmpty ? "kept" : made.stderr.split(separator: "\n").joined(separator: "; ")))")
+        try Self.assertMenusWindowsAndFaces(report, status: status, plasma: "Plasma 6 in the Debian 13 root")
     }
 
     /// What plasma.py's `report` (its exit status `status`) must show, whichever Plasma it ran;

@@ -57,14 +57,8 @@ final class DebianPackageTests: XCTestCase {
     /// nothing of it.
     func testPackageInstalledOnDebian13() throws {
         let package = try newestPackage()
-        let made = DaemonFixture.run(DaemonFixture.repository.appendingPathComponent("Tests/integration/debian-root.sh").path, [
-            "trixie", DaemonFixture.repository.appendingPathComponent("Tests/integration/trixie-packages.txt").path,
-            GnomeShell48EndToEndTests.root,
-        ])
-        if made.status == 77 { throw unavailable("the Debian 13 root: \(made.stderr)") }
-        XCTAssertEqual(made.status, 0, made.stderr)
-        guard made.status == 0 else { return }
-        try runUserManagerScript(["--deb", package.path], root: GnomeShell48EndToEndTests.root)
+        guard try Debian13Root.make() else { return }
+        try runUserManagerScript(["--deb", package.path], root: Debian13Root.path)
     }
 
     /// The newest package in out/, which must be newer than the sources.
