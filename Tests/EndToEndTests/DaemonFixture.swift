@@ -37,14 +37,7 @@ final class DaemonFixture {
         while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("qactd").path), directory.path != "/" {
             directory.deleteLastPathComponent()
         }
-        // The build makes one executable; `qactl` is a link to it, as `make install` makes it
-        // (an installed folder, `$QACTD_BIN_DIR`, has its own). Whatever else is there under that
-        // name (a client an older build made) is replaced, so no test runs a stale client.
-        let qactl = directory.appendingPathComponent("qactl").path
-        if (try? FileManager.default.destinationOfSymbolicLink(atPath: qactl)) != "qactd" {
-            try? FileManager.default.removeItem(atPath: qactl)
-            try? FileManager.default.createSymbolicLink(atPath: qactl, withDestinationPath: "qactd")
-        }
+        linkBuiltClient(in: directory.path)
         return directory
     }()
 

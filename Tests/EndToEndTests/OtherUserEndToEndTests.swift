@@ -7,9 +7,13 @@ import XCTest
 final class OtherUserEndToEndTests: XCTestCase {
     func testAnotherUserIsRefusedWithAClearErrorEveryTimeAndTheRefusalIsLogged() throws {
         let fixture = try DaemonFixture.startedReachableByAnotherUser()
-        // A copy of qactl that nobody may run, wherever the build put the original.
-        let qactl = fixture.root.appendingPathComponent("qactl-for-nobody").path
-        try FileManager.default.copyItem(atPath: DaemonFixture.qactl, toPath: qactl)
+        // A copy of qactl that nobody may run, wherever the build put the original: the executable
+        // itself (the link resolved), still named qactl, which makes it the client.
+        let folder = fixture.root.appendingPathComponent("for-nobody")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(folder.path, 0o755), 0)
+        let qactl = folder.appendingPathComponent("qactl").path
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: DaemonFixture.qactl).resolvingSymlinksInPath().path, toPath: qactl)
         XCTAssertEqual(chmod(qactl, 0o755), 0)
 
         // The daemon answers a refused peer and closes at once, often before the call is sent:

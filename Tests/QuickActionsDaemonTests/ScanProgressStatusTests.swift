@@ -81,8 +81,8 @@ final class ScanProgressStatusTests: XCTestCase {
             try client.call(QuickActionsInterface.Method.status.qualifiedName)
         }
         func qactlStatus() -> String {
-            let qactl = URL(fileURLWithPath: try! FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-                .deletingLastPathComponent().appendingPathComponent("qactl").path
+            let qactl = linkBuiltClient(in: URL(fileURLWithPath: try! FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                .deletingLastPathComponent().path)
             let run = runCommand([qactl, "status", "--socket", folder + "/qactd.sock"], environment: ["NO_COLOR": "1"])
             XCTAssertEqual(run.status, 0, run.output)
             return run.output
