@@ -35,9 +35,14 @@ test-deps:
 	scripts/install-deps --test
 
 # One executable: `qactl` is a link to `qactd`, which runs the client when started by that name.
+# The release one is built by scripts/build-release (every module for size, a section per function).
 build: deps
-	$(SWIFT) build -c $(CONFIGURATION)
+ifeq ($(CONFIGURATION),release)
+	scripts/build-release >/dev/null
+else
+	$(SWIFT) build -c $(CONFIGURATION) --product qactd
 	ln -sfn qactd $(BUILDDIR)/qactl
+endif
 
 demo: deps
 	scripts/demo

@@ -7,11 +7,9 @@ import PackageDescription
 // VarlinkNIOServer know nothing of quick actions; QactlCommand never imports SwiftNIO (start-up time).
 // The daemon and the client are one executable, `qactd`, with `qactl` a link to it: the Swift
 // runtime and Foundation, most of either program, are in the file once.
-// The release build of the modules only the executable links: optimised for size, and each
-// function in a section of its own, so the linker keeps only what is used and can put together
-// the functions start-up runs (QactdMain's linker settings, scripts/startup-order). Not the
-// modules QuickActionsClient links: a package depended on may not use unsafe flags there.
-let executableCode: [SwiftSetting] = [.unsafeFlags(["-Osize", "-Xfrontend", "-function-sections"], .when(configuration: .release))]
+// The release executable is built by scripts/build-release: every module, the dependencies' too,
+// optimised for size with a section per function, so that the linker keeps only what is used and
+// can put together the functions start-up runs (QactdMain's linker settings, scripts/startup-order).
 
 let package = Package(
     name: "qactd",
@@ -42,8 +40,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            swiftSettings: executableCode
+            ]
         ),
         .target(name: "QuickActionsProtocol", dependencies: ["Varlink", "QuickActions", "Contacts"]),
         // The app developer's client: the blocking Varlink client on dispatch threads, no SwiftNIO.
@@ -55,12 +52,9 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // libsqlite3, for reading Evolution Data Server's address books (read-only).
-        .systemLibrary(
-            name: "CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
-        ),
+        // libsqlite3's header, for reading Evolution Data Server's address books (read-only); the
+        // daemon opens the library when it first reads one (`SQLiteLibrary`).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // libjpeg-turbo's TurboJPEG and libpng's simplified API: a favorite's photo decoded, its
         // round face encoded as PNG. Their headers only: the daemon opens the libraries when it
         // first draws a face (`ImageLibraries`), so a daemon that draws none does not map them.
@@ -80,20 +74,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: executableCode
+            ]
         ),
         // The daemon's command line (Sources/qactd) and the client's (Sources/qactl), which the one
         // executable's main runs by the name it was started as.
         .target(
             name: "QactdCommand",
             dependencies: [
-                "QuickActionsDaemon", "QuickActionsProtocol",
+                "QuickActionsDaemon", "QuickActionsProtocol", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Sources/qactd",
-            swiftSettings: executableCode
+            path: "Sources/qactd"
         ),
         .target(
             name: "QactlCommand",
@@ -101,13 +93,11 @@ let package = Package(
                 "Varlink", "QuickActionsProtocol", "QuickActions", "Contacts", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/qactl",
-            swiftSettings: executableCode
+            path: "Sources/qactl"
         ),
         .executableTarget(
             name: "QactdMain",
             dependencies: ["QactdCommand", "QactlCommand"],
-            swiftSettings: executableCode,
             // The Swift runtime is linked in: the package needs no Swift toolchain, and `qactl`, a
             // short-lived process, does not resolve the runtime's shared libraries at each start.
             // lld for what follows: --icf=all folds identical functions (generic specialisations,
@@ -116,9 +106,12 @@ let package = Package(
             // (nothing loads it as a library; the runtime's static-stdlib arguments export them);
             // the functions start-up runs are put together (see scripts/startup-order), so the
             // pages the kernel maps around them are few. It stays a PIE (address-space randomization).
+            // libstdc++ is linked in too (linker/static-libstdc++): the runtime uses a few of its
+            // functions, and the shared library costs every process over a MiB, mapped and relocated.
             linkerSettings: [
                 .unsafeFlags([
                     "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+                    "-L\(Context.packageDirectory)/linker/static-libstdc++",
                     "-use-ld=lld", "-Xlinker", "--icf=all", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                     "-Xlinker", "--no-export-dynamic",
                     "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/linker/startup-order.txt",

@@ -17,16 +17,27 @@ extension StringProtocol {
 }
 
 extension String {
-    /// Every occurrence of `target` replaced.
+    /// Every occurrence of `target` replaced, matched as UTF-8 bytes rather than as characters:
+    /// a `%` is doubled even where a combining mark follows it (a desktop entry's reader sees
+    /// bytes), and without the standard library's search in `_StringProcessing`, whose code
+    /// start-up would otherwise page in.
     func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var result = ""
-        var rest = self[...]
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
+        let pattern = Array(target.utf8)
+        guard let first = pattern.first else { return self }
+        var result: [UInt8] = []
+        var text = utf8[...]
+        while let found = text.firstIndex(of: first) {
+            result += text[..<found]
+            let rest = text[found...]
+            if rest.starts(with: pattern) {
+                result += replacement.utf8
+                text = rest.dropFirst(pattern.count)
+            } else {
+                result.append(first)
+                text = rest.dropFirst()
+            }
         }
-        return result + rest
+        result += text
+        return String(decoding: result, as: UTF8.self)
     }
 }

@@ -59,3 +59,31 @@ public func directoryEntryName(_ entry: UnsafePointer<dirent>) -> String {
     let name = UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \.d_name)!
     return String(cString: name.assumingMemoryBound(to: CChar.self))
 }
+
+/// The names in `folder` but `.` and `..`, in the order readdir(3) gives them. The one directory
+/// listing of the daemon and the client: FoundationEssentials' `FileManager` would do, but its
+/// code is paged in by whoever calls it, and start-up lists folders.
+public func directoryEntryNames(_ folder: String) throws(SystemCallError) -> [String] {
+    guard let directory = opendir(folder) else { throw SystemCallError(call: "opendir", path: folder, errno: errno) }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while true {
+        errno = 0
+        guard let entry = readdir(directory) else {
+            if errno != 0 { throw SystemCallError(call: "readdir", path: folder, errno: errno) }
+            return names
+        }
+        let name = directoryEntryName(entry)
+        if name != "." && name != ".." { names.append(name) }
+    }
+}
+
+/// The folder `path` names a file in: what comes before its last `/` (trailing ones aside), `/`
+/// for a file at the root, `.` for a bare name.
+public func parentFolder(of path: String) -> String {
+    var path = Substring(path)
+    while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    let folder = path[..<slash]
+    return folder.isEmpty ? "/" : String(folder)
+}

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import QuickActionsDaemon
 import QuickActionsProtocol
+import SystemCalls
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -67,7 +68,7 @@ struct Qactd: ParsableCommand {
     }
 
     func run() throws {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = environmentVariables()
         // HOME anchors the default paths; a service started without it still has a passwd entry.
         if environment["HOME"].map(\.isEmpty) ?? true, let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
             environment["HOME"] = String(cString: directory)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import QuickActionsProtocol
+import SystemCalls
 import Varlink
 
 #if canImport(FoundationEssentials)
@@ -42,7 +43,7 @@ struct AppsCommand: ParsableCommand {
     /// Every socket in the runtime folder whose name is an instance's (`qactd.sock`, `NAME.sock`),
     /// the plain one first, then by app name. A missing folder holds none.
     static func sockets(in folder: String) -> [(instance: InstanceName, path: String)] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        guard let names = try? directoryEntryNames(folder) else { return [] }
         var found: [(instance: InstanceName, path: String)] = []
         for name in names {
             guard let instance = InstanceName(socketFileName: name) else { continue }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import QuickActions
 import QuickActionsProtocol
+import SystemCalls
 import Varlink
 
 #if canImport(FoundationEssentials)
@@ -269,8 +270,8 @@ struct ValidateCommand: ParsableCommand {
 
     /// Every `<lang>.lproj/InfoPlist.strings` in the folder of `file`, by language; the daemon reads the same.
     static func stringsTables(besides file: String) throws -> [String: [String: String]] {
-        let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [:] }
+        let folder = parentFolder(of: file)
+        guard let names = try? directoryEntryNames(folder) else { return [:] }
         var tables: [String: [String: String]] = [:]
         for name in names.sorted() {
             guard let language = Localization.language(ofFolder: name) else { continue }

@@ -10,6 +10,7 @@ final class DesktopEntryTests: XCTestCase {
         "Ann\n[Desktop Entry]\nExec=rm -rf ~",
         "Bob\nExec=/bin/sh -c 'touch /tmp/pwned'",
         "%u %f %% 100%",
+        "5%\u{301} off, a % before a combining mark",
         "\"Quoted\" 'single' `tick` $HOME",
         "semi;colon=equals",
         "back\\slash\\\\double\\s\\n",
@@ -59,6 +60,9 @@ final class DesktopEntryTests: XCTestCase {
         XCTAssertEqual(try oracle.arguments(desktopFile: folder + "/oracle.desktop", launches: names.indices.map { "a\($0)" }), expected)
         XCTAssertEqual(DesktopEntryEscaping.execArgument("plain-arg_1.x"), "plain-arg_1.x")
         XCTAssertEqual(DesktopEntryEscaping.execArgument("100%"), "100%%")
+        XCTAssertEqual(DesktopEntryEscaping.execArgument("%%x%"), "%%%%x%%")
+        // A combining mark after the % makes one character of them; the reader sees bytes.
+        XCTAssertEqual(DesktopEntryEscaping.execArgument("5%\u{301}é"), "5%%\u{301}é")
         XCTAssertEqual(DesktopEntryEscaping.execArgument("a\"b"), "\"a\\\"b\"")
         XCTAssertEqual(DesktopEntryEscaping.execArgument(""), "\"\"")
         XCTAssertEqual(DesktopEntryEscaping.exec(["a\\b"]), "\"a\\\\\\\\b\"", "the backslash is escaped twice: in the quotes, then as a value")

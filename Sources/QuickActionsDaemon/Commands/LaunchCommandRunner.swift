@@ -140,13 +140,7 @@ final class LaunchCommandRunner: Sendable {
 
     /// The daemon's own environment, as `NAME=value` entries.
     static func currentEnvironment() -> [String] {
-        var entries: [String] = []
-        var cursor = environ
-        while let entry = cursor.pointee {
-            entries.append(String(cString: entry))
-            cursor += 1
-        }
-        return entries
+        environmentEntries()
     }
 
     static func describe(waitStatus status: Int32) -> String {

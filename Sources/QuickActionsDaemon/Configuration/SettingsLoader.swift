@@ -89,10 +89,10 @@ struct SettingsLoader: Sendable {
     /// A folder without the file is skipped; a file that does not parse refuses the settings,
     /// like a broken static-items file.
     private func readStringsTables(besides staticItemsPath: String) throws(DaemonStartupError) -> [String: [String: String]] {
-        let folder = URL(fileURLWithPath: staticItemsPath).deletingLastPathComponent().path
+        let folder = parentFolder(of: staticItemsPath)
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: folder)
+            names = try directoryEntryNames(folder)
         } catch {
             // No folder means no static-items file either, which already means "no static items".
             return [:]

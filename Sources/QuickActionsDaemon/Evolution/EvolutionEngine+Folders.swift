@@ -148,13 +148,6 @@ extension EvolutionEngine {
 
     /// The names in `folder` (none when it cannot be listed), sorted.
     private func entries(of folder: String) -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = directoryEntryName(entry)
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        ((try? directoryEntryNames(folder)) ?? []).sorted()
     }
 }

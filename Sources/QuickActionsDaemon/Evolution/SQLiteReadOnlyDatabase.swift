@@ -20,39 +20,42 @@ struct SQLiteError: Error, Equatable, Sendable, CustomStringConvertible {
 /// program's database), and with a busy timeout, so a writer's lock is waited for, not failed on.
 final class SQLiteReadOnlyDatabase {
     private let handle: OpaquePointer
+    fileprivate let sqlite: SQLiteLibrary
 
     init(path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteError) {
+        let sqlite = try SQLiteLibrary.loaded.get()
+        self.sqlite = sqlite
         var opened: OpaquePointer?
-        let result = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        let result = sqlite.sqlite3_open_v2(path, &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
         guard result == SQLITE_OK, let opened else {
-            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(result))
-            if let opened { sqlite3_close_v2(opened) }
+            let message = opened.map { sqlite.text(sqlite.sqlite3_errmsg($0)) } ?? sqlite.text(sqlite.sqlite3_errstr(result))
+            if let opened { _ = sqlite.sqlite3_close_v2(opened) }
             throw SQLiteError(call: "sqlite3_open_v2", code: result, message: message)
         }
         handle = opened
-        sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        _ = sqlite.sqlite3_extended_result_codes(handle, 1)
+        _ = sqlite.sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
     }
 
     deinit {
-        sqlite3_close_v2(handle)
+        _ = sqlite.sqlite3_close_v2(handle)
     }
 
     /// Runs statements that return no rows (`BEGIN`, `COMMIT`, `ROLLBACK`).
     func execute(_ sql: String) throws(SQLiteError) {
-        let result = sqlite3_exec(handle, sql, nil, nil, nil)
+        let result = sqlite.sqlite3_exec(handle, sql, nil, nil, nil)
         guard result == SQLITE_OK else { throw error(call: sql, result) }
     }
 
     func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         var statement: OpaquePointer?
-        let result = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        let result = sqlite.sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard result == SQLITE_OK, let statement else { throw error(call: sql, result) }
         return Statement(statement, database: self, sql: sql)
     }
 
     fileprivate func error(call: String, _ result: Int32) -> SQLiteError {
-        SQLiteError(call: call, code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+        SQLiteError(call: call, code: sqlite.sqlite3_extended_errcode(handle), message: sqlite.text(sqlite.sqlite3_errmsg(handle)))
     }
 
     /// A prepared statement; finalized when released.
@@ -68,12 +71,12 @@ final class SQLiteReadOnlyDatabase {
         }
 
         deinit {
-            sqlite3_finalize(statement)
+            _ = database.sqlite.sqlite3_finalize(statement)
         }
 
         /// True when a row is ready to be read, false when the statement is done.
         func step() throws(SQLiteError) -> Bool {
-            switch sqlite3_step(statement) {
+            switch database.sqlite.sqlite3_step(statement) {
             case SQLITE_ROW: return true
             case SQLITE_DONE: return false
             case let result: throw database.error(call: sql, result)
@@ -81,29 +84,29 @@ final class SQLiteReadOnlyDatabase {
         }
 
         func reset() {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            _ = database.sqlite.sqlite3_reset(statement)
+            _ = database.sqlite.sqlite3_clear_bindings(statement)
         }
 
         /// Binds text to the 1-based parameter `index` (copied by SQLite).
         func bind(_ text: String, at index: Int32) throws(SQLiteError) {
             // SQLITE_TRANSIENT: SQLite copies the bytes before this call returns.
             let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
-            let result = sqlite3_bind_text(statement, index, text, -1, transient)
+            let result = database.sqlite.sqlite3_bind_text(statement, index, text, -1, transient)
             guard result == SQLITE_OK else { throw database.error(call: sql, result) }
         }
 
         func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
-            let result = sqlite3_bind_int64(statement, index, value)
+            let result = database.sqlite.sqlite3_bind_int64(statement, index, value)
             guard result == SQLITE_OK else { throw database.error(call: sql, result) }
         }
 
-        func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func int64(_ column: Int32) -> Int64 { database.sqlite.sqlite3_column_int64(statement, column) }
 
         /// The column as text; nil for NULL.
         func text(_ column: Int32) -> String? {
-            guard let bytes = sqlite3_column_text(statement, column) else { return nil }
-            let count = Int(sqlite3_column_bytes(statement, column))
+            guard let bytes = database.sqlite.sqlite3_column_text(statement, column) else { return nil }
+            let count = Int(database.sqlite.sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
         }
 
@@ -114,8 +117,8 @@ final class SQLiteReadOnlyDatabase {
 
         /// The column's bytes as they are stored, nil for NULL; valid until the next step.
         func withOptionalBytes<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
-            guard let bytes = sqlite3_column_text(statement, column) else { return body(nil) }
-            let count = Int(sqlite3_column_bytes(statement, column))
+            guard let bytes = database.sqlite.sqlite3_column_text(statement, column) else { return body(nil) }
+            let count = Int(database.sqlite.sqlite3_column_bytes(statement, column))
             return body(UnsafeBufferPointer(start: bytes, count: count))
         }
     }

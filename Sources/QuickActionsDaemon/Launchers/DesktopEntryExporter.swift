@@ -445,7 +445,7 @@ struct DesktopEntryExporter: Sendable {
 
     /// The names of the desktop entries in `folder`, sorted; none when it cannot be listed.
     static func desktopFileNames(in folder: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(DesktopFileID.suffix) }.sorted()
+        ((try? directoryEntryNames(folder)) ?? []).filter { $0.hasSuffix(DesktopFileID.suffix) }.sorted()
     }
 
     /// The pinned launchers in the exports folder that a daemon on `socketPath` wrote for the app

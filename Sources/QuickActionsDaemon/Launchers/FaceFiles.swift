@@ -206,13 +206,8 @@ struct FaceFiles: Sendable {
 
     /// Every face file of `folder` that is not `kept` goes.
     private func removeFaces(in folder: String, except kept: Set<String>, logger: Logger) {
-        guard let directory = opendir(folder) else { return }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix("face-"), name.hasSuffix(".svg") || name.hasSuffix(".png") { names.append(name) }
-        }
+        guard let listed = try? directoryEntryNames(folder) else { return }
+        let names = listed.filter { $0.hasPrefix("face-") && ($0.hasSuffix(".svg") || $0.hasSuffix(".png")) }
         for name in names where !kept.contains(folder + "/" + name) {
             if unlink(folder + "/" + name) != 0, errno != ENOENT {
                 logger.warning("Could not remove the face '\(folder)/\(name)': \(errnoText(errno))", metadata: ["QACTD_PATH": "\(folder)/\(name)"])

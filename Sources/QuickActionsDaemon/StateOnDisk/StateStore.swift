@@ -109,12 +109,10 @@ struct StateStore<Payload: Codable & Equatable & Sendable & JSONTextRepresentabl
     /// is full and every later write fails. A file whose writer is still alive (another
     /// daemon starting against the same folder) is kept. Returns the paths removed.
     func removeLeftoverTemporaryFiles() -> [String] {
-        guard let directory = opendir(paths.directory) else { return [] }
-        defer { closedir(directory) }
+        guard let names = try? directoryEntryNames(paths.directory) else { return [] }
         let prefix = ".\(StatePaths.stateFileName).tmp-"
         var removed: [String] = []
-        while let entry = readdir(directory) {
-            let name = directoryEntryName(entry)
+        for name in names {
             guard name.hasPrefix(prefix),
                   let writer = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ pid_t($0) })
             else { continue }
