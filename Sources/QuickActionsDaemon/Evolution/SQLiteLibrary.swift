@@ -1,5 +1,4 @@
 import CSQLite
-import Glibc
 
 /// libsqlite3, opened the first time an Evolution Data Server address book is read instead of
 /// linked: a daemon that reads none (no EDS, `Evolution=none`, only vdir folders) and every
@@ -25,42 +24,37 @@ struct SQLiteLibrary: @unchecked Sendable {  // C function addresses, immutable
     let sqlite3_column_text: qactd_sqlite3_column_text
     let sqlite3_column_bytes: qactd_sqlite3_column_bytes
 
-    /// The library by the soname of Debian's `libsqlite3-0`.
+    /// The library by the soname of Debian's `libsqlite3-0`; a failure is `SQLITE_CANTOPEN`,
+    /// which the callers treat as a book that cannot be opened.
     static let loaded: Result<SQLiteLibrary, SQLiteError> = Result { () throws(SQLiteError) in
-        let soname = "libsqlite3.so.0"
-        guard let library = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else { throw loaderError("dlopen", "cannot open \(soname)") }
-        func symbol<Function>(_ name: String) throws(SQLiteError) -> Function {
-            guard let address = dlsym(library, name) else { throw loaderError("dlsym", "\(soname) has no \(name)") }
-            return unsafeBitCast(address, to: Function.self)
+        do throws(SharedLibrary.LoadFailure) {
+            let library = try SharedLibrary(soname: "libsqlite3.so.0")
+            return SQLiteLibrary(
+                sqlite3_open_v2: try library.function("sqlite3_open_v2"),
+                sqlite3_close_v2: try library.function("sqlite3_close_v2"),
+                sqlite3_errmsg: try library.function("sqlite3_errmsg"),
+                sqlite3_errstr: try library.function("sqlite3_errstr"),
+                sqlite3_extended_errcode: try library.function("sqlite3_extended_errcode"),
+                sqlite3_extended_result_codes: try library.function("sqlite3_extended_result_codes"),
+                sqlite3_busy_timeout: try library.function("sqlite3_busy_timeout"),
+                sqlite3_exec: try library.function("sqlite3_exec"),
+                sqlite3_prepare_v2: try library.function("sqlite3_prepare_v2"),
+                sqlite3_finalize: try library.function("sqlite3_finalize"),
+                sqlite3_step: try library.function("sqlite3_step"),
+                sqlite3_reset: try library.function("sqlite3_reset"),
+                sqlite3_clear_bindings: try library.function("sqlite3_clear_bindings"),
+                sqlite3_bind_text: try library.function("sqlite3_bind_text"),
+                sqlite3_bind_int64: try library.function("sqlite3_bind_int64"),
+                sqlite3_column_int64: try library.function("sqlite3_column_int64"),
+                sqlite3_column_text: try library.function("sqlite3_column_text"),
+                sqlite3_column_bytes: try library.function("sqlite3_column_bytes"))
+        } catch {
+            throw SQLiteError(call: "dlopen", code: SQLITE_CANTOPEN, message: error.message)
         }
-        return SQLiteLibrary(
-            sqlite3_open_v2: try symbol("sqlite3_open_v2"),
-            sqlite3_close_v2: try symbol("sqlite3_close_v2"),
-            sqlite3_errmsg: try symbol("sqlite3_errmsg"),
-            sqlite3_errstr: try symbol("sqlite3_errstr"),
-            sqlite3_extended_errcode: try symbol("sqlite3_extended_errcode"),
-            sqlite3_extended_result_codes: try symbol("sqlite3_extended_result_codes"),
-            sqlite3_busy_timeout: try symbol("sqlite3_busy_timeout"),
-            sqlite3_exec: try symbol("sqlite3_exec"),
-            sqlite3_prepare_v2: try symbol("sqlite3_prepare_v2"),
-            sqlite3_finalize: try symbol("sqlite3_finalize"),
-            sqlite3_step: try symbol("sqlite3_step"),
-            sqlite3_reset: try symbol("sqlite3_reset"),
-            sqlite3_clear_bindings: try symbol("sqlite3_clear_bindings"),
-            sqlite3_bind_text: try symbol("sqlite3_bind_text"),
-            sqlite3_bind_int64: try symbol("sqlite3_bind_int64"),
-            sqlite3_column_int64: try symbol("sqlite3_column_int64"),
-            sqlite3_column_text: try symbol("sqlite3_column_text"),
-            sqlite3_column_bytes: try symbol("sqlite3_column_bytes"))
     }
 
     /// A message of the library's (its function pointers carry no nullability).
     func text(_ message: UnsafePointer<CChar>?) -> String {
         message.map { String(cString: $0) } ?? "no message"
-    }
-
-    /// `SQLITE_CANTOPEN`: the caller treats it as a book that cannot be opened.
-    private static func loaderError(_ call: String, _ what: String) -> SQLiteError {
-        SQLiteError(call: call, code: SQLITE_CANTOPEN, message: dlerror().map { what + ": " + String(cString: $0) } ?? what)
     }
 }

@@ -22,32 +22,22 @@ struct ImageLibraries: @unchecked Sendable {  // C function addresses, immutable
 
     /// The libraries by their sonames, those of Debian's `libturbojpeg0` and `libpng16-16`.
     static let loaded: Result<ImageLibraries, FaceImage.Problem> = Result { () throws(FaceImage.Problem) in
-        let turboJPEG = try open("libturbojpeg.so.0")
-        let png = try open("libpng16.so.16")
-        return ImageLibraries(
-            tjInitDecompress: try symbol(turboJPEG, "tjInitDecompress"),
-            tjDestroy: try symbol(turboJPEG, "tjDestroy"),
-            tjGetErrorStr2: try symbol(turboJPEG, "tjGetErrorStr2"),
-            tjDecompressHeader3: try symbol(turboJPEG, "tjDecompressHeader3"),
-            tjGetScalingFactors: try symbol(turboJPEG, "tjGetScalingFactors"),
-            tjDecompress2: try symbol(turboJPEG, "tjDecompress2"),
-            pngBeginReadFromMemory: try symbol(png, "png_image_begin_read_from_memory"),
-            pngFinishRead: try symbol(png, "png_image_finish_read"),
-            pngFree: try symbol(png, "png_image_free"),
-            pngWriteToMemory: try symbol(png, "png_image_write_to_memory"))
-    }
-
-    private static func open(_ soname: String) throws(FaceImage.Problem) -> UnsafeMutableRawPointer {
-        guard let library = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else { throw .undecodable(loaderError("cannot open \(soname)")) }
-        return library
-    }
-
-    private static func symbol<Function>(_ library: UnsafeMutableRawPointer, _ name: String) throws(FaceImage.Problem) -> Function {
-        guard let address = dlsym(library, name) else { throw .undecodable(loaderError("no \(name)")) }
-        return unsafeBitCast(address, to: Function.self)
-    }
-
-    private static func loaderError(_ what: String) -> String {
-        dlerror().map { what + ": " + String(cString: $0) } ?? what
+        do throws(SharedLibrary.LoadFailure) {
+            let turboJPEG = try SharedLibrary(soname: "libturbojpeg.so.0")
+            let png = try SharedLibrary(soname: "libpng16.so.16")
+            return ImageLibraries(
+                tjInitDecompress: try turboJPEG.function("tjInitDecompress"),
+                tjDestroy: try turboJPEG.function("tjDestroy"),
+                tjGetErrorStr2: try turboJPEG.function("tjGetErrorStr2"),
+                tjDecompressHeader3: try turboJPEG.function("tjDecompressHeader3"),
+                tjGetScalingFactors: try turboJPEG.function("tjGetScalingFactors"),
+                tjDecompress2: try turboJPEG.function("tjDecompress2"),
+                pngBeginReadFromMemory: try png.function("png_image_begin_read_from_memory"),
+                pngFinishRead: try png.function("png_image_finish_read"),
+                pngFree: try png.function("png_image_free"),
+                pngWriteToMemory: try png.function("png_image_write_to_memory"))
+        } catch {
+            throw .undecodable(error.message)
+        }
     }
 }
