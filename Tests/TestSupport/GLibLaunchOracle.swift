@@ -33,6 +33,10 @@ public struct GLibLaunchOracle {
             import json, os, sys
             with open(os.environ["QACTD_TEST_LAUNCH_RECORD"], "a", encoding="utf-8") as record:
                 record.write(json.dumps(sys.argv[1:]) + "\\n")
+            # Tells a waiting oracle the line is there (the FIFO it holds open).
+            if "QACTD_TEST_LAUNCH_SIGNAL" in os.environ:
+                with open(os.environ["QACTD_TEST_LAUNCH_SIGNAL"], "w") as signal:
+                    signal.write("x")
 
             """
         try recorder.write(toFile: program, atomically: true, encoding: .utf8)
@@ -44,7 +48,7 @@ public struct GLibLaunchOracle {
     /// got each time (without its own name). Skips (fails under `CI=true`) without python3-gi.
     public func arguments(desktopFile: String, launches: [String?], file: StaticString = #filePath, line: UInt = #line) throws -> [[String]] {
         let script = """
-            import os, sys, time
+            import os, select, sys, time
             import gi
             gi.require_version("Gio", "2.0")
             from gi.repository import Gio
@@ -54,6 +58,14 @@ public struct GLibLaunchOracle {
             record = os.environ["QACTD_TEST_LAUNCH_RECORD"]
             def recorded():
                 return open(record, encoding="utf-8").read().count("\\n") if os.path.exists(record) else 0
+            # The recorder writes a byte to this FIFO after its line: held open for reading and
+            # writing, its opening never blocks, and each launch is waited for as that byte.
+            signal_path = record + ".launched"
+            if os.path.lexists(signal_path):
+                os.unlink(signal_path)
+            os.mkfifo(signal_path)
+            signal = os.open(signal_path, os.O_RDWR | os.O_NONBLOCK)
+            os.environ["QACTD_TEST_LAUNCH_SIGNAL"] = signal_path
             for launch in sys.argv[2:]:
                 before = recorded()
                 if launch == "-":
@@ -65,9 +77,10 @@ public struct GLibLaunchOracle {
                 # Launched asynchronously: in order, each once its line is there.
                 deadline = time.monotonic() + 20
                 while recorded() <= before:
-                    if time.monotonic() > deadline:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not select.select([signal], [], [], left)[0]:
                         sys.exit("the launched program recorded nothing for " + launch)
-                    time.sleep(0.005)
+                    os.read(signal, 64)
 
             """
         let probe = runCommand(["/usr/bin/python3", "-c", "import gi; gi.require_version('Gio', '2.0'); from gi.repository import Gio"])
