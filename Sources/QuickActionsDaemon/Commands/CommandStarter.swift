@@ -93,7 +93,7 @@ struct CommandStarter: Sendable {
             // Close-on-exec (pipe2 is hidden behind _GNU_SOURCE): no other program the daemon starts inherits them.
             for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         }
-        let environment = LaunchCommandRunner.environment(for: request, inheriting: LaunchCommandRunner.currentEnvironment())
+        let environment = LaunchCommandRunner.environment(for: request, inheriting: environmentEntries())
         let pid: pid_t
         do {
             pid = try ProcessSpawner.spawn(argv, environment: environment, standardError: readingStandardError ? pipeEnds[1] : nil)

@@ -138,11 +138,6 @@ final class LaunchCommandRunner: Sendable {
         return entries
     }
 
-    /// The daemon's own environment, as `NAME=value` entries.
-    static func currentEnvironment() -> [String] {
-        environmentEntries()
-    }
-
     static func describe(waitStatus status: Int32) -> String {
         let signalNumber = status & 0x7f
         if signalNumber == 0 { return "exited with status \((status >> 8) & 0xff)" }
